@@ -1,0 +1,161 @@
+//! Per-thread scheduling context: a deque, a slot store, counters.
+//!
+//! A `Context` is owned by the registry and *claimed* by one thread at a
+//! time: worker N claims context N for its life; any other thread that
+//! schedules or waits claims a free external context on first use (kept in a
+//! thread-local) and releases it when the thread exits. Jobs left in a
+//! released context's deque stay stealable, and the next thread to claim it
+//! inherits them. Fields marked owner-only are touched only by the claiming
+//! thread.
+
+use crate::deque::{self, Entry, Local, Stealer};
+use crate::sleep::Futex;
+use crate::store::{Slot, Store};
+use crossbeam_utils::CachePadded;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Counters written only by the owning thread (plain load + store, no RMW),
+/// read by anyone.
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub scheduled: AtomicU64,
+    pub finished: AtomicU64,
+    pub steals: AtomicU64,
+    pub failed_steals: AtomicU64,
+}
+
+/// Owner-only increment: no read-modify-write needed, only this thread writes.
+#[inline]
+pub(crate) fn bump(c: &AtomicU64) {
+    c.store(c.load(Ordering::Relaxed) + 1, Ordering::Release);
+}
+
+/// Owner-only scratch state.
+pub(crate) struct OwnerState {
+    /// Nesting depth of `complete` calls on this thread.
+    pub wait_depth: u32,
+    /// Jobs this thread is running right now (innermost last), for
+    /// wait-on-self detection.
+    pub running: Vec<(*const Slot, u32)>,
+    pub rng: u64,
+}
+
+pub(crate) struct Context {
+    pub index: u32,
+    pub is_worker: bool,
+    /// Owner-only: the owner's end of the deque.
+    local: Local,
+    pub stealer: Stealer,
+    /// Owner-only: a second deque holding copies of released jobs that some
+    /// waiter needs (`WAITED`); only threads in `complete` take from it.
+    needed_local: Local,
+    pub needed: Stealer,
+    pub store: Store,
+    pub claimed: AtomicBool,
+    /// Futex this thread sleeps on inside `complete`.
+    pub park: CachePadded<Futex>,
+    pub counters: CachePadded<Counters>,
+    owner: UnsafeCell<OwnerState>,
+}
+
+// SAFETY: `local` and `owner` are only used by the thread that claimed the
+// context (enforced by the claim protocol in `registry.rs`); everything else
+// is atomic or immutable.
+unsafe impl Sync for Context {}
+// SAFETY: as above.
+unsafe impl Send for Context {}
+
+impl Context {
+    pub(crate) fn new(index: u32, is_worker: bool) -> Context {
+        let (local, stealer) = deque::new();
+        let (needed_local, needed) = deque::new();
+        Context {
+            index,
+            is_worker,
+            local,
+            stealer,
+            needed_local,
+            needed,
+            store: Store::new(index),
+            claimed: AtomicBool::new(false),
+            park: CachePadded::new(Futex::new(0)),
+            counters: CachePadded::new(Counters::default()),
+            owner: UnsafeCell::new(OwnerState {
+                wait_depth: 0,
+                running: Vec::with_capacity(16),
+                rng: 0x9E37_79B9_7F4A_7C15
+                    ^ (u64::from(index) + 1).wrapping_mul(0xA24B_AED4_963E_E407),
+            }),
+        }
+    }
+
+    /// The owner's deque end. Callers are the claiming thread.
+    #[inline]
+    pub(crate) fn local(&self) -> &Local {
+        &self.local
+    }
+
+    /// Owner-only scratch state.
+    ///
+    /// # Safety
+    /// Only the claiming thread may call this, and must not hold two of the
+    /// returned references at once.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn owner(&self) -> &mut OwnerState {
+        // SAFETY: owner-only, non-overlapping use, promised by the caller.
+        unsafe { &mut *self.owner.get() }
+    }
+
+    #[inline]
+    pub(crate) fn push(&self, e: Entry) {
+        self.local.push(e)
+    }
+
+    /// Also offer `e` to waiters. Entries whose job already ran are trimmed
+    /// from the owner's end first, so the deque stays short.
+    pub(crate) fn push_needed(&self, e: Entry, still_runnable: impl Fn(Entry) -> bool) {
+        while let Some(top) = self.needed_local.pop() {
+            if still_runnable(top) {
+                self.needed_local.push(top);
+                break;
+            }
+        }
+        self.needed_local.push(e)
+    }
+
+    /// Owner's pop from its needed deque.
+    pub(crate) fn pop_needed(&self) -> Option<Entry> {
+        self.needed_local.pop()
+    }
+
+    /// A worker at its top-level loop will pop what it pushes next.
+    #[inline]
+    pub(crate) fn is_top_level_worker(&self) -> bool {
+        // SAFETY: called on the owning thread only (from finish paths).
+        self.is_worker && unsafe { self.owner().wait_depth } == 0
+    }
+
+    #[inline]
+    pub(crate) fn is_running(&self, slot: *const Slot, gen: u32) -> bool {
+        // SAFETY: owner-only read.
+        unsafe { self.owner() }
+            .running
+            .iter()
+            .any(|&(s, g)| s == slot && g == gen)
+    }
+
+    /// xorshift64: a random starting victim for steals.
+    #[inline]
+    pub(crate) fn next_random(&self) -> u64 {
+        // SAFETY: owner-only.
+        let st = unsafe { self.owner() };
+        let mut x = st.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        st.rng = x;
+        x
+    }
+}

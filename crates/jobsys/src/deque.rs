@@ -1,0 +1,80 @@
+//! Per-thread work-stealing deques.
+//!
+//! Each context owns a crossbeam-deque `Worker` (the owner pushes and pops
+//! LIFO at one end) and publishes a `Stealer` (others take FIFO from the
+//! other end). An entry names a slot and the generation it was pushed for; a
+//! popped entry whose job was already claimed elsewhere (by `complete`
+//! helping directly through a handle) fails its claim and is dropped.
+//!
+//! Why crossbeam-deque and not our own Chase-Lev: it is the proven
+//! implementation of the same algorithm with a growable buffer; the W1 figures
+//! (docs/design-notes.md) show the deque is not what limits us.
+
+use crate::store::Slot;
+use crossbeam_deque::{Steal, Stealer as CbStealer, Worker as CbWorker};
+use std::ptr::NonNull;
+
+/// A queued job: slot address and generation at push time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Entry {
+    pub slot: NonNull<Slot>,
+    pub gen: u32,
+}
+
+// SAFETY: an entry is an address plus a generation; the slot it points to is
+// `Sync` and lives as long as the registry that owns every deque.
+unsafe impl Send for Entry {}
+
+impl Entry {
+    #[inline]
+    pub(crate) fn slot(&self) -> &Slot {
+        // SAFETY: slots are never freed while the registry lives, and
+        // entries never outlive the registry's deques.
+        unsafe { self.slot.as_ref() }
+    }
+}
+
+/// The owner's end of a deque.
+pub(crate) struct Local(CbWorker<Entry>);
+/// Everyone else's end.
+pub(crate) struct Stealer(CbStealer<Entry>);
+
+pub(crate) fn new() -> (Local, Stealer) {
+    let w = CbWorker::new_lifo();
+    let s = w.stealer();
+    (Local(w), Stealer(s))
+}
+
+impl Local {
+    #[inline]
+    pub(crate) fn push(&self, e: Entry) {
+        self.0.push(e)
+    }
+    #[inline]
+    pub(crate) fn pop(&self) -> Option<Entry> {
+        self.0.pop()
+    }
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Stealer {
+    /// Take the oldest entry; retries on a lost race a few times.
+    #[inline]
+    pub(crate) fn steal(&self) -> Option<Entry> {
+        for _ in 0..4 {
+            match self.0.steal() {
+                Steal::Success(e) => return Some(e),
+                Steal::Empty => return None,
+                Steal::Retry => std::hint::spin_loop(),
+            }
+        }
+        None
+    }
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}

@@ -1,0 +1,121 @@
+//! What a failed job reports to whoever waits on it.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Mutex;
+
+/// The panic of a job, shared by the job and everything that depended on it.
+pub(crate) struct Failure {
+    message: String,
+    /// The original payload; taken by the first waiter that re-raises it.
+    payload: Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+impl Failure {
+    pub(crate) fn from_panic(payload: Box<dyn Any + Send>) -> Failure {
+        let message = if let Some(s) = payload.downcast_ref::<&'static str>() {
+            (*s).to_string()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "a job panicked with a non-string payload".to_string()
+        };
+        Failure {
+            message,
+            payload: Mutex::new(Some(payload)),
+        }
+    }
+
+    pub(crate) fn to_panic(&self, via_dependency: bool) -> JobPanic {
+        let payload = if via_dependency {
+            None
+        } else {
+            self.payload
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+        };
+        JobPanic {
+            message: self.message.clone(),
+            via_dependency,
+            payload,
+        }
+    }
+}
+
+/// A job's panic, as handed to the thread that waited on it.
+pub struct JobPanic {
+    message: String,
+    via_dependency: bool,
+    payload: Option<Box<dyn Any + Send>>,
+}
+
+impl JobPanic {
+    /// The panic message (or a placeholder for non-string payloads).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+    /// True when this job did not run because a job it depends on failed.
+    pub fn via_dependency(&self) -> bool {
+        self.via_dependency
+    }
+    /// The original panic payload, if this waiter is the first to see it.
+    pub fn take_payload(&mut self) -> Option<Box<dyn Any + Send>> {
+        self.payload.take()
+    }
+    /// Continue unwinding with the original payload where there is one.
+    pub fn resume(mut self) -> ! {
+        match self.payload.take() {
+            Some(p) => std::panic::resume_unwind(p),
+            None if self.via_dependency => {
+                panic!(
+                    "jobsys: a dependency of this job panicked: {}",
+                    self.message
+                )
+            }
+            None => panic!("jobsys: job panicked: {}", self.message),
+        }
+    }
+}
+
+impl fmt::Debug for JobPanic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JobPanic")
+            .field("message", &self.message)
+            .field("via_dependency", &self.via_dependency)
+            .finish()
+    }
+}
+
+/// Why waiting on a handle did not end in success.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum JobError {
+    /// The job, or a job it depends on, panicked.
+    Panicked(JobPanic),
+    /// The handle was made by another `JobSystem`.
+    ForeignHandle,
+    /// A job waited on itself, or on a job that needs it to finish first:
+    /// that wait could never end.
+    WaitOnSelf,
+}
+
+impl fmt::Display for JobError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JobError::Panicked(p) if p.via_dependency => {
+                write!(f, "jobsys: a dependency panicked: {}", p.message)
+            }
+            JobError::Panicked(p) => write!(f, "jobsys: job panicked: {}", p.message),
+            JobError::ForeignHandle => {
+                write!(f, "jobsys: this handle belongs to another JobSystem")
+            }
+            JobError::WaitOnSelf => write!(
+                f,
+                "jobsys: a job waited on itself (or on a job that depends on it); that wait would never end"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for JobError {}

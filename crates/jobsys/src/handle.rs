@@ -1,0 +1,51 @@
+//! `JobHandle`: a (slot, generation) pair naming one scheduled job.
+
+use crate::store::Slot;
+use std::fmt;
+use std::ptr::NonNull;
+
+/// Names a scheduled job. Small and `Copy`; a handle whose job finished long
+/// ago (its slot reused by a later job) still reads as complete, because the
+/// slot's generation moved on.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct JobHandle {
+    pub(crate) slot: NonNull<Slot>,
+    pub(crate) gen: u32,
+    pub(crate) system: u32,
+}
+
+// SAFETY: a handle is an address plus two integers. It is only dereferenced
+// by a JobSystem whose id equals `system`; that system owns the page holding
+// the slot and frees it only when it is dropped, after which no method that
+// could dereference the handle can be called on it.
+unsafe impl Send for JobHandle {}
+// SAFETY: see the Send impl: shared handles are never dereferenced without the
+// owning system's check.
+unsafe impl Sync for JobHandle {}
+
+impl JobHandle {
+    /// The handle as two 64-bit words (slot address, generation and system
+    /// id), for the C API.
+    pub fn to_bits(self) -> [u64; 2] {
+        [
+            self.slot.as_ptr() as usize as u64,
+            (u64::from(self.system) << 32) | u64::from(self.gen),
+        ]
+    }
+
+    pub(crate) fn slot(&self) -> &Slot {
+        // SAFETY: only called after `Registry::check` confirmed the handle
+        // belongs to a live system, whose pages outlive it (see Send impl).
+        unsafe { self.slot.as_ref() }
+    }
+}
+
+impl fmt::Debug for JobHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "JobHandle(system {}, slot {:p}, gen {})",
+            self.system, self.slot, self.gen
+        )
+    }
+}

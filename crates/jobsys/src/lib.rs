@@ -1,0 +1,43 @@
+//! jobsys: a work-stealing job system for frame-based real-time programs.
+//!
+//! Every thread that schedules owns a work-stealing deque; jobs live in
+//! per-thread slot stores (no allocation per job on the fast path); a job
+//! with unfinished dependencies is not queued until its last dependency
+//! finishes; idle workers sleep on their own futex word and wake each other.
+//!
+//! ```
+//! use jobsys::{Batch, JobSystem};
+//! let js = JobSystem::builder().workers(2).build().unwrap();
+//! let a = js.schedule(|| { /* physics */ });
+//! let b = js.schedule_after(&[a], || { /* animation, after physics */ });
+//! let c = js.parallel_for(0..1000, Batch::Auto, |i| { let _ = i * 2; });
+//! let frame = js.combine(&[b, c]);
+//! js.complete(frame);
+//! assert!(js.is_complete(frame));
+//! ```
+//!
+//! Design notes live in `docs/` of the repository; the sleep/wake protocol
+//! is explained in `src/sleep/README.md`.
+
+mod builder;
+mod context;
+mod deque;
+mod error;
+mod handle;
+mod job;
+mod parallel_for;
+mod registry;
+mod scope;
+mod sleep;
+mod store;
+mod sync;
+mod system;
+mod wait;
+
+pub use builder::{BuildError, Builder, Config, IdlePolicy, MAX_WORKERS};
+pub use error::{JobError, JobPanic};
+pub use handle::JobHandle;
+pub use parallel_for::Batch;
+pub use registry::Stats;
+pub use scope::Scope;
+pub use system::JobSystem;

@@ -1,0 +1,294 @@
+//! `parallel_for`: one job whose pieces many threads run at once.
+//!
+//! The payload starts with a `Header` (the piece dispenser) followed by the
+//! closure (inline when it fits, boxed when not). The job stays `RUNNABLE`
+//! while pieces remain; a thread that takes the job's entry pins the slot,
+//! grabs pieces in guided chunks (half of what remains divided by the
+//! participants, so contention shrinks as the loop nears its end) and puts
+//! another entry on its own deque while pieces remain, so idle workers can
+//! join. Whoever completes the last piece finishes the job.
+
+use crate::context::Context;
+use crate::deque::Entry;
+use crate::error::Failure;
+use crate::registry::Registry;
+use crate::store::*;
+use std::mem::{align_of, size_of};
+use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// State bit: the slot holds a parallel_for (entries pin instead of claim).
+pub(crate) const PFOR: u64 = 1 << 39;
+
+/// How a parallel_for's range is cut into pieces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Batch {
+    /// Let the system choose (about 16 pieces per thread).
+    #[default]
+    Auto,
+    /// Pieces of exactly this many indices (the last may be shorter).
+    /// Must be at least 1.
+    Fixed(usize),
+}
+
+impl Batch {
+    pub(crate) fn piece_len(self, len: usize, threads: usize) -> usize {
+        match self {
+            Batch::Fixed(0) => {
+                panic!("jobsys: Batch::Fixed(0): a batch must hold at least one index")
+            }
+            Batch::Fixed(n) => n,
+            Batch::Auto => len.div_ceil(16 * threads.max(1)).max(1),
+        }
+    }
+}
+
+#[repr(C)]
+struct Header {
+    /// Next piece to hand out (may overshoot `pieces`).
+    next: AtomicUsize,
+    /// Pieces finished (run or abandoned after a panic).
+    done: AtomicUsize,
+    pieces: usize,
+    start: usize,
+    end: usize,
+    batch: usize,
+}
+const ABANDONED: usize = usize::MAX / 2;
+const CLOSURE_ROOM: usize = PAYLOAD_BYTES - size_of::<Header>();
+const _: () = assert!(size_of::<Header>() % 16 == 0);
+
+unsafe fn header<'a>(slot: &'a Slot) -> &'a Header {
+    // SAFETY: the payload of a PFOR slot starts with an initialised Header;
+    // the caller holds a pin.
+    unsafe { &*slot.payload_ptr().cast::<Header>() }
+}
+
+pub(crate) unsafe fn no_range(_: *const u8, _: usize, _: usize) {}
+
+trait RangeVTable {
+    const VTABLE: JobVTable;
+}
+struct PerIndex<F, const BOXED: bool>(F);
+struct Chunked<F, const BOXED: bool>(F);
+
+unsafe fn closure<F, const BOXED: bool>(p: *const u8) -> *const F {
+    if BOXED {
+        // SAFETY: `p` holds a `Box<F>` written by `write_pfor`.
+        unsafe { &**p.cast::<Box<F>>() }
+    } else {
+        p.cast::<F>()
+    }
+}
+unsafe fn drop_closure<F, const BOXED: bool>(p: *mut u8) {
+    // SAFETY: `p` holds the closure written by `write_pfor`; dropped once,
+    // when the job finishes.
+    unsafe {
+        if BOXED {
+            ptr::drop_in_place(p.cast::<Box<F>>())
+        } else {
+            ptr::drop_in_place(p.cast::<F>())
+        }
+    }
+}
+unsafe fn run_per_index<F: Fn(usize), const BOXED: bool>(p: *const u8, a: usize, b: usize) {
+    // SAFETY: initialised closure, shared (`Fn`) access only.
+    let f = unsafe { &*closure::<F, BOXED>(p) };
+    for i in a..b {
+        f(i);
+    }
+}
+unsafe fn run_chunked<F: Fn(Range<usize>), const BOXED: bool>(p: *const u8, a: usize, b: usize) {
+    // SAFETY: initialised closure, shared (`Fn`) access only.
+    let f = unsafe { &*closure::<F, BOXED>(p) };
+    f(a..b);
+}
+unsafe fn unreachable_run(_: *mut u8) {
+    unreachable!("a parallel_for is never claimed as a single job")
+}
+
+impl<F: Fn(usize), const BOXED: bool> RangeVTable for PerIndex<F, BOXED> {
+    const VTABLE: JobVTable = JobVTable {
+        kind: JobKind::ParallelFor,
+        run: unreachable_run,
+        drop: drop_closure::<F, BOXED>,
+        run_range: run_per_index::<F, BOXED>,
+    };
+}
+impl<F: Fn(Range<usize>), const BOXED: bool> RangeVTable for Chunked<F, BOXED> {
+    const VTABLE: JobVTable = JobVTable {
+        kind: JobKind::ParallelFor,
+        run: unreachable_run,
+        drop: drop_closure::<F, BOXED>,
+        run_range: run_chunked::<F, BOXED>,
+    };
+}
+
+/// Write header and closure; `V` picks per-index or chunked calls.
+///
+/// # Safety
+/// As `job::write_single`: fresh slot, and borrows in `F` outlive the job.
+pub(crate) unsafe fn write_pfor<F: Send + Sync>(
+    slot: &Slot,
+    range: Range<usize>,
+    batch: usize,
+    f: F,
+    inline_vt: &'static JobVTable,
+    boxed_vt: &'static JobVTable,
+) {
+    let len = range.end - range.start;
+    let p = slot.payload_ptr();
+    // SAFETY: the payload is 64 bytes, 16-aligned, unused; the header takes
+    // the first 48, the closure (or its box) the rest.
+    unsafe {
+        ptr::write(
+            p.cast::<Header>(),
+            Header {
+                next: AtomicUsize::new(0),
+                done: AtomicUsize::new(0),
+                pieces: len.div_ceil(batch),
+                start: range.start,
+                end: range.end,
+                batch,
+            },
+        );
+        let c = p.add(size_of::<Header>());
+        if size_of::<F>() <= CLOSURE_ROOM && align_of::<F>() <= 16 {
+            ptr::write(c.cast::<F>(), f);
+            *slot.vtable.get() = inline_vt;
+        } else {
+            ptr::write(c.cast::<Box<F>>(), Box::new(f));
+            *slot.vtable.get() = boxed_vt;
+        }
+    }
+}
+
+pub(crate) fn vtables_per_index<F: Fn(usize)>() -> (&'static JobVTable, &'static JobVTable) {
+    (
+        &<PerIndex<F, false> as RangeVTable>::VTABLE,
+        &<PerIndex<F, true> as RangeVTable>::VTABLE,
+    )
+}
+pub(crate) fn vtables_chunked<F: Fn(Range<usize>)>() -> (&'static JobVTable, &'static JobVTable) {
+    (
+        &<Chunked<F, false> as RangeVTable>::VTABLE,
+        &<Chunked<F, true> as RangeVTable>::VTABLE,
+    )
+}
+
+impl Registry {
+    /// Run pieces of the parallel_for in `slot` until none are left to
+    /// grab. Returns whether any piece ran.
+    pub(crate) fn run_pieces(
+        &self,
+        ctx: &Context,
+        slot: &Slot,
+        gen: u32,
+        on_claim: &mut dyn FnMut(),
+    ) -> bool {
+        let Some(st) = slot.pin(gen) else {
+            return false;
+        };
+        if phase_of(st) != RUNNABLE {
+            self.unpin(ctx, slot);
+            return false;
+        }
+        // SAFETY: pinned PFOR slot.
+        let h = unsafe { header(slot) };
+        let vt = slot.vtable();
+        // SAFETY: the closure follows the header in the payload.
+        let closure = unsafe { slot.payload_ptr().add(size_of::<Header>()) };
+        let threads = self.num_workers + 1;
+        let mut ran = false;
+        loop {
+            let cur = h.next.load(Ordering::Relaxed);
+            if cur >= h.pieces {
+                break;
+            }
+            if !slot.failure.load(Ordering::Acquire).is_null() {
+                // A piece panicked, or a dependency failed before any piece
+                // ran (POISONED): hand out nothing more, count the rest done.
+                let prev = h.next.swap(ABANDONED, Ordering::AcqRel);
+                if prev < h.pieces {
+                    let poisoned = if prev == 0 { POISONED } else { 0 };
+                    let n = h.pieces - prev;
+                    if h.done.fetch_add(n, Ordering::AcqRel) + n == h.pieces {
+                        return self.finish_pieces(ctx, slot, gen, closure, poisoned);
+                    }
+                }
+                break;
+            }
+            let take = ((h.pieces - cur) / (2 * threads)).max(1);
+            let first = h.next.fetch_add(take, Ordering::Relaxed);
+            if first >= h.pieces {
+                break;
+            }
+            let last = (first + take).min(h.pieces);
+            if !ran {
+                ran = true;
+                on_claim();
+            }
+            if last < h.pieces {
+                // More to hand out: let idle workers join.
+                ctx.push(Entry {
+                    slot: NonNull::from(slot),
+                    gen,
+                });
+                self.sleep.notify_work();
+            }
+            let lo = h.start + first * h.batch;
+            let hi = (h.start + last * h.batch).min(h.end);
+            // SAFETY: owner-only state.
+            unsafe { ctx.owner() }.running.push((slot, gen));
+            // SAFETY: pieces [first, last) were handed to us alone; the
+            // closure is initialised and only shared (`Fn`) while RUNNABLE.
+            let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+                (vt.run_range)(closure, lo, hi)
+            }));
+            // SAFETY: owner-only state.
+            unsafe { ctx.owner() }.running.pop();
+            let mut finished_pieces = last - first;
+            if let Err(p) = r {
+                slot.set_failure(Arc::new(Failure::from_panic(p)));
+                // Abandon what nobody took yet; count it as done.
+                let prev = h.next.swap(ABANDONED, Ordering::AcqRel);
+                finished_pieces += h.pieces.saturating_sub(prev);
+            }
+            let done = h.done.fetch_add(finished_pieces, Ordering::AcqRel) + finished_pieces;
+            if done == h.pieces {
+                return self.finish_pieces(ctx, slot, gen, closure, 0);
+            }
+        }
+        self.unpin(ctx, slot);
+        ran
+    }
+
+    /// The last piece is done: drop the closure and finish the job. The
+    /// caller's pin is dropped by `finish`.
+    fn finish_pieces(
+        &self,
+        ctx: &Context,
+        slot: &Slot,
+        gen: u32,
+        closure: *const u8,
+        poisoned: u64,
+    ) -> bool {
+        let vt = slot.vtable();
+        // SAFETY: every piece is done or abandoned, so no thread uses the
+        // closure any more; it is dropped exactly once, here.
+        let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+            (vt.drop)(closure as *mut u8)
+        }));
+        let failed = if slot.failure.load(Ordering::Acquire).is_null() {
+            0
+        } else {
+            FAILED | poisoned
+        };
+        self.finish(ctx, slot, gen, failed);
+        true
+    }
+}

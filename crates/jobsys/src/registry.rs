@@ -1,0 +1,710 @@
+//! The shared state of one job system and the paths every job takes:
+//! submit → (wait for dependencies) → release onto a deque → claim → run →
+//! finish (release dependents, wake waiters) → recycle the slot.
+
+use crate::context::{bump, Context};
+use crate::deque::Entry;
+use crate::error::Failure;
+use crate::handle::JobHandle;
+use crate::sleep::{Futex, Sleep};
+use crate::store::*;
+use crate::wait::Waiters;
+use std::cell::{Cell, RefCell};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+/// How many threads other than the workers may use one system at once.
+pub(crate) const MAX_EXTERNAL: usize = 256;
+
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+
+/// Counters of a job system, summed over all threads (see `JobSystem::stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Worker threads.
+    pub workers: usize,
+    /// Jobs scheduled (each `schedule*`, `parallel_for*` and `combine` is one).
+    pub jobs_scheduled: u64,
+    /// Jobs finished (run, or failed because a dependency failed).
+    pub jobs_finished: u64,
+    /// Sleeping workers woken to take work (one futex wake each).
+    pub wakes: u64,
+    /// Woken workers that found nothing and slept again.
+    pub futile_wakes: u64,
+    /// Times a worker went to sleep.
+    pub sleeps: u64,
+    /// Entries taken from another thread's deque.
+    pub steals: u64,
+    /// Steal sweeps over all other deques that found nothing.
+    pub failed_steals: u64,
+}
+
+pub(crate) struct Registry {
+    pub id: u32,
+    self_weak: Weak<Registry>,
+    contexts: Box<[OnceLock<Box<Context>>]>,
+    /// Contexts initialised so far (a prefix of `contexts`).
+    num_contexts: AtomicUsize,
+    pub num_workers: usize,
+    pub sleep: Sleep,
+    pub waiters: Waiters,
+    pages: Mutex<Vec<Box<Page>>>,
+    claim_lock: Mutex<()>,
+    pub terminating: AtomicBool,
+    /// Bumped (and woken) by workers that see the system drained at shutdown.
+    pub drained: Futex,
+    pub idle_spin: Duration,
+    pub wait_spin: Duration,
+}
+
+thread_local! {
+    /// Cache of the last (registry id, context) this thread used.
+    static CURRENT: Cell<(u32, *const Context)> = const { Cell::new((0, ptr::null())) };
+    /// Every external context this thread holds, released at thread exit.
+    static CLAIMS: RefCell<Vec<Claim>> = const { RefCell::new(Vec::new()) };
+}
+
+struct Claim {
+    id: u32,
+    registry: Weak<Registry>,
+    ctx: *const Context,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Some(reg) = self.registry.upgrade() {
+            // SAFETY: the registry is alive, so its contexts are too.
+            let ctx = unsafe { &*self.ctx };
+            // Release: the next claimer (Acquire under claim_lock) sees all
+            // our owner-only writes (free list, deque).
+            ctx.claimed.store(false, Ordering::Release);
+            drop(reg);
+        }
+    }
+}
+
+impl Registry {
+    pub(crate) fn new(
+        num_workers: usize,
+        idle_spin: Duration,
+        wait_spin: Duration,
+    ) -> Arc<Registry> {
+        let cap = num_workers + MAX_EXTERNAL;
+        Arc::new_cyclic(|weak| {
+            let contexts: Box<[OnceLock<Box<Context>>]> =
+                (0..cap).map(|_| OnceLock::new()).collect();
+            for (i, c) in contexts.iter().take(num_workers).enumerate() {
+                let ctx = Context::new(i as u32, true);
+                ctx.claimed.store(true, Ordering::Relaxed);
+                let _ = c.set(Box::new(ctx));
+            }
+            Registry {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                self_weak: weak.clone(),
+                contexts,
+                num_contexts: AtomicUsize::new(num_workers),
+                num_workers,
+                sleep: Sleep::new(num_workers),
+                waiters: Waiters::new(),
+                pages: Mutex::new(Vec::new()),
+                claim_lock: Mutex::new(()),
+                terminating: AtomicBool::new(false),
+                drained: Futex::new(0),
+                idle_spin,
+                wait_spin,
+            }
+        })
+    }
+
+    #[inline]
+    pub(crate) fn context(&self, i: usize) -> &Context {
+        self.contexts[i]
+            .get()
+            .expect("context index below num_contexts is initialised")
+    }
+
+    #[inline]
+    pub(crate) fn num_contexts(&self) -> usize {
+        self.num_contexts.load(Ordering::Acquire)
+    }
+
+    // ---- which context is this thread? ----------------------------------
+
+    /// The calling thread's context in this registry, claiming one on first use.
+    #[inline]
+    pub(crate) fn current(&self) -> &Context {
+        let (id, ctx) = CURRENT.with(|c| c.get());
+        if id == self.id {
+            // SAFETY: ids are unique per registry ever created, and a
+            // registry's contexts live as long as it does; `self` is alive.
+            return unsafe { &*ctx };
+        }
+        self.current_slow()
+    }
+
+    #[cold]
+    fn current_slow(&self) -> &Context {
+        let found = CLAIMS
+            .try_with(|claims| {
+                claims
+                    .borrow()
+                    .iter()
+                    .find(|c| c.id == self.id)
+                    .map(|c| c.ctx)
+            })
+            .expect("jobsys: a job system was used during thread-local destruction");
+        let ctx = match found {
+            Some(ctx) => ctx,
+            None => {
+                let ctx = self.claim_external();
+                CLAIMS.with(|claims| {
+                    let mut claims = claims.borrow_mut();
+                    claims.retain(|c| c.registry.strong_count() > 0);
+                    claims.push(Claim {
+                        id: self.id,
+                        registry: self.self_weak.clone(),
+                        ctx,
+                    });
+                });
+                ctx
+            }
+        };
+        CURRENT.with(|c| c.set((self.id, ctx)));
+        // SAFETY: `ctx` points into this live registry (see `current`).
+        unsafe { &*ctx }
+    }
+
+    fn claim_external(&self) -> *const Context {
+        let _g = self.claim_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let n = self.num_contexts();
+        for i in self.num_workers..n {
+            let c = self.context(i);
+            if !c.claimed.load(Ordering::Acquire) {
+                c.claimed.store(true, Ordering::Relaxed);
+                return c;
+            }
+        }
+        assert!(
+            n < self.contexts.len(),
+            "jobsys: more than {MAX_EXTERNAL} threads other than the workers use this JobSystem at once"
+        );
+        let ctx = Context::new(n as u32, false);
+        ctx.claimed.store(true, Ordering::Relaxed);
+        let _ = self.contexts[n].set(Box::new(ctx));
+        self.num_contexts.store(n + 1, Ordering::Release);
+        self.context(n)
+    }
+
+    /// Make `ctx` this thread's cached context (workers at start).
+    pub(crate) fn set_current(&self, ctx: &Context) {
+        CURRENT.with(|c| c.set((self.id, ctx as *const Context)));
+    }
+
+    // ---- slots ------------------------------------------------------------
+
+    #[inline]
+    pub(crate) fn alloc<'a>(&'a self, ctx: &Context) -> (&'a Slot, u32) {
+        // SAFETY: `ctx` is the calling thread's claimed context.
+        let slot = unsafe {
+            ctx.store.alloc(|page| {
+                let page = Box::new(page);
+                let p: *const Page = &*page;
+                self.pages
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(page);
+                // SAFETY: the page is owned by `self.pages` until the
+                // registry drops; callers never outlive the registry.
+                &*p
+            })
+        };
+        // SAFETY: the slot lives in a page owned by `self`.
+        let slot: &'a Slot = unsafe { slot.as_ref() };
+        let gen = gen_of(slot.state.load(Ordering::Relaxed));
+        (slot, gen)
+    }
+
+    /// Return a slot that `update_and_maybe_free` just freed.
+    pub(crate) fn recycle(&self, ctx: &Context, slot: &Slot) {
+        let f = slot.failure.swap(ptr::null_mut(), Ordering::Acquire);
+        if !f.is_null() {
+            // SAFETY: the slot's own reference, from `Arc::into_raw`.
+            unsafe { drop(Arc::from_raw(f)) };
+        }
+        // SAFETY: the freeing CAS made this thread the slot's only user.
+        let mut block = unsafe { std::mem::replace(&mut *slot.edges.get(), ptr::null_mut()) };
+        slot.dependents.store(ptr::null_mut(), Ordering::Relaxed);
+        while !block.is_null() {
+            // SAFETY: edge blocks belong to the freed job and are reachable
+            // only through it.
+            let b = unsafe { &*block };
+            // SAFETY: as above.
+            let next = unsafe { std::mem::replace(&mut *b.edges.get(), ptr::null_mut()) };
+            let s = b.state.load(Ordering::Relaxed);
+            b.state.store(
+                u64::from(gen_of(s).wrapping_add(1)) | FREE,
+                Ordering::Relaxed,
+            );
+            self.push_free(ctx, b);
+            block = next;
+        }
+        self.push_free(ctx, slot);
+    }
+
+    #[inline]
+    fn push_free(&self, ctx: &Context, slot: &Slot) {
+        let owner = self.context(slot.owner as usize);
+        // SAFETY: the slot was freed by this thread; `mine` is true only when
+        // the caller's context owns the store.
+        unsafe { owner.store.push_free(slot, owner.index == ctx.index) };
+    }
+
+    #[inline]
+    pub(crate) fn unpin(&self, ctx: &Context, slot: &Slot) {
+        if let Unpinned::Freed = unpin(slot) {
+            self.recycle(ctx, slot);
+        }
+    }
+
+    // ---- submitting -------------------------------------------------------
+
+    /// Check that every handle in `deps` is ours.
+    pub(crate) fn check_handles(&self, deps: &[JobHandle], what: &str) {
+        for d in deps {
+            assert!(
+                d.system == self.id,
+                "jobsys: {what}: a dependency handle belongs to another JobSystem ({d:?})"
+            );
+        }
+    }
+
+    /// Publish a job written into `slot`: queue it now, or register it
+    /// with its dependencies. `flags` are extra state bits (e.g. `PFOR`).
+    pub(crate) fn submit(
+        &self,
+        ctx: &Context,
+        slot: &Slot,
+        gen: u32,
+        deps: &[JobHandle],
+        flags: u64,
+    ) -> JobHandle {
+        bump(&ctx.counters.scheduled);
+        let handle = JobHandle {
+            slot: NonNull::from(slot),
+            gen,
+            system: self.id,
+        };
+        if deps.is_empty() {
+            slot.state
+                .store(u64::from(gen) | RUNNABLE | flags, Ordering::Release);
+            ctx.push(Entry {
+                slot: handle.slot,
+                gen,
+            });
+            self.sleep.notify_work();
+            return handle;
+        }
+        slot.pending.store(deps.len() as u32 + 1, Ordering::Relaxed);
+        slot.state
+            .store(u64::from(gen) | WAITING | flags, Ordering::Release);
+        self.attach_deps(ctx, slot, deps);
+        if slot.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.make_runnable(ctx, slot);
+        }
+        handle
+    }
+
+    fn attach_deps(&self, ctx: &Context, slot: &Slot, deps: &[JobHandle]) {
+        let mut prev_block: *const Slot = ptr::null();
+        let mut edges: *mut Edge = ptr::null_mut();
+        for (i, d) in deps.iter().enumerate() {
+            if i % EDGES_PER_BLOCK == 0 {
+                let (block, bgen) = self.alloc(ctx);
+                block
+                    .state
+                    .store(u64::from(bgen) | EDGES, Ordering::Relaxed);
+                // SAFETY: `slot` and `prev_block` are unpublished or only
+                // reachable by us (edge blocks are private to the job).
+                unsafe {
+                    if prev_block.is_null() {
+                        *slot.edges.get() = block as *const Slot as *mut Slot;
+                    } else {
+                        *(*prev_block).edges.get() = block as *const Slot as *mut Slot;
+                    }
+                }
+                prev_block = block;
+                edges = block.payload_ptr().cast::<Edge>();
+            }
+            // SAFETY: `edges` points at EDGES_PER_BLOCK edge records in a
+            // private block; index i % EDGES_PER_BLOCK is in bounds.
+            let e = unsafe { edges.add(i % EDGES_PER_BLOCK) };
+            // SAFETY: `e` is private until the CAS below publishes it.
+            unsafe {
+                ptr::write(
+                    e,
+                    Edge {
+                        next: std::cell::UnsafeCell::new(ptr::null_mut()),
+                        dependent: slot,
+                        dep: d.slot.as_ptr(),
+                        dep_gen: d.gen,
+                    },
+                );
+                *slot.ndeps.get() = i as u32 + 1;
+            }
+            let dep = d.slot();
+            if dep.pin(d.gen).is_none() {
+                // Recycled: finished long ago.
+                slot.pending.fetch_sub(1, Ordering::AcqRel);
+                continue;
+            }
+            // Acquire pairs with the AcqRel swap to CLOSED in `finish`.
+            let mut head = dep.dependents.load(Ordering::Acquire);
+            loop {
+                if head == CLOSED {
+                    if let Some(f) = dep.failure() {
+                        slot.set_failure(f);
+                    }
+                    slot.pending.fetch_sub(1, Ordering::AcqRel);
+                    break;
+                }
+                // SAFETY: `e` is still private to us until the CAS succeeds.
+                unsafe { *(*e).next.get() = head };
+                // Release publishes the edge to the finisher's swap.
+                match dep.dependents.compare_exchange_weak(
+                    head,
+                    e,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => break,
+                    Err(now) => head = now,
+                }
+            }
+            self.unpin(ctx, dep);
+        }
+    }
+
+    /// The last dependency of `slot` finished: queue it on this thread's
+    /// deque. If a waiter needs it and this thread will not run it soon,
+    /// wake parked waiters so one can take it.
+    pub(crate) fn make_runnable(&self, ctx: &Context, slot: &Slot) {
+        let mut s = slot.state.load(Ordering::Acquire);
+        loop {
+            debug_assert_eq!(phase_of(s), WAITING);
+            let new = (s & !PHASE_MASK) | RUNNABLE;
+            match slot
+                .state
+                .compare_exchange_weak(s, new, Ordering::SeqCst, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        let e = Entry {
+            slot: NonNull::from(slot),
+            gen: gen_of(s),
+        };
+        ctx.push(e);
+        self.sleep.notify_work();
+        if s & WAITED != 0 {
+            ctx.push_needed(e, crate::wait::still_queued);
+            if !ctx.is_top_level_worker() {
+                self.waiters.wake_all_parked();
+            }
+        }
+    }
+
+    // ---- running ----------------------------------------------------------
+
+    /// Run what `e` names if it is still runnable. Returns whether a job (or
+    /// some pieces of one) ran. `on_claim` runs after the claim, before the
+    /// job: workers use it to stop searching and wake the next worker.
+    #[inline]
+    pub(crate) fn run_entry(&self, ctx: &Context, e: Entry, on_claim: &mut dyn FnMut()) -> bool {
+        let slot = e.slot();
+        let s = slot.state.load(Ordering::Acquire);
+        if gen_of(s) != e.gen || phase_of(s) != RUNNABLE {
+            return false;
+        }
+        if s & crate::parallel_for::PFOR != 0 {
+            return self.run_pieces(ctx, slot, e.gen, on_claim);
+        }
+        if !slot.claim(e.gen) {
+            return false;
+        }
+        on_claim();
+        self.run_claimed(ctx, slot, e.gen);
+        true
+    }
+
+    /// Run a claimed single job and finish it.
+    pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32) {
+        let vt = slot.vtable();
+        // Poisoning happens before the job became runnable (pending hit 0).
+        let poisoned = !slot.failure.load(Ordering::Acquire).is_null();
+        if poisoned {
+            // SAFETY: we hold the claim; the payload is initialised and
+            // dropped exactly once, here.
+            let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+                (vt.drop)(slot.payload_ptr())
+            }));
+            self.finish(ctx, slot, gen, FAILED | POISONED);
+            return;
+        }
+        // SAFETY: owner-only state of the calling thread's context.
+        unsafe { ctx.owner() }.running.push((slot, gen));
+        // SAFETY: we hold the claim; the payload is initialised and consumed
+        // exactly once, here.
+        let r = catch_unwind(AssertUnwindSafe(|| unsafe { (vt.run)(slot.payload_ptr()) }));
+        // SAFETY: as above.
+        unsafe { ctx.owner() }.running.pop();
+        match r {
+            Ok(()) => self.finish(ctx, slot, gen, 0),
+            Err(p) => {
+                slot.set_failure(Arc::new(Failure::from_panic(p)));
+                self.finish(ctx, slot, gen, FAILED);
+            }
+        }
+    }
+
+    /// The job in `slot` is done (ran, failed or was skipped); the caller
+    /// holds one pin (its claim), which this drops.
+    pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) {
+        // Release dependents. AcqRel: Acquire pairs with the edges' CAS in
+        // `attach_deps`; Release publishes our failure to later attachers.
+        let mut e = slot.dependents.swap(CLOSED, Ordering::AcqRel);
+        let failure = if flags & FAILED != 0 {
+            slot.failure()
+        } else {
+            None
+        };
+        while !e.is_null() {
+            // SAFETY: an edge stays valid until its dependent runs, which
+            // needs our decrement below; read `next` before it.
+            let (next, dependent) = unsafe { (*(*e).next.get(), &*(*e).dependent) };
+            if let Some(f) = &failure {
+                dependent.set_failure(f.clone());
+            }
+            if dependent.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                self.make_runnable(ctx, dependent);
+            }
+            e = next;
+        }
+        let (prev, un) =
+            update_and_maybe_free(slot, |s| ((s & !PHASE_MASK) | FINISHED | flags) - PIN_ONE);
+        debug_assert_eq!(gen_of(prev), gen);
+        bump(&ctx.counters.finished);
+        if pins_of(prev) > 1 {
+            self.waiters.wake_target(slot);
+        }
+        if let Unpinned::Freed = un {
+            self.recycle(ctx, slot);
+        }
+    }
+
+    // ---- finding work -----------------------------------------------------
+
+    /// Pop own deque, then steal from others starting at a random victim;
+    /// run the first runnable entry. Returns whether anything ran.
+    pub(crate) fn find_and_run(&self, ctx: &Context, searching: &mut bool) -> bool {
+        while let Some(e) = ctx.local().pop() {
+            let more = !ctx.local().is_empty();
+            if self.run_entry(ctx, e, &mut || self.found_work(searching, more)) {
+                return true;
+            }
+        }
+        let n = self.num_contexts();
+        if n <= 1 {
+            return false;
+        }
+        let start = (ctx.next_random() % n as u64) as usize;
+        for k in 0..n {
+            let v = (start + k) % n;
+            if v == ctx.index as usize {
+                continue;
+            }
+            let victim = self.context(v);
+            while let Some(e) = victim.stealer.steal() {
+                bump(&ctx.counters.steals);
+                let more = !victim.stealer.is_empty();
+                if self.run_entry(ctx, e, &mut || self.found_work(searching, more)) {
+                    return true;
+                }
+            }
+        }
+        bump(&ctx.counters.failed_steals);
+        false
+    }
+
+    /// A searching worker claimed a job: stop searching; the last searcher
+    /// wakes another worker when more work is visible (the cascade).
+    #[inline]
+    fn found_work(&self, searching: &mut bool, more_visible: bool) {
+        if *searching {
+            *searching = false;
+            if self.sleep.stop_searching() && more_visible {
+                self.sleep.notify_work();
+            }
+        }
+    }
+
+    /// Is any deque non-empty? (Cheap: two loads per deque, no CAS.)
+    pub(crate) fn work_visible(&self) -> bool {
+        let n = self.num_contexts();
+        (0..n).any(|i| !self.context(i).stealer.is_empty())
+    }
+
+    /// Jobs scheduled and not yet finished, over all threads. Exact when no
+    /// thread is scheduling concurrently (shutdown); see `docs/design-notes.md`.
+    pub(crate) fn outstanding(&self) -> u64 {
+        let n = self.num_contexts();
+        let finished: u64 = (0..n)
+            .map(|i| self.context(i).counters.finished.load(Ordering::Acquire))
+            .sum();
+        let scheduled: u64 = (0..n)
+            .map(|i| self.context(i).counters.scheduled.load(Ordering::Acquire))
+            .sum();
+        scheduled.saturating_sub(finished)
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        let n = self.num_contexts();
+        let mut st = Stats {
+            workers: self.num_workers,
+            ..Stats::default()
+        };
+        for i in 0..n {
+            let c = &self.context(i).counters;
+            st.jobs_scheduled += c.scheduled.load(Ordering::Relaxed);
+            st.jobs_finished += c.finished.load(Ordering::Relaxed);
+            st.steals += c.steals.load(Ordering::Relaxed);
+            st.failed_steals += c.failed_steals.load(Ordering::Relaxed);
+        }
+        st.wakes = self.sleep.counters.wakes.load(Ordering::Relaxed);
+        st.futile_wakes = self.sleep.counters.futile_wakes.load(Ordering::Relaxed);
+        st.sleeps = self.sleep.counters.sleeps.load(Ordering::Relaxed);
+        st
+    }
+
+    // ---- workers ----------------------------------------------------------
+
+    pub(crate) fn worker_main(self: Arc<Registry>, idx: usize) {
+        let ctx = self.context(idx);
+        self.set_current(ctx);
+        let mut searching = false;
+        let mut woken = false;
+        loop {
+            if self.find_and_run(ctx, &mut searching) {
+                woken = false;
+                continue;
+            }
+            if self.terminating.load(Ordering::SeqCst) && self.outstanding() == 0 {
+                break;
+            }
+            if !searching {
+                searching = self.sleep.try_become_searching();
+            }
+            if searching && self.spin_until_work(self.idle_spin) {
+                continue;
+            }
+            self.sleep.prepare_park(idx, searching);
+            if woken {
+                self.sleep
+                    .counters
+                    .futile_wakes
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            // Re-check after unregistering as awake (see sleep/README.md).
+            if self.work_visible() || self.terminating.load(Ordering::SeqCst) {
+                self.sleep.cancel_park(idx);
+                searching = true;
+                woken = false;
+                continue;
+            }
+            self.sleep.park(idx);
+            searching = true;
+            woken = true;
+        }
+        if searching {
+            self.sleep.stop_searching();
+        }
+        // Tell a thread waiting in shutdown that the system drained.
+        self.drained.store(
+            self.drained.load(Ordering::Relaxed).wrapping_add(1),
+            Ordering::SeqCst,
+        );
+        self.drained.wake_all();
+        self.sleep.wake_all();
+    }
+
+    /// Spin (with backoff) until work is visible or `budget` has passed.
+    fn spin_until_work(&self, budget: Duration) -> bool {
+        if budget.is_zero() {
+            return false;
+        }
+        let start = Instant::now();
+        let mut step = 1u32;
+        loop {
+            if self.work_visible() {
+                return true;
+            }
+            if start.elapsed() >= budget {
+                return false;
+            }
+            for _ in 0..step {
+                std::hint::spin_loop();
+            }
+            step = (step * 2).min(64);
+        }
+    }
+
+    /// Run everything scheduled, then return (shutdown, on a non-worker).
+    pub(crate) fn drain(&self) {
+        let ctx = self.current();
+        let mut searching = false;
+        loop {
+            if self.find_and_run(ctx, &mut searching) {
+                continue;
+            }
+            let seen = self.drained.load(Ordering::SeqCst);
+            if self.outstanding() == 0 {
+                return;
+            }
+            if self.work_visible() {
+                continue;
+            }
+            if self.num_workers == 0 {
+                // Nothing visible and nothing runs elsewhere: every
+                // outstanding job waits on one that is queued somewhere we
+                // just searched, so look again.
+                continue;
+            }
+            self.drained.wait(seen);
+        }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        // Every job finished (shutdown drained the system), so no slot holds
+        // a live payload; failures retained for late waiters are dropped here.
+        for page in self
+            .pages
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            for s in page.slots.iter() {
+                let f = s.failure.swap(ptr::null_mut(), Ordering::Relaxed);
+                if !f.is_null() {
+                    // SAFETY: the slot's own reference from `Arc::into_raw`.
+                    unsafe { drop(Arc::from_raw(f)) };
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! Borrowing jobs: `JobSystem::scope`.
+
+use crate::error::JobError;
+use crate::handle::JobHandle;
+use crate::parallel_for::{vtables_chunked, vtables_per_index, Batch};
+use crate::JobSystem;
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+/// Jobs scheduled through a `Scope` may borrow anything that outlives the
+/// `scope` call; the call returns only after all of them finished.
+pub struct Scope<'scope, 'env: 'scope> {
+    system: &'scope JobSystem,
+    handles: Mutex<Vec<JobHandle>>,
+    // Invariant in 'scope and 'env, as std::thread::Scope.
+    _scope: PhantomData<&'scope mut &'scope ()>,
+    _env: PhantomData<&'env mut &'env ()>,
+}
+
+impl<'scope, 'env> Scope<'scope, 'env> {
+    fn track(&self, h: JobHandle) -> JobHandle {
+        self.handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(h);
+        h
+    }
+
+    /// Schedule a job that may borrow from outside the scope.
+    pub fn schedule<F: FnOnce() + Send + 'scope>(&'scope self, f: F) -> JobHandle {
+        // SAFETY: the scope waits for every tracked job before 'scope ends.
+        self.track(unsafe { self.system.schedule_unchecked(&[], f) })
+    }
+
+    /// `schedule` after `deps`.
+    pub fn schedule_after<F: FnOnce() + Send + 'scope>(
+        &'scope self,
+        deps: &[JobHandle],
+        f: F,
+    ) -> JobHandle {
+        // SAFETY: as in `schedule`.
+        self.track(unsafe { self.system.schedule_unchecked(deps, f) })
+    }
+
+    /// A borrowing `parallel_for`.
+    pub fn parallel_for<F>(&'scope self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
+    where
+        F: Fn(usize) + Send + Sync + 'scope,
+    {
+        // SAFETY: as in `schedule`.
+        self.track(unsafe {
+            self.system
+                .pfor_unchecked(&[], range, batch, f, vtables_per_index::<F>())
+        })
+    }
+
+    /// A borrowing `parallel_for_after`.
+    pub fn parallel_for_after<F>(
+        &'scope self,
+        deps: &[JobHandle],
+        range: Range<usize>,
+        batch: Batch,
+        f: F,
+    ) -> JobHandle
+    where
+        F: Fn(usize) + Send + Sync + 'scope,
+    {
+        // SAFETY: as in `schedule`.
+        self.track(unsafe {
+            self.system
+                .pfor_unchecked(deps, range, batch, f, vtables_per_index::<F>())
+        })
+    }
+
+    /// A borrowing `parallel_for_chunked`.
+    pub fn parallel_for_chunked<F>(
+        &'scope self,
+        range: Range<usize>,
+        batch: Batch,
+        f: F,
+    ) -> JobHandle
+    where
+        F: Fn(Range<usize>) + Send + Sync + 'scope,
+    {
+        // SAFETY: as in `schedule`.
+        self.track(unsafe {
+            self.system
+                .pfor_unchecked(&[], range, batch, f, vtables_chunked::<F>())
+        })
+    }
+
+    /// The job system this scope schedules on.
+    pub fn system(&self) -> &'scope JobSystem {
+        self.system
+    }
+}
+
+pub(crate) fn run<'env, F, R>(system: &JobSystem, f: F) -> R
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
+{
+    let scope = Scope {
+        system,
+        handles: Mutex::new(Vec::new()),
+        _scope: PhantomData,
+        _env: PhantomData,
+    };
+    let r = catch_unwind(AssertUnwindSafe(|| f(&scope)));
+    // Wait for every job, newest first (they are on top of our deque), also
+    // those scheduled while we wait. Keep the first failure.
+    let mut first_err: Option<JobError> = None;
+    loop {
+        let batch = std::mem::take(&mut *scope.handles.lock().unwrap_or_else(|e| e.into_inner()));
+        if batch.is_empty() {
+            break;
+        }
+        for h in batch.into_iter().rev() {
+            if let Err(e) = system.try_complete(h) {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    match (r, first_err) {
+        (Err(p), _) => resume_unwind(p),
+        (Ok(_), Some(JobError::Panicked(p))) => p.resume(),
+        (Ok(_), Some(e)) => panic!("{e}"),
+        (Ok(r), None) => r,
+    }
+}

@@ -1,0 +1,73 @@
+//! A 32-bit word a thread can sleep on until another thread changes it.
+//!
+//! Outside loom this is the OS futex (`atomic-wait`: futex on Linux,
+//! WaitOnAddress on Windows, ulock on macOS). Under loom the sleep is a loom
+//! `Condvar`, so a lost wake-up shows up as a deadlock in the model.
+
+use crate::sync::{AtomicU32, Ordering};
+
+pub(crate) struct Futex {
+    word: AtomicU32,
+    #[cfg(loom)]
+    lock: loom::sync::Mutex<()>,
+    #[cfg(loom)]
+    cv: loom::sync::Condvar,
+}
+
+impl Futex {
+    pub(crate) fn new(v: u32) -> Futex {
+        Futex {
+            word: AtomicU32::new(v),
+            #[cfg(loom)]
+            lock: loom::sync::Mutex::new(()),
+            #[cfg(loom)]
+            cv: loom::sync::Condvar::new(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn load(&self, o: Ordering) -> u32 {
+        self.word.load(o)
+    }
+
+    #[inline]
+    pub(crate) fn store(&self, v: u32, o: Ordering) {
+        self.word.store(v, o)
+    }
+
+    /// Sleep while the word equals `expected`. May return spuriously:
+    /// callers re-check their condition in a loop.
+    pub(crate) fn wait(&self, expected: u32) {
+        #[cfg(not(loom))]
+        atomic_wait::wait(&self.word, expected);
+        #[cfg(loom)]
+        {
+            let mut g = self.lock.lock().unwrap();
+            while self.word.load(Ordering::SeqCst) == expected {
+                g = self.cv.wait(g).unwrap();
+            }
+        }
+    }
+
+    /// Wake every thread sleeping on the word (callers change the word first).
+    pub(crate) fn wake_all(&self) {
+        #[cfg(not(loom))]
+        atomic_wait::wake_all(&self.word);
+        #[cfg(loom)]
+        {
+            let _g = self.lock.lock().unwrap();
+            self.cv.notify_all();
+        }
+    }
+
+    /// Wake one thread sleeping on the word (callers change the word first).
+    pub(crate) fn wake_one(&self) {
+        #[cfg(not(loom))]
+        atomic_wait::wake_one(&self.word);
+        #[cfg(loom)]
+        {
+            let _g = self.lock.lock().unwrap();
+            self.cv.notify_one();
+        }
+    }
+}

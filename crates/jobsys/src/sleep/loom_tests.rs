@@ -1,0 +1,115 @@
+//! Loom models of the sleep/wake protocol: no job pushed while workers go
+//! to sleep is ever left without an awake worker (a lost wake-up would park
+//! the model's worker forever, which loom reports as a deadlock).
+//!
+//! Run: `RUSTFLAGS="--cfg loom" cargo test -p jobsys --lib --release sleep::loom_tests`
+//! (`LOOM_MAX_PREEMPTIONS` bounds the search; CI uses 3).
+
+use super::Sleep;
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+
+/// A stand-in for the deques: a count of queued jobs.
+struct Model {
+    sleep: Sleep,
+    queued: AtomicUsize,
+    ran: AtomicUsize,
+}
+
+impl Model {
+    fn take(&self) -> bool {
+        let mut n = self.queued.load(Ordering::SeqCst);
+        while n > 0 {
+            match self
+                .queued
+                .compare_exchange(n, n - 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return true,
+                Err(now) => n = now,
+            }
+        }
+        false
+    }
+
+    fn visible(&self) -> bool {
+        self.queued.load(Ordering::SeqCst) > 0
+    }
+
+    /// The worker loop of `Registry::worker_main`, minus spinning, until
+    /// `total` jobs ran in all.
+    fn worker(&self, idx: usize, total: usize) {
+        let mut searching = false;
+        loop {
+            if self.ran.load(Ordering::SeqCst) >= total {
+                // Everyone may stop: wake the others so they see it too.
+                self.sleep.wake_all();
+                return;
+            }
+            if self.take() {
+                if searching {
+                    searching = false;
+                    if self.sleep.stop_searching() && self.visible() {
+                        self.sleep.notify_work();
+                    }
+                }
+                self.ran.fetch_add(1, Ordering::SeqCst);
+                continue;
+            }
+            if !searching {
+                searching = self.sleep.try_become_searching();
+            }
+            self.sleep.prepare_park(idx, searching);
+            if self.visible() || self.ran.load(Ordering::SeqCst) >= total {
+                self.sleep.cancel_park(idx);
+                searching = true;
+                continue;
+            }
+            self.sleep.park(idx);
+            searching = true;
+        }
+    }
+
+    fn schedule(&self) {
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        self.sleep.notify_work();
+    }
+}
+
+fn model(workers: usize, jobs: usize) {
+    loom::model(move || {
+        let m = Arc::new(Model {
+            sleep: Sleep::new(workers),
+            queued: AtomicUsize::new(0),
+            ran: AtomicUsize::new(0),
+        });
+        let handles: Vec<_> = (0..workers)
+            .map(|i| {
+                let m = m.clone();
+                thread::spawn(move || m.worker(i, jobs))
+            })
+            .collect();
+        for _ in 0..jobs {
+            m.schedule();
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(m.ran.load(Ordering::SeqCst), jobs);
+    });
+}
+
+#[test]
+fn one_worker_one_job_is_never_lost() {
+    model(1, 1);
+}
+
+#[test]
+fn one_worker_two_jobs_is_never_lost() {
+    model(1, 2);
+}
+
+#[test]
+fn two_workers_cascade_is_never_lost() {
+    model(2, 2);
+}

@@ -1,0 +1,209 @@
+//! Idle bookkeeping and the sleep/wake protocol of the workers.
+//!
+//! The protocol, its invariants and why no wake-up is lost are explained in
+//! [`README.md`](https://github.com/jobsys/jobsys/blob/main/crates/jobsys/src/sleep/README.md)
+//! next to this file. In short:
+//! - `state` packs how many workers are awake and how many of those are
+//!   searching for work.
+//! - A thread that made work visible calls [`Sleep::notify_work`]: it wakes
+//!   one sleeping worker, and only when no worker is searching.
+//! - A worker that goes to sleep first unregisters as awake (SeqCst), then
+//!   looks at every deque once more; that re-check pairs with the SeqCst
+//!   fence in `notify_work`.
+
+mod futex;
+
+pub(crate) use futex::Futex;
+
+use crate::sync::{fence, lock, Mutex, Ordering};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::AtomicU64;
+
+const SEARCHING_ONE: u32 = 1;
+const AWAKE_ONE: u32 = 1 << 16;
+const SEARCHING_MASK: u32 = 0xFFFF;
+
+/// Values of a worker's sleep word.
+const PARKED: u32 = 0;
+const NOTIFIED: u32 = 1;
+
+pub(crate) struct Sleep {
+    /// searching workers (low 16 bits) | awake workers (high 16 bits)
+    state: CachePadded<crate::sync::AtomicU32>,
+    /// Workers that are parked (or about to park), most recent last.
+    sleepers: Mutex<Vec<u32>>,
+    /// One futex word per worker.
+    words: Box<[CachePadded<Futex>]>,
+    num_workers: u32,
+    pub(crate) counters: SleepCounters,
+}
+
+/// Counters of the protocol (relaxed; for stats, tracer and benchmark).
+#[derive(Default)]
+pub(crate) struct SleepCounters {
+    /// Workers woken by `notify_work` (one futex wake each).
+    pub wakes: AtomicU64,
+    /// Woken workers that went back to sleep without finding work.
+    pub futile_wakes: AtomicU64,
+    /// Times a worker went to sleep.
+    pub sleeps: AtomicU64,
+}
+
+impl Sleep {
+    pub(crate) fn new(num_workers: usize) -> Sleep {
+        assert!(
+            num_workers < (1 << 15),
+            "worker count exceeds the idle state's 15 bits"
+        );
+        let n = num_workers as u32;
+        Sleep {
+            // Workers start awake and not searching.
+            state: CachePadded::new(crate::sync::AtomicU32::new(n * AWAKE_ONE)),
+            sleepers: Mutex::new(Vec::with_capacity(num_workers)),
+            words: (0..num_workers)
+                .map(|_| CachePadded::new(Futex::new(NOTIFIED)))
+                .collect(),
+            num_workers: n,
+            counters: SleepCounters::default(),
+        }
+    }
+
+    /// Work was made visible (pushed on a deque). Wake one sleeping worker
+    /// if no worker is searching. Returns whether a worker was woken.
+    ///
+    /// Cost when nothing needs waking: a fence and one load, no syscall.
+    #[inline]
+    pub(crate) fn notify_work(&self) -> bool {
+        // SeqCst fence: orders the caller's push before the load of `state`.
+        // Pairs with the SeqCst `fetch_sub` in `prepare_park` followed by
+        // the sleeper's re-check of the deques.
+        fence(Ordering::SeqCst);
+        let s = self.state.load(Ordering::SeqCst);
+        if s & SEARCHING_MASK != 0 || (s >> 16) >= self.num_workers {
+            return false;
+        }
+        self.wake_one_slow()
+    }
+
+    #[cold]
+    fn wake_one_slow(&self) -> bool {
+        let mut sleepers = lock(&self.sleepers);
+        // Re-check under the lock: `awake` only grows under this lock.
+        let s = self.state.load(Ordering::SeqCst);
+        if s & SEARCHING_MASK != 0 {
+            return false;
+        }
+        let Some(idx) = sleepers.pop() else {
+            return false;
+        };
+        // The woken worker counts as awake and searching from now on, so
+        // the next notifier does not wake another one for the same work.
+        self.state
+            .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+        drop(sleepers);
+        let w = &self.words[idx as usize];
+        // Release: the worker's Acquire load in `park` sees NOTIFIED.
+        w.store(NOTIFIED, Ordering::Release);
+        w.wake_one();
+        self.counters.wakes.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Try to become a searching worker. Fails when half of the awake
+    /// workers already search (more searchers only contend on the deques).
+    #[inline]
+    pub(crate) fn try_become_searching(&self) -> bool {
+        let mut s = self.state.load(Ordering::SeqCst);
+        loop {
+            let searching = s & SEARCHING_MASK;
+            let awake = s >> 16;
+            if searching > 0 && 2 * searching >= awake {
+                return false;
+            }
+            match self.state.compare_exchange_weak(
+                s,
+                s + SEARCHING_ONE,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// A searching worker found work. Returns true when it was the last
+    /// searcher (then it should wake another worker if more work is visible:
+    /// the cascade).
+    #[inline]
+    pub(crate) fn stop_searching(&self) -> bool {
+        let prev = self.state.fetch_sub(SEARCHING_ONE, Ordering::SeqCst);
+        prev & SEARCHING_MASK == 1
+    }
+
+    /// First half of going to sleep: register as a sleeper and stop counting
+    /// as awake (and as searching if `searching`). The caller must then
+    /// re-check every deque and call `cancel_park` if it sees work, else
+    /// `park`.
+    pub(crate) fn prepare_park(&self, idx: usize, searching: bool) {
+        let mut sleepers = lock(&self.sleepers);
+        self.words[idx].store(PARKED, Ordering::Relaxed);
+        sleepers.push(idx as u32);
+        let dec = AWAKE_ONE + if searching { SEARCHING_ONE } else { 0 };
+        // SeqCst: pairs with the fence + load in `notify_work`.
+        self.state.fetch_sub(dec, Ordering::SeqCst);
+        drop(sleepers);
+        // Orders the decrement before the caller's re-check loads.
+        fence(Ordering::SeqCst);
+    }
+
+    /// The re-check after `prepare_park` saw work: become awake and
+    /// searching again. If a notifier already took us off the sleeper list,
+    /// it has already counted us as awake and searching.
+    pub(crate) fn cancel_park(&self, idx: usize) {
+        let mut sleepers = lock(&self.sleepers);
+        if let Some(pos) = sleepers.iter().rposition(|&i| i as usize == idx) {
+            sleepers.swap_remove(pos);
+            self.state
+                .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+        }
+        self.words[idx].store(NOTIFIED, Ordering::Relaxed);
+    }
+
+    /// Sleep until notified. On return the worker counts as awake and
+    /// searching (the notifier counted it).
+    pub(crate) fn park(&self, idx: usize) {
+        self.counters.sleeps.fetch_add(1, Ordering::Relaxed);
+        let w = &self.words[idx];
+        // Acquire pairs with the Release store of NOTIFIED in the waker.
+        while w.load(Ordering::Acquire) == PARKED {
+            w.wait(PARKED);
+        }
+    }
+
+    /// Wake every sleeping worker (shutdown).
+    pub(crate) fn wake_all(&self) {
+        let mut sleepers = lock(&self.sleepers);
+        let woken: Vec<u32> = sleepers.drain(..).collect();
+        for _ in &woken {
+            self.state
+                .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+        }
+        drop(sleepers);
+        for idx in woken {
+            let w = &self.words[idx as usize];
+            w.store(NOTIFIED, Ordering::Release);
+            w.wake_one();
+        }
+    }
+
+    /// (awake, searching) right now; for tests and stats.
+    #[allow(dead_code)]
+    pub(crate) fn counts(&self) -> (u32, u32) {
+        let s = self.state.load(Ordering::SeqCst);
+        (s >> 16, s & SEARCHING_MASK)
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests;

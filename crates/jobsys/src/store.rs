@@ -1,0 +1,468 @@
+//! Job slots and the per-thread slot store.
+//!
+//! A `Slot` is one fixed-size (128-byte) cell. It holds either a job
+//! (closure inline when it fits in `PAYLOAD_BYTES`, boxed when not) or, for a
+//! job with dependencies, a block of two dependency edges chained from the job.
+//! Slots live in pages owned by the `Registry`; each page belongs to one
+//! context (thread), and only that context allocates from it.
+//!
+//! Invariants:
+//! - A slot's memory is never freed before the registry is dropped, so an
+//!   address from a handle or a deque entry is always readable while the
+//!   system lives; the *generation* in `state` says whether it still names
+//!   the same job.
+//! - The generation only changes in the single CAS that frees a slot
+//!   (`FINISHED`, no pins → next generation, `FREE`). A thread holding a pin
+//!   therefore sees a stable generation, payload, edges and failure.
+//! - The local free list is touched only by the owning thread; other threads
+//!   return slots through `remote_free`, a stack the owner empties with one
+//!   `swap` (no ABA: nodes are only popped by that swap).
+
+use crate::error::Failure;
+use crate::sync::AtomicPtr as SyncAtomicPtr;
+use crossbeam_utils::CachePadded;
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Bytes of closure a slot stores inline.
+pub(crate) const PAYLOAD_BYTES: usize = 64;
+/// Slots per page.
+pub(crate) const PAGE_SLOTS: usize = 256;
+
+// ---- the state word -------------------------------------------------------
+// bits 0..32: generation; bits 32..35: phase; 35..40: flags; 40..64: pins.
+pub(crate) const PHASE_SHIFT: u32 = 32;
+pub(crate) const PHASE_MASK: u64 = 0b111 << PHASE_SHIFT;
+pub(crate) const FREE: u64 = 0;
+pub(crate) const WAITING: u64 = 1 << PHASE_SHIFT;
+pub(crate) const RUNNABLE: u64 = 2 << PHASE_SHIFT;
+pub(crate) const RUNNING: u64 = 3 << PHASE_SHIFT;
+pub(crate) const FINISHED: u64 = 4 << PHASE_SHIFT;
+pub(crate) const EDGES: u64 = 5 << PHASE_SHIFT;
+/// The job (or a dependency of it) panicked.
+pub(crate) const FAILED: u64 = 1 << 35;
+/// The job was skipped because a dependency failed.
+pub(crate) const POISONED: u64 = 1 << 36;
+/// A waiter has seen the failure; until then a failed slot is retained so a
+/// late `complete` still reports it.
+pub(crate) const OBSERVED: u64 = 1 << 37;
+/// Some thread in `complete` needs this job (it is the handle waited on or
+/// one of its unfinished dependencies): waiters may help with it.
+pub(crate) const WAITED: u64 = 1 << 38;
+pub(crate) const PIN_SHIFT: u32 = 40;
+pub(crate) const PIN_ONE: u64 = 1 << PIN_SHIFT;
+
+#[inline]
+pub(crate) fn gen_of(s: u64) -> u32 {
+    s as u32
+}
+#[inline]
+pub(crate) fn phase_of(s: u64) -> u64 {
+    s & PHASE_MASK
+}
+#[inline]
+pub(crate) fn pins_of(s: u64) -> u64 {
+    s >> PIN_SHIFT
+}
+/// A finished slot with no pins can be recycled unless it holds a failure
+/// nobody has observed yet.
+#[inline]
+fn reclaimable(s: u64) -> bool {
+    phase_of(s) == FINISHED && pins_of(s) == 0 && (s & FAILED == 0 || s & OBSERVED != 0)
+}
+#[inline]
+fn next_free_state(s: u64) -> u64 {
+    u64::from(gen_of(s).wrapping_add(1)) | FREE
+}
+
+/// Sentinel in `Slot::dependents` once the job finished: no more edges.
+pub(crate) const CLOSED: *mut Edge = 1 as *mut Edge;
+
+/// What kind of job a slot holds, and how to run or drop its payload.
+pub(crate) struct JobVTable {
+    pub kind: JobKind,
+    /// Run (consuming) the closure in the payload.
+    pub run: unsafe fn(*mut u8),
+    /// Drop the payload without running it.
+    pub drop: unsafe fn(*mut u8),
+    /// For parallel_for: run indices `[begin, end)` of the closure.
+    pub run_range: unsafe fn(*const u8, usize, usize),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum JobKind {
+    Single,
+    ParallelFor,
+}
+
+/// One dependency edge: `dependent` waits for `dep`. Lives in an edge block
+/// owned by `dependent`; linked into `dep`'s dependents list through `next`.
+#[repr(C)]
+pub(crate) struct Edge {
+    pub next: UnsafeCell<*mut Edge>,
+    pub dependent: *const Slot,
+    pub dep: *const Slot,
+    pub dep_gen: u32,
+}
+pub(crate) const EDGES_PER_BLOCK: usize = PAYLOAD_BYTES / std::mem::size_of::<Edge>();
+
+#[repr(C, align(16))]
+pub(crate) struct Payload(pub [MaybeUninit<u8>; PAYLOAD_BYTES]);
+
+#[repr(C, align(64))]
+pub(crate) struct Slot {
+    pub state: AtomicU64,
+    /// Head of the list of edges of jobs waiting for this one, or `CLOSED`.
+    pub dependents: AtomicPtr<Edge>,
+    /// Unfinished dependencies + 1 while the job is being set up.
+    pub pending: AtomicU32,
+    /// Index of the context whose page holds this slot (immutable).
+    pub owner: u32,
+    /// Free-list link.
+    pub link: SyncAtomicPtr<Slot>,
+    pub vtable: UnsafeCell<&'static JobVTable>,
+    /// `Arc<Failure>` as a raw pointer, or null.
+    pub failure: AtomicPtr<Failure>,
+    /// First edge block of this job's own dependencies (chained through the
+    /// blocks' `edges` field).
+    pub edges: UnsafeCell<*mut Slot>,
+    /// Number of dependencies recorded in the edge blocks.
+    pub ndeps: UnsafeCell<u32>,
+    pub payload: UnsafeCell<Payload>,
+}
+
+#[cfg(not(loom))]
+const _: () = assert!(std::mem::size_of::<Slot>() == 128);
+const _: () = assert!(EDGES_PER_BLOCK == 2);
+
+// SAFETY: every field is either atomic or written only by the thread that owns
+// the slot while no other thread can reach it (before publication, or after
+// the freeing CAS), or read only while holding a pin; see module invariants.
+unsafe impl Sync for Slot {}
+// SAFETY: as above; slots move between threads only as addresses.
+unsafe impl Send for Slot {}
+
+unsafe fn noop(_: *mut u8) {}
+unsafe fn noop_range(_: *const u8, _: usize, _: usize) {}
+/// The vtable of a job with nothing to run (`combine`).
+pub(crate) static NOOP_VTABLE: JobVTable = JobVTable {
+    kind: JobKind::Single,
+    run: noop,
+    drop: noop,
+    run_range: noop_range,
+};
+
+impl Slot {
+    fn new(owner: u32) -> Slot {
+        Slot {
+            state: AtomicU64::new(FREE),
+            dependents: AtomicPtr::new(ptr::null_mut()),
+            pending: AtomicU32::new(0),
+            owner,
+            link: SyncAtomicPtr::new(ptr::null_mut()),
+            vtable: UnsafeCell::new(&NOOP_VTABLE),
+            failure: AtomicPtr::new(ptr::null_mut()),
+            edges: UnsafeCell::new(ptr::null_mut()),
+            ndeps: UnsafeCell::new(0),
+            payload: UnsafeCell::new(Payload([MaybeUninit::uninit(); PAYLOAD_BYTES])),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn payload_ptr(&self) -> *mut u8 {
+        self.payload.get().cast()
+    }
+
+    #[inline]
+    pub(crate) fn vtable(&self) -> &'static JobVTable {
+        // SAFETY: the vtable is written before the job is published (deque
+        // push or handle return, both release operations) and not changed
+        // until the slot is freed; readers hold a pin or a claim.
+        unsafe { *self.vtable.get() }
+    }
+
+    /// Pin the slot if it still holds generation `gen` and is not free.
+    /// A pinned slot is not recycled until `unpin`.
+    #[inline]
+    pub(crate) fn pin(&self, gen: u32) -> Option<u64> {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if gen_of(s) != gen || phase_of(s) == FREE || phase_of(s) == EDGES {
+                return None;
+            }
+            match self.state.compare_exchange_weak(
+                s,
+                s + PIN_ONE,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some(s + PIN_ONE),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Claim a runnable single job for running: RUNNABLE → RUNNING, with a
+    /// pin that `finish` drops.
+    #[inline]
+    pub(crate) fn claim(&self, gen: u32) -> bool {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if gen_of(s) != gen || phase_of(s) != RUNNABLE {
+                return false;
+            }
+            let new = (s & !PHASE_MASK) | RUNNING;
+            match self.state.compare_exchange_weak(
+                s,
+                new + PIN_ONE,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Set `flag` while the slot holds `gen`; returns the state before.
+    pub(crate) fn set_flag(&self, gen: u32, flag: u64) -> Option<u64> {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if gen_of(s) != gen || phase_of(s) == FREE || phase_of(s) == EDGES {
+                return None;
+            }
+            if s & flag != 0 {
+                return Some(s);
+            }
+            match self
+                .state
+                .compare_exchange_weak(s, s | flag, Ordering::SeqCst, Ordering::Acquire)
+            {
+                Ok(_) => return Some(s),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// The shared failure, if any. Caller holds a pin or the claim.
+    pub(crate) fn failure(&self) -> Option<Arc<Failure>> {
+        let p = self.failure.load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `p` came from `Arc::into_raw` and the slot keeps that
+        // reference until it is freed, which cannot happen while the caller
+        // holds a pin or claim; so the count is >= 1 during the increment.
+        unsafe {
+            Arc::increment_strong_count(p);
+            Some(Arc::from_raw(p))
+        }
+    }
+
+    /// Record `f` as this job's failure unless one is recorded already.
+    pub(crate) fn set_failure(&self, f: Arc<Failure>) {
+        let raw = Arc::into_raw(f) as *mut Failure;
+        if self
+            .failure
+            .compare_exchange(ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // SAFETY: `raw` came from `Arc::into_raw` just above and was not
+            // stored, so this is its only owner.
+            unsafe { drop(Arc::from_raw(raw)) };
+        }
+    }
+}
+
+/// Outcome of dropping a pin or a claim.
+pub(crate) enum Unpinned {
+    /// The slot is still in use.
+    Kept,
+    /// This call freed the slot (generation moved on); the caller must
+    /// return its memory with `Store::recycle`.
+    Freed,
+}
+
+/// Apply `update` to the state, and if the result is reclaimable, go to the
+/// next generation's FREE state in the same CAS. Returns the previous state.
+#[inline]
+pub(crate) fn update_and_maybe_free(
+    slot: &Slot,
+    mut update: impl FnMut(u64) -> u64,
+) -> (u64, Unpinned) {
+    let mut s = slot.state.load(Ordering::Acquire);
+    loop {
+        let mut new = update(s);
+        let freed = reclaimable(new);
+        if freed {
+            new = next_free_state(new);
+        }
+        match slot
+            .state
+            .compare_exchange_weak(s, new, Ordering::SeqCst, Ordering::Acquire)
+        {
+            Ok(_) => {
+                return (
+                    s,
+                    if freed {
+                        Unpinned::Freed
+                    } else {
+                        Unpinned::Kept
+                    },
+                )
+            }
+            Err(now) => s = now,
+        }
+    }
+}
+
+/// Drop one pin.
+#[inline]
+pub(crate) fn unpin(slot: &Slot) -> Unpinned {
+    update_and_maybe_free(slot, |s| s - PIN_ONE).1
+}
+
+/// One page of slots.
+pub(crate) struct Page {
+    pub slots: Box<[Slot]>,
+}
+
+/// The slot store of one context.
+pub(crate) struct Store {
+    owner: u32,
+    /// Owner-only free list (linked through `Slot::link`).
+    local_free: UnsafeCell<*mut Slot>,
+    /// Slots freed by other threads, pushed here; the owner takes all at once.
+    remote_free: CachePadded<SyncAtomicPtr<Slot>>,
+}
+
+// SAFETY: `local_free` is only touched by the thread that has claimed the
+// owning context (callers of the `unsafe fn`s promise this); `remote_free`
+// is atomic.
+unsafe impl Sync for Store {}
+// SAFETY: as above.
+unsafe impl Send for Store {}
+
+impl Store {
+    pub(crate) fn new(owner: u32) -> Store {
+        Store {
+            owner,
+            local_free: UnsafeCell::new(ptr::null_mut()),
+            remote_free: CachePadded::new(SyncAtomicPtr::new(ptr::null_mut())),
+        }
+    }
+
+    /// Take a free slot, allocating a new page through `new_page` when both
+    /// free lists are empty. The slot's state is `(gen, FREE)`.
+    ///
+    /// # Safety
+    /// Only the thread that has claimed this store's context may call it.
+    #[inline]
+    pub(crate) unsafe fn alloc(
+        &self,
+        new_page: impl FnOnce(Page) -> &'static Page,
+    ) -> ptr::NonNull<Slot> {
+        // SAFETY: owner-only access, promised by the caller.
+        let head = unsafe { &mut *self.local_free.get() };
+        if head.is_null() {
+            *head = self.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
+            if head.is_null() {
+                let page = Page {
+                    slots: (0..PAGE_SLOTS).map(|_| Slot::new(self.owner)).collect(),
+                };
+                let page = new_page(page);
+                for s in page.slots.iter().rev() {
+                    s.link.store(*head, Ordering::Relaxed);
+                    *head = s as *const Slot as *mut Slot;
+                }
+            }
+        }
+        // SAFETY: `*head` is non-null here and points into a page that lives
+        // as long as the registry; a slot on a free list is owned by this
+        // store and unreachable by other threads.
+        let slot = unsafe { &**head };
+        *head = slot.link.load(Ordering::Relaxed);
+        ptr::NonNull::from(slot)
+    }
+
+    /// Return a freed slot. `mine` says whether the calling thread owns this
+    /// store (then the local list is used, else the remote stack).
+    ///
+    /// # Safety
+    /// `slot` belongs to this store and has just been freed by the caller
+    /// (it is unreachable by other threads); `mine` is true only on the
+    /// owning thread.
+    #[inline]
+    pub(crate) unsafe fn push_free(&self, slot: &Slot, mine: bool) {
+        let p = slot as *const Slot as *mut Slot;
+        if mine {
+            // SAFETY: owner-only access, promised by the caller.
+            let head = unsafe { &mut *self.local_free.get() };
+            slot.link.store(*head, Ordering::Relaxed);
+            *head = p;
+        } else {
+            let mut head = self.remote_free.load(Ordering::Relaxed);
+            loop {
+                slot.link.store(head, Ordering::Relaxed);
+                // Release pairs with the owner's Acquire swap in `alloc`.
+                match self.remote_free.compare_exchange_weak(
+                    head,
+                    p,
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => break,
+                    Err(now) => head = now,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc as LArc;
+    use loom::thread;
+
+    // Remote frees race with the owner draining the stack: every slot freed
+    // remotely is allocated again exactly once.
+    #[test]
+    fn remote_free_is_not_lost() {
+        loom::model(|| {
+            let slots: &'static [Slot] = Box::leak(
+                (0..2)
+                    .map(|_| Slot::new(0))
+                    .collect::<Vec<_>>()
+                    .into_boxed_slice(),
+            );
+            let store = LArc::new(Store::new(0));
+            let s2 = store.clone();
+            let t = thread::spawn(move || {
+                for s in slots {
+                    // SAFETY: the slots are owned by this thread until pushed.
+                    unsafe { s2.push_free(s, false) };
+                }
+            });
+            let mut seen = Vec::new();
+            while seen.len() < 2 {
+                let got = store.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
+                let mut p = got;
+                while !p.is_null() {
+                    seen.push(p as *const Slot);
+                    // SAFETY: `p` was pushed by the other thread with a
+                    // Release CAS that our Acquire swap synchronised with.
+                    p = unsafe { (*p).link.load(Ordering::Relaxed) };
+                }
+                thread::yield_now();
+            }
+            t.join().unwrap();
+            seen.sort();
+            seen.dedup();
+            assert_eq!(seen.len(), 2);
+        });
+    }
+}

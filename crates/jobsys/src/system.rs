@@ -1,0 +1,346 @@
+//! The public `JobSystem`: scheduling, waiting, shutdown.
+
+use crate::builder::{resolve_workers, BuildError, Builder, Config, IdlePolicy};
+use crate::error::JobError;
+use crate::handle::JobHandle;
+use crate::parallel_for::{vtables_chunked, vtables_per_index, write_pfor, Batch, PFOR};
+use crate::registry::{Registry, Stats};
+use crate::store::{update_and_maybe_free, Unpinned, FINISHED, NOOP_VTABLE};
+use std::ops::Range;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// A pool of worker threads running jobs with dependencies.
+///
+/// Cheap to clone (all clones share one system); the system shuts down when
+/// the last clone is dropped: every job already scheduled runs (or fails),
+/// then the workers stop and are joined. See the crate docs for an example.
+#[derive(Clone)]
+pub struct JobSystem {
+    owner: Arc<Owner>,
+}
+
+/// Shuts the system down when the last `JobSystem` clone goes.
+struct Owner {
+    registry: Arc<Registry>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        let reg = &self.registry;
+        reg.terminating.store(true, Ordering::SeqCst);
+        reg.sleep.wake_all();
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        let on_own_worker = threads
+            .iter()
+            .any(|t| t.thread().id() == std::thread::current().id());
+        if on_own_worker {
+            // Dropped by a job on one of our workers: that job is still
+            // running, so we cannot wait for the drain here. The workers
+            // finish every queued job and exit on their own (detached).
+            return;
+        }
+        reg.drain();
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for JobSystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobSystem")
+            .field("id", &self.reg().id)
+            .field("workers", &self.reg().num_workers)
+            .finish()
+    }
+}
+
+impl JobSystem {
+    /// Start configuring a job system.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// Start a job system with `config`.
+    pub fn new(config: Config) -> Result<JobSystem, BuildError> {
+        let workers = resolve_workers(config.workers)?;
+        let IdlePolicy::SpinThenSleep { spin } = config.idle_policy;
+        let wait_spin = config.wait_spin.unwrap_or(spin);
+        let registry = Registry::new(workers, spin, wait_spin);
+        let mut threads = Vec::with_capacity(workers);
+        for i in 0..workers {
+            let reg = registry.clone();
+            let mut b = std::thread::Builder::new().name(format!("jobsys-worker-{i}"));
+            if let Some(sz) = config.stack_size {
+                b = b.stack_size(sz);
+            }
+            match b.spawn(move || reg.worker_main(i)) {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    // Stop the ones already started before reporting.
+                    drop(Owner {
+                        registry,
+                        threads: Mutex::new(threads),
+                    });
+                    return Err(BuildError::Spawn(e));
+                }
+            }
+        }
+        Ok(JobSystem {
+            owner: Arc::new(Owner {
+                registry,
+                threads: Mutex::new(threads),
+            }),
+        })
+    }
+
+    #[inline]
+    pub(crate) fn reg(&self) -> &Registry {
+        &self.owner.registry
+    }
+
+    /// Number of worker threads (not counting threads that call `complete`).
+    pub fn workers(&self) -> usize {
+        self.reg().num_workers
+    }
+
+    /// Counters summed over all threads.
+    pub fn stats(&self) -> Stats {
+        self.reg().stats()
+    }
+
+    /// Schedule `f` to run on some thread.
+    #[inline]
+    pub fn schedule<F: FnOnce() + Send + 'static>(&self, f: F) -> JobHandle {
+        // SAFETY: `F: 'static`, so nothing it borrows can end before it runs.
+        unsafe { self.schedule_unchecked(&[], f) }
+    }
+
+    /// Schedule `f` to run after every job in `deps` has finished. If one of
+    /// them fails, `f` does not run and this job fails with the same cause.
+    ///
+    /// # Panics
+    /// If a handle in `deps` belongs to another `JobSystem`.
+    #[inline]
+    pub fn schedule_after<F: FnOnce() + Send + 'static>(
+        &self,
+        deps: &[JobHandle],
+        f: F,
+    ) -> JobHandle {
+        // SAFETY: as in `schedule`.
+        unsafe { self.schedule_unchecked(deps, f) }
+    }
+
+    /// # Safety
+    /// Everything `f` borrows must outlive the job (the caller waits for it).
+    #[inline]
+    pub(crate) unsafe fn schedule_unchecked<F: FnOnce() + Send>(
+        &self,
+        deps: &[JobHandle],
+        f: F,
+    ) -> JobHandle {
+        let reg = self.reg();
+        reg.check_handles(deps, "schedule_after");
+        let ctx = reg.current();
+        let (slot, gen) = reg.alloc(ctx);
+        // SAFETY: fresh slot; borrow lifetime promised by the caller.
+        unsafe { crate::job::write_single(slot, f) };
+        reg.submit(ctx, slot, gen, deps, 0)
+    }
+
+    /// One handle that completes when all of `handles` have. Fails if any of
+    /// them fails.
+    ///
+    /// # Panics
+    /// If a handle belongs to another `JobSystem`.
+    pub fn combine(&self, handles: &[JobHandle]) -> JobHandle {
+        let reg = self.reg();
+        reg.check_handles(handles, "combine");
+        if handles.is_empty() {
+            return self.completed_handle();
+        }
+        let ctx = reg.current();
+        let (slot, gen) = reg.alloc(ctx);
+        // SAFETY: fresh slot, unpublished.
+        unsafe { *slot.vtable.get() = &NOOP_VTABLE };
+        reg.submit(ctx, slot, gen, handles, 0)
+    }
+
+    /// A handle that is complete already (empty combine, empty range).
+    fn completed_handle(&self) -> JobHandle {
+        let reg = self.reg();
+        let ctx = reg.current();
+        let (slot, gen) = reg.alloc(ctx);
+        let h = JobHandle {
+            slot: std::ptr::NonNull::from(slot),
+            gen,
+            system: reg.id,
+        };
+        slot.state
+            .store(u64::from(gen) | FINISHED, Ordering::Relaxed);
+        // Finished, unpinned, not failed: this moves to the next generation.
+        if let (_, Unpinned::Freed) = update_and_maybe_free(slot, |s| s) {
+            reg.recycle(ctx, slot);
+        }
+        h
+    }
+
+    /// Run `f(i)` for every `i` in `range`, in pieces of `batch` indices on
+    /// all threads. An empty range gives a handle that is complete at once.
+    ///
+    /// # Panics
+    /// On `Batch::Fixed(0)`.
+    pub fn parallel_for<F>(&self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
+    where
+        F: Fn(usize) + Send + Sync + 'static,
+    {
+        // SAFETY: `F: 'static`.
+        unsafe { self.pfor_unchecked(&[], range, batch, f, vtables_per_index::<F>()) }
+    }
+
+    /// `parallel_for` that starts after `deps`.
+    pub fn parallel_for_after<F>(
+        &self,
+        deps: &[JobHandle],
+        range: Range<usize>,
+        batch: Batch,
+        f: F,
+    ) -> JobHandle
+    where
+        F: Fn(usize) + Send + Sync + 'static,
+    {
+        // SAFETY: `F: 'static`.
+        unsafe { self.pfor_unchecked(deps, range, batch, f, vtables_per_index::<F>()) }
+    }
+
+    /// Like `parallel_for`, but `f` gets each piece as a `Range`.
+    pub fn parallel_for_chunked<F>(&self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
+    where
+        F: Fn(Range<usize>) + Send + Sync + 'static,
+    {
+        // SAFETY: `F: 'static`.
+        unsafe { self.pfor_unchecked(&[], range, batch, f, vtables_chunked::<F>()) }
+    }
+
+    /// `parallel_for_chunked` that starts after `deps`.
+    pub fn parallel_for_chunked_after<F>(
+        &self,
+        deps: &[JobHandle],
+        range: Range<usize>,
+        batch: Batch,
+        f: F,
+    ) -> JobHandle
+    where
+        F: Fn(Range<usize>) + Send + Sync + 'static,
+    {
+        // SAFETY: `F: 'static`.
+        unsafe { self.pfor_unchecked(deps, range, batch, f, vtables_chunked::<F>()) }
+    }
+
+    /// # Safety
+    /// Everything `f` borrows must outlive the job.
+    pub(crate) unsafe fn pfor_unchecked<F: Send + Sync>(
+        &self,
+        deps: &[JobHandle],
+        range: Range<usize>,
+        batch: Batch,
+        f: F,
+        vts: (
+            &'static crate::store::JobVTable,
+            &'static crate::store::JobVTable,
+        ),
+    ) -> JobHandle {
+        let reg = self.reg();
+        let piece = batch.piece_len(range.len(), reg.num_workers + 1);
+        if range.is_empty() {
+            return self.combine(deps);
+        }
+        reg.check_handles(deps, "parallel_for_after");
+        let ctx = reg.current();
+        let (slot, gen) = reg.alloc(ctx);
+        // SAFETY: fresh slot; borrow lifetime promised by the caller.
+        unsafe { write_pfor(slot, range, piece, f, vts.0, vts.1) };
+        reg.submit(ctx, slot, gen, deps, PFOR)
+    }
+
+    /// Wait until `h` is complete, helping with the work it needs. Re-raises
+    /// the panic of a job that failed (or of a dependency that made it fail).
+    ///
+    /// # Panics
+    /// If the job panicked; if `h` belongs to another `JobSystem`; if a job
+    /// waits on itself or on a job that needs it.
+    pub fn complete(&self, h: JobHandle) {
+        match self.reg().wait(h) {
+            Ok(()) => {}
+            Err(JobError::Panicked(p)) => p.resume(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// `complete`, returning failures as a value instead of panicking.
+    pub fn try_complete(&self, h: JobHandle) -> Result<(), JobError> {
+        self.reg().wait(h)
+    }
+
+    /// Has `h` finished (successfully or not)? Never blocks.
+    ///
+    /// # Panics
+    /// If `h` belongs to another `JobSystem`.
+    pub fn is_complete(&self, h: JobHandle) -> bool {
+        self.reg().is_complete(h)
+    }
+
+    /// Run `a` and `b`, potentially in parallel, and return both results.
+    /// `b` runs on the calling thread; `a` is scheduled and, unless another
+    /// thread took it meanwhile, run here afterwards. A panic in either is
+    /// re-raised after both are done.
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB,
+        RA: Send,
+    {
+        let mut ra: Option<RA> = None;
+        let out = SendPtr(&mut ra as *mut Option<RA>);
+        let job = move || {
+            let out = out;
+            // SAFETY: `ra` lives on the caller's stack until `try_complete`
+            // below has returned, which happens after this job finished;
+            // nothing else touches it meanwhile.
+            unsafe { *out.0 = Some(a()) };
+        };
+        // SAFETY: the job borrows `ra` and `a`'s captures; we wait for it
+        // below before returning or unwinding.
+        let h = unsafe { self.schedule_unchecked(&[], job) };
+        let rb = catch_unwind(AssertUnwindSafe(b));
+        let done = self.try_complete(h);
+        let rb = match rb {
+            Ok(rb) => rb,
+            Err(p) => resume_unwind(p),
+        };
+        match done {
+            Ok(()) => (ra.expect("join: job finished without a result"), rb),
+            Err(JobError::Panicked(p)) => p.resume(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Run `f` with a [`Scope`](crate::Scope) whose jobs may borrow from the
+    /// caller's stack; returns after every job scheduled in the scope has
+    /// finished. A panic in `f` or in a scope job is re-raised then.
+    pub fn scope<'env, F, R>(&self, f: F) -> R
+    where
+        F: for<'scope> FnOnce(&'scope crate::Scope<'scope, 'env>) -> R,
+    {
+        crate::scope::run(self, f)
+    }
+}
+
+struct SendPtr<T>(*mut T);
+// SAFETY: used only to hand `join`'s result slot to the job that fills it;
+// the caller waits for that job before touching the slot again.
+unsafe impl<T: Send> Send for SendPtr<T> {}

@@ -1,0 +1,390 @@
+//! `complete(h)`: wait for a job, helping only with work it needs.
+//!
+//! A waiter first tries `h` itself (the common fork/join case: it is on top
+//! of the waiter's own deque). Otherwise it walks `h`'s unfinished
+//! dependencies once, marking each `WAITED` ("someone waits on a job that
+//! needs this") and running the runnable ones it meets. After that, any entry
+//! it pops from its own deque whose job is `WAITED` is needed and may be run;
+//! others are left alone. Released `WAITED` jobs are also offered on each
+//! context's `needed` deque, which only waiters take from. When nothing
+//! needed is runnable it spins for a bounded time, then parks on its own
+//! futex word, registered in `Waiters`:
+//! - the thread that finishes `h` wakes it (it sees `h` pinned), and
+//! - a thread that releases a `WAITED` job it will not run itself soon
+//!   wakes every parked waiter, so needed work never sits in a queue while
+//!   the threads that need it sleep.
+//!
+//! A failed job's slot is retained until a waiter observes the failure, so
+//! `complete` reports a panic even when called long after the job failed.
+
+use crate::context::Context;
+use crate::deque::Entry;
+use crate::error::JobError;
+use crate::handle::JobHandle;
+use crate::registry::Registry;
+use crate::store::*;
+use crate::sync::lock;
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::time::Instant;
+
+/// Threads parked in `complete`, with the slot each waits on.
+pub(crate) struct Waiters {
+    parked: crate::sync::Mutex<Vec<(*const Context, *const Slot)>>,
+    count: AtomicU32,
+}
+
+// SAFETY: the raw pointers name contexts and slots of the registry that owns
+// this list; they are only dereferenced while that registry is alive.
+unsafe impl Sync for Waiters {}
+// SAFETY: as above.
+unsafe impl Send for Waiters {}
+
+const WOKEN: u32 = 1;
+
+impl Waiters {
+    pub(crate) fn new() -> Waiters {
+        Waiters {
+            parked: crate::sync::Mutex::new(Vec::new()),
+            count: AtomicU32::new(0),
+        }
+    }
+
+    fn register(&self, ctx: &Context, slot: &Slot) {
+        ctx.park.store(0, Ordering::Relaxed);
+        let mut p = lock(&self.parked);
+        p.push((ctx, slot));
+        // SeqCst: pairs with the SeqCst loads of `count` in the wake paths
+        // (each after the waker's state change on the slot).
+        self.count.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn unregister(&self, ctx: &Context) {
+        let mut p = lock(&self.parked);
+        if let Some(i) = p.iter().position(|&(c, _)| c == ctx as *const Context) {
+            p.swap_remove(i);
+            self.count.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// `slot` finished while pinned by someone: wake its parked waiters.
+    pub(crate) fn wake_target(&self, slot: &Slot) {
+        if self.count.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let p = lock(&self.parked);
+        for &(ctx, s) in p.iter() {
+            if s == slot as *const Slot {
+                // SAFETY: parked contexts belong to the live registry.
+                let c = unsafe { &*ctx };
+                c.park.store(WOKEN, Ordering::Release);
+                c.park.wake_one();
+            }
+        }
+    }
+
+    /// A needed job became runnable where nobody may run it soon: wake all
+    /// parked waiters so they look again.
+    pub(crate) fn wake_all_parked(&self) {
+        if self.count.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let p = lock(&self.parked);
+        for &(ctx, _) in p.iter() {
+            // SAFETY: as in `wake_target`.
+            let c = unsafe { &*ctx };
+            c.park.store(WOKEN, Ordering::Release);
+            c.park.wake_one();
+        }
+    }
+}
+
+/// Keeps `wait_depth` right even if a helped job's panic unwinds through.
+struct DepthGuard<'a>(&'a Context);
+impl<'a> DepthGuard<'a> {
+    fn new(ctx: &'a Context) -> Self {
+        // SAFETY: owner-only state of the calling thread's context.
+        unsafe { ctx.owner() }.wait_depth += 1;
+        DepthGuard(ctx)
+    }
+}
+impl Drop for DepthGuard<'_> {
+    fn drop(&mut self) {
+        // SAFETY: as in `new`.
+        unsafe { self.0.owner() }.wait_depth -= 1;
+    }
+}
+
+impl Registry {
+    pub(crate) fn is_complete(&self, h: JobHandle) -> bool {
+        assert!(
+            h.system == self.id,
+            "jobsys: is_complete: the handle belongs to another JobSystem ({h:?})"
+        );
+        let s = h.slot().state.load(Ordering::Acquire);
+        gen_of(s) != h.gen || phase_of(s) == FINISHED
+    }
+
+    /// Wait for `h`, helping with the work it needs.
+    pub(crate) fn wait(&self, h: JobHandle) -> Result<(), JobError> {
+        if h.system != self.id {
+            return Err(JobError::ForeignHandle);
+        }
+        let slot = h.slot();
+        let s = slot.state.load(Ordering::Acquire);
+        if gen_of(s) != h.gen {
+            return Ok(());
+        }
+        let ctx = self.current();
+        if phase_of(s) == FINISHED {
+            return self.observe(ctx, h);
+        }
+        if ctx.is_running(slot, h.gen) {
+            return Err(JobError::WaitOnSelf);
+        }
+        let _depth = DepthGuard::new(ctx);
+        // Fast path: `h` is on top of our own deque (fork/join, W1 single).
+        if phase_of(s) == RUNNABLE && s & crate::parallel_for::PFOR == 0 {
+            if let Some(e) = ctx.local().pop() {
+                if e.slot == h.slot && e.gen == h.gen {
+                    if slot.claim(h.gen) {
+                        self.run_claimed(ctx, slot, h.gen);
+                    }
+                } else {
+                    ctx.push(e);
+                }
+            }
+        }
+        let mut marked = false;
+        loop {
+            let s = slot.state.load(Ordering::Acquire);
+            if gen_of(s) != h.gen {
+                return Ok(());
+            }
+            if phase_of(s) == FINISHED {
+                return self.observe(ctx, h);
+            }
+            if self.help_once(ctx, h, &mut marked)? {
+                continue;
+            }
+            if self.spin_for_help(ctx, h, &mut marked)? {
+                continue;
+            }
+            self.park_on(ctx, h, &mut marked)?;
+        }
+    }
+
+    /// One attempt to run something `h` needs. Ok(true) if something ran.
+    fn help_once(&self, ctx: &Context, h: JobHandle, marked: &mut bool) -> Result<bool, JobError> {
+        let slot = h.slot();
+        let noop = &mut || {};
+        // 1. h itself.
+        if self.run_entry(
+            ctx,
+            Entry {
+                slot: h.slot,
+                gen: h.gen,
+            },
+            noop,
+        ) {
+            return Ok(true);
+        }
+        // 2. Mark h's unfinished dependencies once; run a runnable one.
+        if !*marked {
+            *marked = true;
+            slot.set_flag(h.gen, WAITED);
+            let mut runnable = Vec::new();
+            self.mark_needed(ctx, h, &mut runnable)?;
+            let mut ran = false;
+            for e in runnable {
+                ran |= self.run_entry(ctx, e, noop);
+            }
+            if ran {
+                return Ok(true);
+            }
+        }
+        // 3. Our own deque's top, if needed.
+        if let Some(e) = ctx.local().pop() {
+            if is_needed(e) && self.run_entry(ctx, e, noop) {
+                return Ok(true);
+            }
+            if still_queued(e) {
+                ctx.push(e);
+            }
+        }
+        // 4. Needed entries offered by any thread (our own first).
+        while let Some(e) = ctx.pop_needed() {
+            if self.run_entry(ctx, e, noop) {
+                return Ok(true);
+            }
+        }
+        let n = self.num_contexts();
+        let start = (ctx.next_random() % n as u64) as usize;
+        for k in 0..n {
+            let v = (start + k) % n;
+            if v == ctx.index as usize {
+                continue;
+            }
+            while let Some(e) = self.context(v).needed.steal() {
+                if self.run_entry(ctx, e, noop) {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Walk `h`'s unfinished dependencies (depth-first, bounded), mark them
+    /// WAITED, collect the runnable ones. Nodes already marked by an earlier
+    /// walk are not descended again (their walker covered them).
+    fn mark_needed(
+        &self,
+        ctx: &Context,
+        h: JobHandle,
+        runnable: &mut Vec<Entry>,
+    ) -> Result<(), JobError> {
+        const BUDGET: usize = 4096;
+        let mut stack: Vec<(NonNull<Slot>, u32, bool)> = vec![(h.slot, h.gen, true)];
+        let mut visited = 0;
+        while let Some((p, gen, root)) = stack.pop() {
+            visited += 1;
+            if visited > BUDGET {
+                break;
+            }
+            // SAFETY: slots live as long as the registry.
+            let node = unsafe { p.as_ref() };
+            let Some(st) = node.pin(gen) else { continue };
+            let before = if root {
+                Some(st)
+            } else {
+                node.set_flag(gen, WAITED)
+            };
+            let descend = root || before.is_some_and(|b| b & WAITED == 0);
+            match phase_of(st) {
+                RUNNABLE if !root => runnable.push(Entry { slot: p, gen }),
+                RUNNING if ctx.is_running(node, gen) => {
+                    self.unpin(ctx, node);
+                    return Err(JobError::WaitOnSelf);
+                }
+                WAITING if descend => {
+                    // SAFETY: pinned, so the edge blocks are stable.
+                    let (mut block, n) = unsafe { (*node.edges.get(), *node.ndeps.get() as usize) };
+                    let mut i = 0;
+                    while i < n && !block.is_null() {
+                        // SAFETY: blocks hold EDGES_PER_BLOCK initialised
+                        // edges each, `n` in total.
+                        let edges = unsafe { (*block).payload_ptr().cast::<Edge>() };
+                        for k in 0..EDGES_PER_BLOCK.min(n - i) {
+                            // SAFETY: in bounds (see above).
+                            let e = unsafe { &*edges.add(k) };
+                            // SAFETY: `dep` came from a handle of this registry.
+                            stack.push((
+                                unsafe { NonNull::new_unchecked(e.dep as *mut Slot) },
+                                e.dep_gen,
+                                false,
+                            ));
+                        }
+                        i += EDGES_PER_BLOCK;
+                        // SAFETY: as above.
+                        block = unsafe { *(*block).edges.get() };
+                    }
+                }
+                _ => {}
+            }
+            self.unpin(ctx, node);
+        }
+        Ok(())
+    }
+
+    /// Spin a bounded time (the configured wait spin), retrying help.
+    fn spin_for_help(
+        &self,
+        ctx: &Context,
+        h: JobHandle,
+        marked: &mut bool,
+    ) -> Result<bool, JobError> {
+        if self.wait_spin.is_zero() {
+            return Ok(false);
+        }
+        let start = Instant::now();
+        let mut step = 1u32;
+        loop {
+            let s = h.slot().state.load(Ordering::Acquire);
+            if gen_of(s) != h.gen || phase_of(s) == FINISHED {
+                return Ok(true);
+            }
+            if self.help_once(ctx, h, marked)? {
+                return Ok(true);
+            }
+            if start.elapsed() >= self.wait_spin {
+                return Ok(false);
+            }
+            for _ in 0..step {
+                std::hint::spin_loop();
+            }
+            step = (step * 2).min(256);
+        }
+    }
+
+    /// Sleep until `h` finishes or needed work may have become runnable.
+    fn park_on(&self, ctx: &Context, h: JobHandle, marked: &mut bool) -> Result<(), JobError> {
+        let slot = h.slot();
+        if slot.pin(h.gen).is_none() {
+            return Ok(());
+        }
+        self.waiters.register(ctx, slot);
+        // Re-check after registering; pairs with the SeqCst count loads in
+        // `finish` (via `wake_target`) and `make_runnable`.
+        fence(Ordering::SeqCst);
+        let s = slot.state.load(Ordering::Acquire);
+        let helped = if phase_of(s) == FINISHED {
+            Ok(true)
+        } else {
+            self.help_once(ctx, h, marked)
+        };
+        if !matches!(helped, Ok(false)) {
+            self.waiters.unregister(ctx);
+            self.unpin(ctx, slot);
+            return helped.map(|_| ());
+        }
+        while ctx.park.load(Ordering::Acquire) != WOKEN {
+            ctx.park.wait(0);
+        }
+        self.waiters.unregister(ctx);
+        self.unpin(ctx, slot);
+        Ok(())
+    }
+
+    /// `h` finished: report its failure, if any.
+    fn observe(&self, ctx: &Context, h: JobHandle) -> Result<(), JobError> {
+        let slot = h.slot();
+        let s = slot.state.load(Ordering::Acquire);
+        if gen_of(s) != h.gen || s & FAILED == 0 {
+            return Ok(());
+        }
+        let Some(_) = slot.pin(h.gen) else {
+            return Ok(());
+        };
+        let before = slot.set_flag(h.gen, OBSERVED).unwrap_or(0);
+        let failure = slot.failure();
+        self.unpin(ctx, slot);
+        match failure {
+            Some(f) => Err(JobError::Panicked(f.to_panic(before & POISONED != 0))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Some waiter needs this entry's job and it can still run.
+#[inline]
+fn is_needed(e: Entry) -> bool {
+    let s = e.slot().state.load(Ordering::Acquire);
+    gen_of(s) == e.gen && phase_of(s) == RUNNABLE && s & WAITED != 0
+}
+
+/// The entry still names a runnable job (worth keeping in a deque).
+#[inline]
+pub(crate) fn still_queued(e: Entry) -> bool {
+    let s = e.slot().state.load(Ordering::Acquire);
+    gen_of(s) == e.gen && phase_of(s) == RUNNABLE
+}
