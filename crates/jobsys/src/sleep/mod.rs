@@ -100,10 +100,13 @@ impl Sleep {
         // the next notifier does not wake another one for the same work.
         self.state
             .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
-        drop(sleepers);
         let w = &self.words[idx as usize];
-        // Release: the worker's Acquire load in `park` sees NOTIFIED.
+        // Under the lock: a NOTIFIED stored after unlocking could land on
+        // the worker's *next* park (found by the loom model). Release: the
+        // worker's Acquire load in `park` sees it.
         w.store(NOTIFIED, Ordering::Release);
+        drop(sleepers);
+        // A late futex wake is harmless: `park` re-checks the word.
         w.wake_one();
         self.counters.wakes.fetch_add(1, Ordering::Relaxed);
         true
@@ -166,8 +169,10 @@ impl Sleep {
             sleepers.swap_remove(pos);
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+            self.words[idx].store(NOTIFIED, Ordering::Relaxed);
         }
-        self.words[idx].store(NOTIFIED, Ordering::Relaxed);
+        // Else a notifier took us off the list and already stored NOTIFIED
+        // under this lock.
     }
 
     /// Sleep until notified. On return the worker counts as awake and
@@ -185,15 +190,15 @@ impl Sleep {
     pub(crate) fn wake_all(&self) {
         let mut sleepers = lock(&self.sleepers);
         let woken: Vec<u32> = sleepers.drain(..).collect();
-        for _ in &woken {
+        for &idx in &woken {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+            // Under the lock, as in `wake_one_slow`.
+            self.words[idx as usize].store(NOTIFIED, Ordering::Release);
         }
         drop(sleepers);
         for idx in woken {
-            let w = &self.words[idx as usize];
-            w.store(NOTIFIED, Ordering::Release);
-            w.wake_one();
+            self.words[idx as usize].wake_one();
         }
     }
 
