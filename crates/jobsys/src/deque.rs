@@ -73,6 +73,21 @@ impl Stealer {
         }
         None
     }
+    /// Move up to half of the victim's entries (at most `limit`) into
+    /// `dest` and return one of them: one CAS for many jobs when a worker
+    /// finds a long queue (W1 flat).
+    #[inline]
+    pub(crate) fn steal_batch_and_pop(&self, dest: &Local, limit: usize) -> Option<Entry> {
+        for _ in 0..4 {
+            match self.0.steal_batch_with_limit_and_pop(&dest.0, limit) {
+                Steal::Success(e) => return Some(e),
+                Steal::Empty => return None,
+                Steal::Retry => std::hint::spin_loop(),
+            }
+        }
+        None
+    }
+
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()

@@ -238,7 +238,7 @@ impl Registry {
                     slot: NonNull::from(slot),
                     gen,
                 });
-                self.sleep.notify_work();
+                self.notify_work();
             }
             let lo = h.start + first * h.batch;
             let hi = (h.start + last * h.batch).min(h.end);

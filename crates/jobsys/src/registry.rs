@@ -16,6 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+/// Most entries one steal moves from a victim's deque into the thief's.
+const STEAL_BATCH: usize = 16;
+
 /// How many threads other than the workers may use one system at once.
 pub(crate) const MAX_EXTERNAL: usize = 256;
 
@@ -230,8 +233,10 @@ impl Registry {
 
     /// Return a slot that `update_and_maybe_free` just freed.
     pub(crate) fn recycle(&self, ctx: &Context, slot: &Slot) {
-        let f = slot.failure.swap(ptr::null_mut(), Ordering::Acquire);
+        // Plain load first: the common case (no failure) needs no RMW.
+        let f = slot.failure.load(Ordering::Acquire);
         if !f.is_null() {
+            slot.failure.store(ptr::null_mut(), Ordering::Relaxed);
             // SAFETY: the slot's own reference, from `Arc::into_raw`.
             unsafe { drop(Arc::from_raw(f)) };
         }
@@ -305,7 +310,7 @@ impl Registry {
                 slot: handle.slot,
                 gen,
             });
-            self.sleep.notify_work();
+            self.notify_work();
             return handle;
         }
         slot.pending.store(deps.len() as u32 + 1, Ordering::Relaxed);
@@ -356,13 +361,19 @@ impl Registry {
                 *slot.ndeps.get() = i as u32 + 1;
             }
             let dep = d.slot();
-            if dep.pin(d.gen).is_none() {
+            let Some(st) = dep.pin_for_attach(d.gen) else {
                 // Recycled: finished long ago.
                 slot.pending.fetch_sub(1, Ordering::AcqRel);
                 continue;
-            }
-            // Acquire pairs with the AcqRel swap to CLOSED in `finish`.
-            let mut head = dep.dependents.load(Ordering::Acquire);
+            };
+            // Finished before our pin: its dependents were (or are being)
+            // walked without us. Else Acquire pairs with the AcqRel swap to
+            // CLOSED in `finish`.
+            let mut head = if phase_of(st) == FINISHED {
+                CLOSED
+            } else {
+                dep.dependents.load(Ordering::Acquire)
+            };
             loop {
                 if head == CLOSED {
                     if let Some(f) = dep.failure() {
@@ -409,7 +420,7 @@ impl Registry {
             gen: gen_of(s),
         };
         ctx.push(e);
-        self.sleep.notify_work();
+        self.notify_work();
         if s & WAITED != 0 {
             ctx.push_needed(e, crate::wait::still_queued);
             if !ctx.is_top_level_worker() {
@@ -474,6 +485,30 @@ impl Registry {
     /// The job in `slot` is done (ran, failed or was skipped); the caller
     /// holds one pin (its claim), which this drops.
     pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) {
+        // Fast path: nobody attached and nobody else holds a pin, so no
+        // edge can be in flight (an attacher pins with HAS_DEPS first, and
+        // one that pins after this CAS sees FINISHED): finish, unpin and
+        // maybe free in one CAS. Otherwise keep our pin for the walk below.
+        let alone = |s: u64| s & HAS_DEPS == 0 && pins_of(s) == 1;
+        let (prev, un) = update_and_maybe_free(slot, |s| {
+            let done = (s & !PHASE_MASK) | FINISHED | flags;
+            if alone(s) {
+                done - PIN_ONE
+            } else {
+                done
+            }
+        });
+        debug_assert_eq!(gen_of(prev), gen);
+        bump(&ctx.counters.finished);
+        if alone(prev) {
+            if let Unpinned::Freed = un {
+                self.recycle(ctx, slot);
+            }
+            return;
+        }
+        if pins_of(prev) > 1 {
+            self.waiters.wake_target(slot);
+        }
         // Release dependents. AcqRel: Acquire pairs with the edges' CAS in
         // `attach_deps`; Release publishes our failure to later attachers.
         let mut e = slot.dependents.swap(CLOSED, Ordering::AcqRel);
@@ -494,15 +529,15 @@ impl Registry {
             }
             e = next;
         }
-        let (prev, un) =
-            update_and_maybe_free(slot, |s| ((s & !PHASE_MASK) | FINISHED | flags) - PIN_ONE);
-        debug_assert_eq!(gen_of(prev), gen);
-        bump(&ctx.counters.finished);
-        if pins_of(prev) > 1 {
-            self.waiters.wake_target(slot);
-        }
-        if let Unpinned::Freed = un {
-            self.recycle(ctx, slot);
+        self.unpin(ctx, slot);
+    }
+
+    /// Work was pushed on a deque: wake a worker if needed (nothing to do
+    /// without workers).
+    #[inline]
+    pub(crate) fn notify_work(&self) {
+        if self.num_workers != 0 {
+            self.sleep.notify_work();
         }
     }
 
@@ -528,11 +563,15 @@ impl Registry {
                 continue;
             }
             let victim = self.context(v);
-            while let Some(e) = victim.stealer.steal() {
+            while let Some(e) = victim.stealer.steal_batch_and_pop(ctx.local(), STEAL_BATCH) {
                 bump(&ctx.counters.steals);
-                let more = !victim.stealer.is_empty();
+                let more = !victim.stealer.is_empty() || !ctx.local().is_empty();
                 if self.run_entry(ctx, e, &mut || self.found_work(searching, more)) {
                     return true;
+                }
+                // Stale entry; anything moved into our deque comes next.
+                if !ctx.local().is_empty() {
+                    return self.find_and_run(ctx, searching);
                 }
             }
         }
@@ -547,7 +586,7 @@ impl Registry {
         if *searching {
             *searching = false;
             if self.sleep.stop_searching() && more_visible {
-                self.sleep.notify_work();
+                self.notify_work();
             }
         }
     }

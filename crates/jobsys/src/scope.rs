@@ -4,6 +4,7 @@ use crate::error::JobError;
 use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, Batch};
 use crate::JobSystem;
+use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -13,18 +14,33 @@ use std::sync::Mutex;
 /// `scope` call; the call returns only after all of them finished.
 pub struct Scope<'scope, 'env: 'scope> {
     system: &'scope JobSystem,
-    handles: Mutex<Vec<JobHandle>>,
+    /// Identity of the context of the thread that opened the scope; its
+    /// jobs are tracked in `own` without locking.
+    creator: *const (),
+    own: UnsafeCell<Vec<JobHandle>>,
+    /// Jobs scheduled into the scope from other threads.
+    shared: Mutex<Vec<JobHandle>>,
     // Invariant in 'scope and 'env, as std::thread::Scope.
     _scope: PhantomData<&'scope mut &'scope ()>,
     _env: PhantomData<&'env mut &'env ()>,
 }
 
+// SAFETY: `own` is only touched by the creating thread (checked by context
+// identity in `track`, and `run` runs on that thread); the rest is Sync.
+unsafe impl Sync for Scope<'_, '_> {}
+
 impl<'scope, 'env> Scope<'scope, 'env> {
     fn track(&self, h: JobHandle) -> JobHandle {
-        self.handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(h);
+        if self.system.current_context_id() == self.creator {
+            // SAFETY: only the creating thread gets here, and it holds no
+            // other reference to `own` during this call.
+            unsafe { (*self.own.get()).push(h) };
+        } else {
+            self.shared
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(h);
+        }
         h
     }
 
@@ -103,7 +119,9 @@ where
 {
     let scope = Scope {
         system,
-        handles: Mutex::new(Vec::new()),
+        creator: system.current_context_id(),
+        own: UnsafeCell::new(Vec::new()),
+        shared: Mutex::new(Vec::new()),
         _scope: PhantomData,
         _env: PhantomData,
     };
@@ -112,7 +130,10 @@ where
     // those scheduled while we wait. Keep the first failure.
     let mut first_err: Option<JobError> = None;
     loop {
-        let batch = std::mem::take(&mut *scope.handles.lock().unwrap_or_else(|e| e.into_inner()));
+        // SAFETY: this is the creating thread; no other reference to `own`
+        // is live (jobs scheduled from here are tracked between waits).
+        let mut batch = std::mem::take(unsafe { &mut *scope.own.get() });
+        batch.append(&mut scope.shared.lock().unwrap_or_else(|e| e.into_inner()));
         if batch.is_empty() {
             break;
         }

@@ -33,7 +33,7 @@ pub(crate) const PAYLOAD_BYTES: usize = 64;
 pub(crate) const PAGE_SLOTS: usize = 256;
 
 // ---- the state word -------------------------------------------------------
-// bits 0..32: generation; bits 32..35: phase; 35..40: flags; 40..64: pins.
+// bits 0..32: generation; bits 32..35: phase; 35..41: flags; 41..64: pins.
 pub(crate) const PHASE_SHIFT: u32 = 32;
 pub(crate) const PHASE_MASK: u64 = 0b111 << PHASE_SHIFT;
 pub(crate) const FREE: u64 = 0;
@@ -49,10 +49,14 @@ pub(crate) const POISONED: u64 = 1 << 36;
 /// A waiter has seen the failure; until then a failed slot is retained so a
 /// late `complete` still reports it.
 pub(crate) const OBSERVED: u64 = 1 << 37;
+/// A dependent attached (or is attaching) an edge: `finish` must walk and
+/// close the dependents list. Set in the same CAS that pins the job for the
+/// attach, so a job without it (and without other pins) finishes in one CAS.
+pub(crate) const HAS_DEPS: u64 = 1 << 40;
 /// Some thread in `complete` needs this job (it is the handle waited on or
 /// one of its unfinished dependencies): waiters may help with it.
 pub(crate) const WAITED: u64 = 1 << 38;
-pub(crate) const PIN_SHIFT: u32 = 40;
+pub(crate) const PIN_SHIFT: u32 = 41;
 pub(crate) const PIN_ONE: u64 = 1 << PIN_SHIFT;
 
 #[inline]
@@ -200,6 +204,29 @@ impl Slot {
                 Ordering::Acquire,
             ) {
                 Ok(_) => return Some(s + PIN_ONE),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Pin for attaching a dependency edge: like `pin`, and also sets
+    /// `HAS_DEPS` unless the job already finished (then the caller must not
+    /// attach: the job's dependents list will not be walked again).
+    #[inline]
+    pub(crate) fn pin_for_attach(&self, gen: u32) -> Option<u64> {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if gen_of(s) != gen || phase_of(s) == FREE || phase_of(s) == EDGES {
+                return None;
+            }
+            let flag = if phase_of(s) == FINISHED { 0 } else { HAS_DEPS };
+            match self.state.compare_exchange_weak(
+                s,
+                (s | flag) + PIN_ONE,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some((s | flag) + PIN_ONE),
                 Err(now) => s = now,
             }
         }

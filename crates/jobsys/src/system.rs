@@ -98,6 +98,12 @@ impl JobSystem {
         })
     }
 
+    /// Identity of the calling thread's context (for `Scope`).
+    #[inline]
+    pub(crate) fn current_context_id(&self) -> *const () {
+        self.reg().current() as *const crate::context::Context as *const ()
+    }
+
     #[inline]
     pub(crate) fn reg(&self) -> &Registry {
         &self.owner.registry
