@@ -26,8 +26,32 @@ pub(crate) struct Entry {
 unsafe impl Send for Entry {}
 
 impl Entry {
+    /// An entry for a `join` job living on its joiner's stack: the address
+    /// is tagged with the low bit (slots and stack jobs are 4-aligned).
+    #[inline]
+    pub(crate) fn stack(job: &crate::join::StackHeader) -> Entry {
+        let tagged = (job as *const crate::join::StackHeader as usize | 1) as *mut Slot;
+        Entry {
+            // SAFETY: a reference's address, plus one, is non-null.
+            slot: unsafe { NonNull::new_unchecked(tagged) },
+            gen: 0,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_stack(&self) -> bool {
+        self.slot.as_ptr() as usize & 1 != 0
+    }
+
+    #[inline]
+    pub(crate) fn stack_header(&self) -> *const crate::join::StackHeader {
+        (self.slot.as_ptr() as usize & !1) as *const crate::join::StackHeader
+    }
+
+    /// The slot of a slot entry (never called on a stack entry).
     #[inline]
     pub(crate) fn slot(&self) -> &Slot {
+        debug_assert!(!self.is_stack());
         // SAFETY: slots are never freed while the registry lives, and
         // entries never outlive the registry's deques.
         unsafe { self.slot.as_ref() }

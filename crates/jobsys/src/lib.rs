@@ -25,6 +25,7 @@ mod deque;
 mod error;
 mod handle;
 mod job;
+mod join;
 mod parallel_for;
 mod registry;
 mod scope;

@@ -436,6 +436,14 @@ impl Registry {
     /// job: workers use it to stop searching and wake the next worker.
     #[inline]
     pub(crate) fn run_entry(&self, ctx: &Context, e: Entry, on_claim: &mut dyn FnMut()) -> bool {
+        if e.is_stack() {
+            // Stack jobs are taken from deques exactly once: no claim.
+            on_claim();
+            // SAFETY: the joiner keeps the job alive until its latch is set,
+            // which `run_stack_job` does last.
+            unsafe { crate::join::run_stack_job(e.stack_header()) };
+            return true;
+        }
         let slot = e.slot();
         let s = slot.state.load(Ordering::Acquire);
         if gen_of(s) != e.gen || phase_of(s) != RUNNABLE {

@@ -87,6 +87,7 @@ pub(crate) const CLOSED: *mut Edge = 1 as *mut Edge;
 
 /// What kind of job a slot holds, and how to run or drop its payload.
 pub(crate) struct JobVTable {
+    #[allow(dead_code)] // read in debug assertions and by the tracer later
     pub kind: JobKind,
     /// Run (consuming) the closure in the payload.
     pub run: unsafe fn(*mut u8),

@@ -7,7 +7,6 @@ use crate::parallel_for::{vtables_chunked, vtables_per_index, write_pfor, Batch,
 use crate::registry::{Registry, Stats};
 use crate::store::{update_and_maybe_free, Unpinned, FINISHED, NOOP_VTABLE};
 use std::ops::Range;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -310,29 +309,7 @@ impl JobSystem {
         B: FnOnce() -> RB,
         RA: Send,
     {
-        let mut ra: Option<RA> = None;
-        let out = SendPtr(&mut ra as *mut Option<RA>);
-        let job = move || {
-            let out = out;
-            // SAFETY: `ra` lives on the caller's stack until `try_complete`
-            // below has returned, which happens after this job finished;
-            // nothing else touches it meanwhile.
-            unsafe { *out.0 = Some(a()) };
-        };
-        // SAFETY: the job borrows `ra` and `a`'s captures; we wait for it
-        // below before returning or unwinding.
-        let h = unsafe { self.schedule_unchecked(&[], job) };
-        let rb = catch_unwind(AssertUnwindSafe(b));
-        let done = self.try_complete(h);
-        let rb = match rb {
-            Ok(rb) => rb,
-            Err(p) => resume_unwind(p),
-        };
-        match done {
-            Ok(()) => (ra.expect("join: job finished without a result"), rb),
-            Err(JobError::Panicked(p)) => p.resume(),
-            Err(e) => panic!("{e}"),
-        }
+        self.reg().join(a, b)
     }
 
     /// Run `f` with a [`Scope`](crate::Scope) whose jobs may borrow from the
@@ -345,8 +322,3 @@ impl JobSystem {
         crate::scope::run(self, f)
     }
 }
-
-struct SendPtr<T>(*mut T);
-// SAFETY: used only to hand `join`'s result slot to the job that fills it;
-// the caller waits for that job before touching the slot again.
-unsafe impl<T: Send> Send for SendPtr<T> {}

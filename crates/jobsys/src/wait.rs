@@ -100,9 +100,9 @@ impl Waiters {
 }
 
 /// Keeps `wait_depth` right even if a helped job's panic unwinds through.
-struct DepthGuard<'a>(&'a Context);
+pub(crate) struct DepthGuard<'a>(&'a Context);
 impl<'a> DepthGuard<'a> {
-    fn new(ctx: &'a Context) -> Self {
+    pub(crate) fn new(ctx: &'a Context) -> Self {
         // SAFETY: owner-only state of the calling thread's context.
         unsafe { ctx.owner() }.wait_depth += 1;
         DepthGuard(ctx)
@@ -203,6 +203,13 @@ impl Registry {
                 return Ok(true);
             }
         }
+        self.help_needed(ctx)
+    }
+
+    /// Run one job that some waiter needs: our own deque's top if it is
+    /// marked, else an entry from the `needed` deques. Ok(true) if one ran.
+    pub(crate) fn help_needed(&self, ctx: &Context) -> Result<bool, JobError> {
+        let noop = &mut || {};
         // 3. Our own deque's top, if needed.
         if let Some(e) = ctx.local().pop() {
             if is_needed(e) && self.run_entry(ctx, e, noop) {
@@ -378,6 +385,9 @@ impl Registry {
 /// Some waiter needs this entry's job and it can still run.
 #[inline]
 fn is_needed(e: Entry) -> bool {
+    if e.is_stack() {
+        return false;
+    }
     let s = e.slot().state.load(Ordering::Acquire);
     gen_of(s) == e.gen && phase_of(s) == RUNNABLE && s & WAITED != 0
 }
@@ -385,6 +395,9 @@ fn is_needed(e: Entry) -> bool {
 /// The entry still names a runnable job (worth keeping in a deque).
 #[inline]
 pub(crate) fn still_queued(e: Entry) -> bool {
+    if e.is_stack() {
+        return true;
+    }
     let s = e.slot().state.load(Ordering::Acquire);
     gen_of(s) == e.gen && phase_of(s) == RUNNABLE
 }

@@ -60,6 +60,37 @@ impl Futex {
         }
     }
 
+    /// Atomically replace the word.
+    #[inline]
+    pub(crate) fn swap(&self, v: u32, o: Ordering) -> u32 {
+        self.word.swap(v, o)
+    }
+
+    /// Atomically replace the word if it holds `current`.
+    #[inline]
+    pub(crate) fn compare_exchange(&self, current: u32, new: u32) -> Result<u32, u32> {
+        self.word
+            .compare_exchange(current, new, Ordering::AcqRel, Ordering::Acquire)
+    }
+
+    /// Wake one sleeper of the futex at `this`, which may have been freed
+    /// since (its owner returned after seeing the change): only the address
+    /// is used, and a wake at a reused address is a spurious wake-up, which
+    /// every waiter tolerates.
+    ///
+    /// # Safety
+    /// `this` was a valid `Futex` when the caller last changed its word.
+    pub(crate) unsafe fn wake_one_raw(this: *const Futex) {
+        #[cfg(not(loom))]
+        // SAFETY: computing a field address does not read the memory.
+        atomic_wait::wake_one(unsafe { std::ptr::addr_of!((*this).word) });
+        #[cfg(loom)]
+        // SAFETY: under loom the latch outlives the wake (models keep it).
+        unsafe {
+            (*this).wake_one()
+        };
+    }
+
     /// Wake one thread sleeping on the word (callers change the word first).
     pub(crate) fn wake_one(&self) {
         #[cfg(not(loom))]

@@ -1,0 +1,163 @@
+//! `join(a, b)`: fork/join without a slot.
+//!
+//! `a` lives in a `StackJob` on the joiner's stack; its deque entry is the
+//! job's address tagged with the low bit. Deque entries are taken exactly
+//! once (pop or steal), so a stack job needs no claim: when the joiner pops
+//! its own entry back (the common case) it runs `a` inline with no atomic
+//! read-modify-write at all. If a thief took it, the joiner helps with
+//! needed work, then sleeps on the job's latch, which the thief sets last.
+//!
+//! Invariant: a stack job's entry is never dropped or duplicated; the joiner
+//! does not return (or unwind) before it ran the job itself or saw the
+//! latch set.
+
+use crate::context::Context;
+use crate::deque::Entry;
+use crate::registry::Registry;
+use crate::sleep::Futex;
+use crate::sync::Ordering;
+use crate::wait::DepthGuard;
+use std::cell::UnsafeCell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::thread;
+use std::time::Instant;
+
+const PENDING: u32 = 0;
+const DONE: u32 = 1;
+const SLEEPING: u32 = 2;
+
+/// The type-erased head of a `StackJob`.
+#[repr(C)]
+pub(crate) struct StackHeader {
+    run: unsafe fn(*const StackHeader),
+    latch: Futex,
+}
+
+#[repr(C)]
+struct StackJob<F, R> {
+    header: StackHeader,
+    f: UnsafeCell<Option<F>>,
+    result: UnsafeCell<Option<thread::Result<R>>>,
+}
+
+unsafe fn execute<F: FnOnce() -> R, R>(h: *const StackHeader) {
+    // SAFETY: `h` is the header of a live `StackJob<F, R>` (repr(C), header
+    // first); we are its only runner (entries are taken once).
+    let job = unsafe { &*(h as *const StackJob<F, R>) };
+    // SAFETY: only the runner touches `f` and `result` before the latch.
+    let f = unsafe { (*job.f.get()).take() }.expect("stack job runs once");
+    let r = catch_unwind(AssertUnwindSafe(f));
+    // SAFETY: as above.
+    unsafe { *job.result.get() = Some(r) };
+    let latch: *const Futex = &job.header.latch;
+    // Release: the joiner's Acquire load of the latch sees the result.
+    // After this swap the joiner may return and free the job.
+    if job.header.latch.swap(DONE, Ordering::AcqRel) == SLEEPING {
+        // SAFETY: the latch was valid at the swap; only its address is used.
+        unsafe { Futex::wake_one_raw(latch) };
+    }
+}
+
+/// Run a stack job taken from a deque.
+///
+/// # Safety
+/// `h` came from an `Entry::stack` taken from a deque (so it is alive and
+/// nobody else runs it).
+pub(crate) unsafe fn run_stack_job(h: *const StackHeader) {
+    // SAFETY: promised by the caller.
+    unsafe { ((*h).run)(h) }
+}
+
+impl Registry {
+    pub(crate) fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB,
+        RA: Send,
+    {
+        let ctx = self.current();
+        let job = StackJob {
+            header: StackHeader {
+                run: execute::<A, RA>,
+                latch: Futex::new(PENDING),
+            },
+            f: UnsafeCell::new(Some(a)),
+            result: UnsafeCell::new(None),
+        };
+        let entry = Entry::stack(&job.header);
+        ctx.push(entry);
+        self.notify_work();
+        let rb = catch_unwind(AssertUnwindSafe(b));
+        let ra = if self.take_back(ctx, entry) {
+            // We took our own entry back, so nobody else has it: run `a`
+            // here without touching the latch.
+            let a = job.f.into_inner().expect("stack job runs once");
+            catch_unwind(AssertUnwindSafe(a))
+        } else {
+            self.wait_latch(ctx, &job.header.latch);
+            // SAFETY: the latch is DONE (stored after `result`, Release),
+            // and `wait_latch` read it with Acquire.
+            unsafe { (*job.result.get()).take() }.expect("stack job ran")
+        };
+        match (ra, rb) {
+            (Ok(ra), Ok(rb)) => (ra, rb),
+            (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+        }
+    }
+
+    /// Pop our entry back. Usually it is on top; if `b` left jobs above it,
+    /// lift them off and put them back in order. False if a thief took it.
+    fn take_back(&self, ctx: &Context, entry: Entry) -> bool {
+        match ctx.local().pop() {
+            Some(e) if e == entry => return true,
+            None => return false,
+            Some(e) => {
+                let mut above = vec![e];
+                let mut found = false;
+                while let Some(e) = ctx.local().pop() {
+                    if e == entry {
+                        found = true;
+                        break;
+                    }
+                    above.push(e);
+                }
+                for e in above.into_iter().rev() {
+                    ctx.push(e);
+                }
+                // They were invisible for a moment: keep them findable.
+                self.notify_work();
+                found
+            }
+        }
+    }
+
+    /// The job was stolen: help with needed work, spin a bounded time, then
+    /// sleep on the latch.
+    fn wait_latch(&self, ctx: &Context, latch: &Futex) {
+        let _depth = DepthGuard::new(ctx);
+        let start = Instant::now();
+        let mut step = 1u32;
+        loop {
+            if latch.load(Ordering::Acquire) == DONE {
+                return;
+            }
+            if matches!(self.help_needed(ctx), Ok(true)) {
+                continue;
+            }
+            if start.elapsed() < self.wait_spin {
+                for _ in 0..step {
+                    std::hint::spin_loop();
+                }
+                step = (step * 2).min(256);
+                continue;
+            }
+            if latch.compare_exchange(PENDING, SLEEPING).is_err() {
+                return; // DONE meanwhile
+            }
+            while latch.load(Ordering::Acquire) == SLEEPING {
+                latch.wait(SLEEPING);
+            }
+            return;
+        }
+    }
+}
