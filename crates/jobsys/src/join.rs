@@ -109,8 +109,8 @@ impl Registry {
     /// lift them off and put them back in order. False if a thief took it.
     fn take_back(&self, ctx: &Context, entry: Entry) -> bool {
         match ctx.local().pop() {
-            Some(e) if e == entry => return true,
-            None => return false,
+            Some(e) if e == entry => true,
+            None => false,
             Some(e) => {
                 let mut above = vec![e];
                 let mut found = false;

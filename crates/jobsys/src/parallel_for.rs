@@ -62,7 +62,7 @@ const ABANDONED: usize = usize::MAX / 2;
 const CLOSURE_ROOM: usize = PAYLOAD_BYTES - size_of::<Header>();
 const _: () = assert!(size_of::<Header>() % 16 == 0);
 
-unsafe fn header<'a>(slot: &'a Slot) -> &'a Header {
+unsafe fn header(slot: &Slot) -> &Header {
     // SAFETY: the payload of a PFOR slot starts with an initialised Header;
     // the caller holds a pin.
     unsafe { &*slot.payload_ptr().cast::<Header>() }

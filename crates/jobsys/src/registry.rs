@@ -55,7 +55,7 @@ pub(crate) struct Registry {
     pub num_workers: usize,
     pub sleep: Sleep,
     pub waiters: Waiters,
-    pages: Mutex<Vec<Box<Page>>>,
+    pages: Mutex<Vec<Page>>,
     claim_lock: Mutex<()>,
     pub terminating: AtomicBool,
     /// Bumped (and woken) by workers that see the system drained at shutdown.
@@ -214,15 +214,15 @@ impl Registry {
         // SAFETY: `ctx` is the calling thread's claimed context.
         let slot = unsafe {
             ctx.store.alloc(|page| {
-                let page = Box::new(page);
-                let p: *const Page = &*page;
+                let slots: *const [Slot] = &*page.slots;
                 self.pages
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push(page);
-                // SAFETY: the page is owned by `self.pages` until the
-                // registry drops; callers never outlive the registry.
-                &*p
+                // SAFETY: the slots are a boxed slice owned by `self.pages`
+                // (moving the `Page` does not move them) until the registry
+                // drops; callers never outlive the registry.
+                &*slots
             })
         };
         // SAFETY: the slot lives in a page owned by `self`.

@@ -391,7 +391,7 @@ impl Store {
     #[inline]
     pub(crate) unsafe fn alloc(
         &self,
-        new_page: impl FnOnce(Page) -> &'static Page,
+        new_page: impl FnOnce(Page) -> &'static [Slot],
     ) -> ptr::NonNull<Slot> {
         // SAFETY: owner-only access, promised by the caller.
         let head = unsafe { &mut *self.local_free.get() };
@@ -401,8 +401,8 @@ impl Store {
                 let page = Page {
                     slots: (0..PAGE_SLOTS).map(|_| Slot::new(self.owner)).collect(),
                 };
-                let page = new_page(page);
-                for s in page.slots.iter().rev() {
+                let slots = new_page(page);
+                for s in slots.iter().rev() {
                     s.link.store(*head, Ordering::Relaxed);
                     *head = s as *const Slot as *mut Slot;
                 }

@@ -61,7 +61,7 @@ impl Waiters {
 
     fn unregister(&self, ctx: &Context) {
         let mut p = lock(&self.parked);
-        if let Some(i) = p.iter().position(|&(c, _)| c == ctx as *const Context) {
+        if let Some(i) = p.iter().position(|&(c, _)| std::ptr::eq(c, ctx)) {
             p.swap_remove(i);
             self.count.fetch_sub(1, Ordering::SeqCst);
         }
@@ -74,7 +74,7 @@ impl Waiters {
         }
         let p = lock(&self.parked);
         for &(ctx, s) in p.iter() {
-            if s == slot as *const Slot {
+            if std::ptr::eq(s, slot) {
                 // SAFETY: parked contexts belong to the live registry.
                 let c = unsafe { &*ctx };
                 c.park.store(WOKEN, Ordering::Release);
