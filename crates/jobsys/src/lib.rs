@@ -35,6 +35,9 @@ mod sync;
 mod system;
 mod wait;
 
+#[cfg(all(test, not(loom)))]
+mod tests;
+
 pub use builder::{BuildError, Builder, Config, IdlePolicy, MAX_WORKERS};
 pub use error::{JobError, JobPanic};
 pub use handle::JobHandle;

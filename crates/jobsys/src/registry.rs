@@ -214,14 +214,14 @@ impl Registry {
         // SAFETY: `ctx` is the calling thread's claimed context.
         let slot = unsafe {
             ctx.store.alloc(|page| {
-                let slots: *const [Slot] = &*page.slots;
+                let slots: *const [Slot] = page.slots();
                 self.pages
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push(page);
-                // SAFETY: the slots are a boxed slice owned by `self.pages`
-                // (moving the `Page` does not move them) until the registry
-                // drops; callers never outlive the registry.
+                // SAFETY: the slots are owned by the page in `self.pages`
+                // (moving the `Page` neither moves nor retags them) until the
+                // registry drops; callers never outlive the registry.
                 &*slots
             })
         };
@@ -745,7 +745,7 @@ impl Drop for Registry {
             .unwrap_or_else(|e| e.into_inner())
             .iter()
         {
-            for s in page.slots.iter() {
+            for s in page.slots().iter() {
                 let f = s.failure.swap(ptr::null_mut(), Ordering::Relaxed);
                 if !f.is_null() {
                     // SAFETY: the slot's own reference from `Arc::into_raw`.

@@ -353,10 +353,40 @@ pub(crate) fn unpin(slot: &Slot) -> Unpinned {
     update_and_maybe_free(slot, |s| s - PIN_ONE).1
 }
 
-/// One page of slots.
+/// One page of slots. The slots are held through a raw pointer (from
+/// `Box::into_raw`) so that moving the `Page` does not re-assert uniqueness
+/// of the allocation while other threads hold references into it.
 pub(crate) struct Page {
-    pub slots: Box<[Slot]>,
+    slots: *mut [Slot],
 }
+
+impl Page {
+    fn new(owner: u32) -> Page {
+        let slots: Box<[Slot]> = (0..PAGE_SLOTS).map(|_| Slot::new(owner)).collect();
+        Page {
+            slots: Box::into_raw(slots),
+        }
+    }
+
+    /// The slots; they live until the page is dropped.
+    pub(crate) fn slots(&self) -> &[Slot] {
+        // SAFETY: `slots` came from `Box::into_raw` and is freed only in Drop.
+        unsafe { &*self.slots }
+    }
+}
+
+impl Drop for Page {
+    fn drop(&mut self) {
+        // SAFETY: from `Box::into_raw`, dropped once, when the registry
+        // (sole owner of pages) is dropped and no thread uses the slots.
+        unsafe { drop(Box::from_raw(self.slots)) };
+    }
+}
+
+// SAFETY: a page is an owned allocation of `Sync` slots.
+unsafe impl Send for Page {}
+// SAFETY: as above.
+unsafe impl Sync for Page {}
 
 /// The slot store of one context.
 pub(crate) struct Store {
@@ -398,10 +428,7 @@ impl Store {
         if head.is_null() {
             *head = self.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
             if head.is_null() {
-                let page = Page {
-                    slots: (0..PAGE_SLOTS).map(|_| Slot::new(self.owner)).collect(),
-                };
-                let slots = new_page(page);
+                let slots = new_page(Page::new(self.owner));
                 for s in slots.iter().rev() {
                     s.link.store(*head, Ordering::Relaxed);
                     *head = s as *const Slot as *mut Slot;

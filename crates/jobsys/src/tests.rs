@@ -1,0 +1,152 @@
+//! Unit tests of the unsafe core, small enough for Miri
+//! (`scripts/miri.sh`): slot recycling and generations, remote frees,
+//! dependency edges, parallel_for pieces, stack jobs, failures.
+
+use crate::{Batch, JobError, JobSystem};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Smaller under Miri, which is ~1000x slower.
+fn n(normal: usize, miri: usize) -> usize {
+    if cfg!(miri) {
+        miri
+    } else {
+        normal
+    }
+}
+
+fn system(workers: usize) -> JobSystem {
+    JobSystem::builder().workers(workers).build().unwrap()
+}
+
+#[test]
+fn slots_are_recycled_and_old_handles_read_complete() {
+    let js = system(0);
+    let first = js.schedule(|| {});
+    js.complete(first);
+    // The same slot is reused by the next job: the old handle must still
+    // read complete because the generation moved on.
+    for _ in 0..n(1000, 20) {
+        let h = js.schedule(|| {});
+        assert_eq!(h.slot, first.slot, "a freed slot is reused first");
+        assert_ne!(h.gen, first.gen);
+        assert!(js.is_complete(first));
+        js.complete(h);
+    }
+    assert!(js.try_complete(first).is_ok());
+}
+
+#[test]
+fn slots_freed_by_other_threads_come_back() {
+    let js = system(1);
+    let ran = Arc::new(AtomicUsize::new(0));
+    let total = n(2000, 40);
+    for _ in 0..total {
+        let r = ran.clone();
+        js.schedule(move || {
+            r.fetch_add(1, Ordering::Relaxed);
+        });
+    }
+    drop(js); // drains: every job ran, on either thread
+    assert_eq!(ran.load(Ordering::Relaxed), total);
+}
+
+#[test]
+fn closures_too_big_for_a_slot_are_boxed_and_dropped_once() {
+    let js = system(1);
+    let big = [7u64; 32]; // 256 bytes: does not fit the 64-byte payload
+    let marker = Arc::new(());
+    let m = marker.clone();
+    let h = js.schedule(move || {
+        let _keep = &m;
+        assert_eq!(big.iter().sum::<u64>(), 7 * 32);
+    });
+    js.complete(h);
+    assert_eq!(
+        Arc::strong_count(&marker),
+        1,
+        "closure dropped after running"
+    );
+}
+
+#[test]
+fn dependencies_run_in_order_through_edge_blocks() {
+    for workers in [0, 1] {
+        let js = system(workers);
+        let order = Arc::new(AtomicUsize::new(0));
+        let mut prev = Vec::new();
+        // 5 dependencies per job: three edge blocks each.
+        for round in 0..n(50, 4) {
+            let o = order.clone();
+            let deps: Vec<_> = prev.iter().rev().take(5).copied().collect();
+            let h = js.schedule_after(&deps, move || {
+                assert_eq!(o.fetch_add(1, Ordering::SeqCst), round);
+            });
+            prev.push(h);
+        }
+        js.complete(*prev.last().unwrap());
+        assert_eq!(order.load(Ordering::SeqCst), n(50, 4));
+    }
+}
+
+#[test]
+fn parallel_for_covers_each_index_once() {
+    let js = system(1);
+    let len = n(1000, 40);
+    let hits: Arc<Vec<AtomicUsize>> = Arc::new((0..len).map(|_| AtomicUsize::new(0)).collect());
+    let h2 = hits.clone();
+    let h = js.parallel_for(0..len, Batch::Fixed(3), move |i| {
+        h2[i].fetch_add(1, Ordering::Relaxed);
+    });
+    js.complete(h);
+    assert!(hits.iter().all(|c| c.load(Ordering::Relaxed) == 1));
+}
+
+#[test]
+fn join_runs_both_sides_even_when_stolen() {
+    let js = system(1);
+    fn sum(js: &JobSystem, lo: u64, hi: u64) -> u64 {
+        if hi - lo <= 2 {
+            return (lo..hi).sum();
+        }
+        let mid = (lo + hi) / 2;
+        let (a, b) = js.join(|| sum(js, lo, mid), || sum(js, mid, hi));
+        a + b
+    }
+    let top = n(2000, 32) as u64;
+    assert_eq!(sum(&js, 0, top), top * (top - 1) / 2);
+}
+
+#[test]
+fn failure_reaches_dependents_and_the_slot_waits_for_an_observer() {
+    let js = system(1);
+    let bad = js.schedule(|| panic!("expected test panic"));
+    let dep = js.schedule_after(&[bad], || unreachable!("must not run"));
+    match js.try_complete(dep) {
+        Err(JobError::Panicked(p)) => {
+            assert!(p.via_dependency());
+            assert_eq!(p.message(), "expected test panic");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    // The failed slot is retained until observed, even after more jobs.
+    for _ in 0..n(100, 5) {
+        js.complete(js.schedule(|| {}));
+    }
+    match js.try_complete(bad) {
+        Err(JobError::Panicked(p)) => assert!(!p.via_dependency()),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn scope_jobs_borrow_the_stack() {
+    let js = system(1);
+    let mut data = vec![0u32; n(200, 16)];
+    js.scope(|s| {
+        for (i, x) in data.iter_mut().enumerate() {
+            s.schedule(move || *x = i as u32 * 2);
+        }
+    });
+    assert!(data.iter().enumerate().all(|(i, &x)| x == i as u32 * 2));
+}
