@@ -38,6 +38,11 @@ mod wait;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 pub use builder::{BuildError, Builder, Config, IdlePolicy, MAX_WORKERS};
 pub use error::{JobError, JobPanic};
 pub use handle::JobHandle;

@@ -1,7 +1,7 @@
 //! Idle bookkeeping and the sleep/wake protocol of the workers.
 //!
 //! The protocol, its invariants and why no wake-up is lost are explained in
-//! [`README.md`](https://github.com/jobsys/jobsys/blob/main/crates/jobsys/src/sleep/README.md)
+//! `README.md`
 //! next to this file. In short:
 //! - `state` packs how many workers are awake and how many of those are
 //!   searching for work.
