@@ -1,0 +1,76 @@
+//! The command line (clap derive).
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Run the workloads of WORKLOADS.md on jobsys, rayon and a serial loop, in
+/// one run; print a table per workload, write JSON rows and SVG plots.
+#[derive(Parser, Debug, Clone)]
+#[command(name = "jobsys-bench", version, about, long_about = None)]
+pub struct Cli {
+    /// Which workload to run.
+    #[command(subcommand)]
+    pub command: Command,
+
+    /// Worker counts, comma-separated (jobsys: worker threads besides the
+    /// calling thread). Default: 0..=cores and 2 x cores (with --quick:
+    /// 0, 1, cores, 2 x cores).
+    #[arg(long, global = true, value_delimiter = ',', num_args = 1..)]
+    pub workers: Option<Vec<usize>>,
+
+    /// Counted samples per row (frames for frame-graph and contended,
+    /// 300-frame runs for idle-cost). Default: per workload.
+    #[arg(long, global = true)]
+    pub samples: Option<usize>,
+
+    /// Small sizes and few samples: every workload runs in seconds (CI).
+    #[arg(long, global = true)]
+    pub quick: bool,
+
+    /// Directory for the JSON and SVG files.
+    #[arg(long, global = true, default_value = "target/jobsys-bench")]
+    pub out: PathBuf,
+}
+
+/// The workloads (W1..W7), `all`, and re-plotting.
+#[derive(Subcommand, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// W1: scheduling overhead of empty jobs (single, flat, nested, pfor-empty).
+    SpawnEmpty,
+    /// W2: a data-parallel loop over a large and a small array.
+    ParallelFor,
+    /// W3: the generated engine frame graph (the seed experiment).
+    FrameGraph,
+    /// W4: latency from schedule to start, cold and burst.
+    WakeLatency,
+    /// W5: CPU burned by idle workers in a mostly-serial frame.
+    IdleCost,
+    /// W6: cost of waking threads with a semaphore, a futex and a condvar.
+    WakePrimitives,
+    /// W7: the frame graph against a CPU hog, and oversubscribed.
+    Contended,
+    /// Every workload, in order.
+    All,
+    /// Redraw the SVG plots from the JSON files in --out.
+    Plot,
+}
+
+impl Command {
+    /// The workloads `self` runs.
+    pub fn workloads(self) -> Vec<Command> {
+        use Command::*;
+        match self {
+            All => vec![
+                SpawnEmpty,
+                ParallelFor,
+                FrameGraph,
+                WakeLatency,
+                IdleCost,
+                WakePrimitives,
+                Contended,
+            ],
+            Plot => vec![],
+            w => vec![w],
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! SVG plots (plotters, SVG backend only, no font files: text is written as
+//! SVG `<text>` and sized by plotters' built-in estimate), drawn from JSON
+//! rows so any saved run can be redrawn (`jobsys-bench plot`).
+//!
+//! - [`frame_graph`]: W3 frame time against worker count, one panel per
+//!   job duration, a line per implementation, serial and ideal as references.
+//! - [`wake_latency`]: W4 latency distribution (CDF) per policy and workers.
+//! - [`wake_primitives`]: W6 box plots of the cost against waiter count.
+
+use crate::error::{Error, Result};
+use crate::json::Row;
+use plotters::coord::Shift;
+use plotters::data::Quartiles;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A plot function: rows in, SVG path out.
+pub type PlotFn = fn(&[Row], &Path) -> Result<PathBuf>;
+
+fn perr<E: std::fmt::Display>(e: E) -> Error {
+    Error::Plot(e.to_string())
+}
+
+fn color(i: usize) -> RGBColor {
+    const C: [RGBColor; 8] = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+        RGBColor(148, 103, 189),
+        RGBColor(255, 127, 14),
+        RGBColor(23, 190, 207),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+    ];
+    C[i % C.len()]
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+fn canvas<'a>(path: &'a Path, size: (u32, u32), title: &str) -> Result<Area<'a>> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE).map_err(perr)?;
+    root.titled(title, ("sans-serif", 22)).map_err(perr)
+}
+
+fn machine_note(rows: &[Row]) -> String {
+    rows.first()
+        .map(|r| format!(" ({} cores, {})", r.machine.cores, r.machine.cpu_model))
+        .unwrap_or_default()
+}
+
+/// Cases in first-seen order.
+fn cases(rows: &[Row]) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for r in rows {
+        if !v.contains(&r.case) {
+            v.push(r.case.clone());
+        }
+    }
+    v
+}
+
+/// W3: frame time (median, ms) against workers, one panel per duration.
+pub fn frame_graph(rows: &[Row], out: &Path) -> Result<PathBuf> {
+    let path = out.join("frame-graph.svg");
+    let cs = cases(rows);
+    let cols = 2usize.min(cs.len().max(1));
+    let nrows = cs.len().div_ceil(cols).max(1);
+    let root = canvas(
+        &path,
+        (640 * cols as u32, 420 * nrows as u32 + 40),
+        &format!(
+            "W3 frame-graph: median frame time vs workers{}",
+            machine_note(rows)
+        ),
+    )?;
+    let panels = root.split_evenly((nrows, cols));
+    for (case, area) in cs.iter().zip(panels.iter()) {
+        let rs: Vec<&Row> = rows.iter().filter(|r| &r.case == case).collect();
+        let max_w = rs
+            .iter()
+            .filter_map(|r| r.workers)
+            .max()
+            .unwrap_or(1)
+            .max(1) as f64;
+        let max_y = rs.iter().map(|r| r.median).fold(0.0, f64::max) * 1.1;
+        let mut chart = ChartBuilder::on(area)
+            .caption(format!("{case} (jobs spin D)"), ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(55)
+            .build_cartesian_2d(0.0..max_w, 0.0..max_y.max(1e-6))
+            .map_err(perr)?;
+        chart
+            .configure_mesh()
+            .x_desc("workers (jobsys: + calling thread)")
+            .y_desc("frame ms (median)")
+            .x_labels(max_w as usize + 1)
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .light_line_style(TRANSPARENT)
+            .draw()
+            .map_err(perr)?;
+        // One line per implementation (jobsys per policy, rayon, ideal).
+        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for r in rs.iter().filter(|r| r.imp != "serial") {
+            if let Some(w) = r.workers {
+                series
+                    .entry(r.display_impl())
+                    .or_default()
+                    .push((w as f64, r.median));
+            }
+        }
+        for (i, (name, mut pts)) in series.into_iter().enumerate() {
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let ideal = name == "ideal";
+            let c = if ideal {
+                RGBColor(120, 120, 120)
+            } else {
+                color(i)
+            };
+            let style = ShapeStyle::from(c).stroke_width(2);
+            if ideal {
+                chart
+                    .draw_series(DashedLineSeries::new(pts, 6, 4, style))
+                    .map_err(perr)?
+                    .label("ideal = work / min(workers+1, cores)")
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            } else {
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), style).point_size(3))
+                    .map_err(perr)?
+                    .label(name)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            }
+        }
+        if let Some(s) = rs.iter().find(|r| r.imp == "serial") {
+            let style = ShapeStyle::from(BLACK).stroke_width(2);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(0.0, s.median), (max_w, s.median)],
+                    3,
+                    3,
+                    style,
+                ))
+                .map_err(perr)?
+                .label("serial (main thread)")
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(perr)?;
+    }
+    root.present().map_err(perr)?;
+    Ok(path.clone())
+}
+
+/// W4: latency CDF per implementation/policy and worker count, one panel
+/// per case (cold, burst), log-scale latency.
+pub fn wake_latency(rows: &[Row], out: &Path) -> Result<PathBuf> {
+    let path = out.join("wake-latency.svg");
+    let cs = cases(rows);
+    let root = canvas(
+        &path,
+        (640 * cs.len().max(1) as u32, 480),
+        &format!(
+            "W4 wake-latency: distribution per policy{}",
+            machine_note(rows)
+        ),
+    )?;
+    let panels = root.split_evenly((1, cs.len().max(1)));
+    for (case, area) in cs.iter().zip(panels.iter()) {
+        let rs: Vec<&Row> = rows
+            .iter()
+            .filter(|r| &r.case == case && r.samples.is_some())
+            .collect();
+        let all = rs.iter().flat_map(|r| r.samples.iter().flatten().copied());
+        let (lo, hi) = all.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let lo = lo.clamp(0.01, 1e9) * 0.8;
+        let hi = (hi * 1.25).max(lo * 10.0);
+        let mut chart = ChartBuilder::on(area)
+            .caption(format!("{case}: latency CDF"), ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(50)
+            .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)
+            .map_err(perr)?;
+        chart
+            .configure_mesh()
+            .x_desc("us from schedule to start (log)")
+            .y_desc("fraction of samples")
+            .light_line_style(TRANSPARENT)
+            .draw()
+            .map_err(perr)?;
+        for (i, r) in rs.iter().enumerate() {
+            let mut v = r.samples.clone().unwrap_or_default();
+            v.sort_by(f64::total_cmp);
+            let n = v.len().max(1) as f64;
+            let pts: Vec<(f64, f64)> = v
+                .iter()
+                .enumerate()
+                .map(|(k, &x)| (x.max(lo), (k + 1) as f64 / n))
+                .collect();
+            let style = ShapeStyle::from(color(i)).stroke_width(2);
+            chart
+                .draw_series(LineSeries::new(pts, style))
+                .map_err(perr)?
+                .label(format!(
+                    "{} w={} (p50 {:.1}, p99 {:.1})",
+                    r.display_impl(),
+                    r.workers.unwrap_or(0),
+                    r.median,
+                    r.p99
+                ))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(perr)?;
+    }
+    root.present().map_err(perr)?;
+    Ok(path.clone())
+}
+
+/// W6: box plots (quartiles, 1.5 IQR whiskers) of release cost and
+/// wake-to-run against waiter count, a box per primitive.
+pub fn wake_primitives(rows: &[Row], out: &Path) -> Result<PathBuf> {
+    let path = out.join("wake-primitives.svg");
+    let s = |r: &Row, k: &str| {
+        r.params
+            .get(k)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut waiters: Vec<u64> = rows
+        .iter()
+        .filter_map(|r| r.params.get("waiters").and_then(|v| v.as_u64()))
+        .collect();
+    waiters.sort_unstable();
+    waiters.dedup();
+    let mut prims: Vec<String> = Vec::new();
+    for r in rows {
+        if !prims.contains(&r.imp) {
+            prims.push(r.imp.clone());
+        }
+    }
+    let root = canvas(
+        &path,
+        (1280, 900),
+        &format!(
+            "W6 wake-primitives: cost vs blocked waiters{}",
+            machine_note(rows)
+        ),
+    )?;
+    let panels = root.split_evenly((2, 2));
+    let combos = [
+        ("release", "wake-one"),
+        ("release", "wake-all"),
+        ("wake-to-run", "wake-one"),
+        ("wake-to-run", "wake-all"),
+    ];
+    for ((metric, op), area) in combos.iter().zip(panels.iter()) {
+        let rs: Vec<&Row> = rows
+            .iter()
+            .filter(|r| s(r, "metric") == *metric && s(r, "op") == *op && r.samples.is_some())
+            .collect();
+        if rs.is_empty() {
+            continue;
+        }
+        let vals = rs.iter().flat_map(|r| r.samples.iter().flatten().copied());
+        let (lo, hi) = vals.fold((f32::MAX, 0.0f32), |(lo, hi), v| {
+            (lo.min(v as f32), hi.max(v as f32))
+        });
+        let lo = lo.clamp(0.005, 1e9) * 0.8;
+        let hi = (hi * 1.25).max(lo * 10.0);
+        let n = waiters.len().max(1);
+        let mut chart = ChartBuilder::on(area)
+            .caption(format!("{metric}, {op}"), ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(55)
+            .build_cartesian_2d((0..n - 1).into_segmented(), (lo..hi).log_scale())
+            .map_err(perr)?;
+        let labels = waiters.clone();
+        chart
+            .configure_mesh()
+            .x_desc("blocked waiters N")
+            .y_desc("us (log)")
+            .light_line_style(TRANSPARENT)
+            .y_label_formatter(&|v| format!("{v}"))
+            .x_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => {
+                    labels.get(*i).map_or(String::new(), |n| n.to_string())
+                }
+                _ => String::new(),
+            })
+            .draw()
+            .map_err(perr)?;
+        let np = prims.len().max(1) as f64;
+        for (pi, prim) in prims.iter().enumerate() {
+            let style = ShapeStyle::from(color(pi)).stroke_width(2);
+            let boxes: Vec<_> = rs
+                .iter()
+                .filter(|r| &r.imp == prim)
+                .filter_map(|r| {
+                    let wi = waiters.iter().position(|&w| {
+                        Some(w) == r.params.get("waiters").and_then(|v| v.as_u64())
+                    })?;
+                    let v: Vec<f64> = r
+                        .samples
+                        .iter()
+                        .flatten()
+                        .map(|&x| x.max(f64::from(lo)))
+                        .collect();
+                    let q = Quartiles::new(&v);
+                    Some(
+                        Boxplot::new_vertical(SegmentValue::CenterOf(wi), &q)
+                            .width(14)
+                            .whisker_width(0.6)
+                            .offset((pi as f64 - (np - 1.0) / 2.0) * 18.0)
+                            .style(style),
+                    )
+                })
+                .collect();
+            chart
+                .draw_series(boxes)
+                .map_err(perr)?
+                .label(prim.clone())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], style));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(perr)?;
+    }
+    root.present().map_err(perr)?;
+    Ok(path.clone())
+}

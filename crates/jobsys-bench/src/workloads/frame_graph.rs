@@ -1,0 +1,510 @@
+//! W3 frame-graph: the seed experiment. The generated frame of
+//! [`crate::graph`] runs on jobsys, on rayon (dependencies by atomic
+//! counters and continuations) and serially in schedule order; every job or
+//! piece spins D µs with [`crate::spin::spin_ns`].
+//!
+//! Checks: every frame's executed piece count; and, once per contestant
+//! before measuring, a checked frame in which every piece verifies that all
+//! its dependencies had finished (the checks stay out of timed frames: they
+//! would add shared atomics to every piece).
+//!
+//! The executors are public so W7 (contended) runs the same code.
+
+use super::{emit, serial_share};
+use crate::count;
+use crate::error::{check, Result};
+use crate::graph::{FrameGraph, GraphParams, Kind};
+use crate::json::{Label, Row};
+use crate::params;
+use crate::pools::{jobsys_label, rayon_label, semantics_note, Pools};
+use crate::runner::{interleave, split, Contestant, Plan};
+use crate::spin::{self, spin_ns};
+use crate::stats;
+use crate::Ctx;
+use jobsys::{Batch, JobHandle, JobSystem};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Workload name (subcommand, JSON file).
+pub const NAME: &str = "frame-graph";
+
+/// Job durations D of the workload, ns.
+pub const DURATIONS_NS: [u64; 4] = [500, 1_000, 5_000, 20_000];
+
+/// The case name of duration `d_ns`: "D=0.5us".
+pub fn case_name(d_ns: u64) -> String {
+    format!("D={}us", d_ns as f64 / 1000.0)
+}
+
+/// One frame's graph, job duration and check state. Leaked (`'static`) so
+/// jobsys jobs can borrow it without a scope; one per (duration, group).
+pub struct Frame {
+    /// The graph.
+    pub graph: &'static FrameGraph,
+    /// D, ns.
+    pub d_ns: u64,
+    done: Vec<AtomicBool>,
+    left: Vec<AtomicU32>,
+    violations: AtomicU64,
+}
+
+impl Frame {
+    /// A frame of `graph` with jobs of `d_ns`, leaked.
+    pub fn leak(graph: &'static FrameGraph, d_ns: u64) -> &'static Frame {
+        let n = graph.nodes.len();
+        Box::leak(Box::new(Frame {
+            graph,
+            d_ns,
+            done: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            left: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            violations: AtomicU64::new(0),
+        }))
+    }
+
+    fn reset_checks(&self) {
+        for (i, (d, l)) in self.done.iter().zip(&self.left).enumerate() {
+            d.store(false, Ordering::Relaxed);
+            l.store(self.graph.pieces(i), Ordering::Relaxed);
+        }
+        self.violations.store(0, Ordering::Relaxed);
+    }
+
+    fn verify_checks(&self, who: &str) -> Result<()> {
+        let v = self.violations.load(Ordering::Acquire);
+        check(v == 0, || {
+            format!("{who}: {v} pieces started before one of their dependencies finished")
+        })?;
+        let unfinished = self
+            .done
+            .iter()
+            .filter(|d| !d.load(Ordering::Acquire))
+            .count();
+        check(unfinished == 0, || {
+            format!("{who}: {unfinished} jobs never finished")
+        })
+    }
+
+    /// One piece of job `i`: spin D; with `CHECK`, first verify that the
+    /// job's dependencies are done, and mark the job done after its last piece.
+    #[inline(always)]
+    fn piece<const CHECK: bool>(&self, i: u32) {
+        if CHECK {
+            for &d in &self.graph.nodes[i as usize].deps {
+                if !self.done[d as usize].load(Ordering::Acquire) {
+                    self.violations.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        spin_ns(self.d_ns);
+        count::bump();
+        if CHECK && self.left[i as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.done[i as usize].store(true, Ordering::Release);
+        }
+    }
+}
+
+/// jobsys: schedule in order with `schedule_after` / `parallel_for_after`
+/// (batch 1: every piece its own index), `complete` at sync points, then
+/// complete every handle newest first.
+pub fn jobsys_frame<const CHECK: bool>(
+    js: &JobSystem,
+    f: &'static Frame,
+    hs: &mut Vec<JobHandle>,
+    deps: &mut Vec<JobHandle>,
+) -> Result<()> {
+    hs.clear();
+    for (i, node) in f.graph.nodes.iter().enumerate() {
+        if let Some(s) = node.sync {
+            js.try_complete(hs[s as usize])?;
+        }
+        deps.clear();
+        deps.extend(node.deps.iter().map(|&d| hs[d as usize]));
+        let i = i as u32;
+        let h = match node.kind {
+            Kind::Single => js.schedule_after(deps, move || f.piece::<CHECK>(i)),
+            Kind::Parallel(p) => {
+                js.parallel_for_after(deps, 0..p as usize, Batch::Fixed(1), move |_| {
+                    f.piece::<CHECK>(i)
+                })
+            }
+        };
+        hs.push(h);
+    }
+    for h in hs.iter().rev() {
+        js.try_complete(*h)?;
+    }
+    Ok(())
+}
+
+/// rayon's per-frame dependency state: a counter per job (unfinished
+/// dependencies + 1 for "not scheduled yet") and a done word the main
+/// thread can sleep on. Dependents lists are precomputed from the graph.
+pub struct RayonFrame {
+    remaining: Vec<AtomicU32>,
+    /// 0: running or pending, 1: done, 2: pending and the main thread waits.
+    done: Vec<AtomicU32>,
+    dependents: Vec<Vec<u32>>,
+}
+
+impl RayonFrame {
+    /// State for `graph`.
+    pub fn new(graph: &FrameGraph) -> RayonFrame {
+        let n = graph.nodes.len();
+        RayonFrame {
+            remaining: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            done: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            dependents: graph.dependents(),
+        }
+    }
+
+    /// Main thread at a sync point: spin up to 30 µs (what jobsys's default
+    /// policy spins), then sleep on the job's done word.
+    fn wait(&self, j: u32) {
+        let w = &self.done[j as usize];
+        let t = Instant::now();
+        while w.load(Ordering::Acquire) == 0 && t.elapsed() < Duration::from_micros(30) {
+            std::hint::spin_loop();
+        }
+        loop {
+            match w.load(Ordering::Acquire) {
+                1 => return,
+                0 => {
+                    let _ = w.compare_exchange(0, 2, Ordering::Acquire, Ordering::Acquire);
+                }
+                _ => atomic_wait::wait(w, 2),
+            }
+        }
+    }
+}
+
+fn rayon_release<'s, const CHECK: bool>(
+    s: &rayon::Scope<'s>,
+    f: &'s Frame,
+    rf: &'s RayonFrame,
+    i: u32,
+) {
+    if rf.remaining[i as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+        s.spawn(move |s| rayon_run::<CHECK>(s, f, rf, i));
+    }
+}
+
+fn rayon_run<'s, const CHECK: bool>(
+    s: &rayon::Scope<'s>,
+    f: &'s Frame,
+    rf: &'s RayonFrame,
+    i: u32,
+) {
+    match f.graph.nodes[i as usize].kind {
+        Kind::Single => f.piece::<CHECK>(i),
+        Kind::Parallel(p) => (0..p)
+            .into_par_iter()
+            .with_max_len(1)
+            .for_each(|_| f.piece::<CHECK>(i)),
+    }
+    if rf.done[i as usize].swap(1, Ordering::AcqRel) == 2 {
+        atomic_wait::wake_all(&rf.done[i as usize]);
+    }
+    for &d in &rf.dependents[i as usize] {
+        rayon_release::<CHECK>(s, f, rf, d);
+    }
+}
+
+/// rayon: the main thread "schedules" job i by dropping its +1; whoever
+/// brings a counter to zero spawns the job (a continuation); a parallel job
+/// is a `par_iter().with_max_len(1)` inside its task. Sync points wait on
+/// the job's done word; `in_place_scope` waits for the rest.
+pub fn rayon_frame<const CHECK: bool>(pool: &rayon::ThreadPool, f: &Frame, rf: &RayonFrame) {
+    for (i, node) in f.graph.nodes.iter().enumerate() {
+        rf.remaining[i].store(node.deps.len() as u32 + 1, Ordering::Relaxed);
+        rf.done[i].store(0, Ordering::Relaxed);
+    }
+    pool.in_place_scope(|s| {
+        for (i, node) in f.graph.nodes.iter().enumerate() {
+            if let Some(j) = node.sync {
+                rf.wait(j);
+            }
+            rayon_release::<CHECK>(s, f, rf, i as u32);
+        }
+    });
+}
+
+/// Serial: every job's pieces in schedule order on the calling thread.
+pub fn serial_frame<const CHECK: bool>(f: &Frame) {
+    for i in 0..f.graph.nodes.len() {
+        for _ in 0..f.graph.pieces(i) {
+            f.piece::<CHECK>(i as u32);
+        }
+    }
+}
+
+/// Which executor a contestant runs.
+#[derive(Clone, Copy)]
+pub enum Exec<'a> {
+    /// jobsys.
+    Jobsys(&'a JobSystem),
+    /// A rayon pool.
+    Rayon(&'a rayon::ThreadPool),
+    /// The calling thread.
+    Serial,
+}
+
+/// A contestant that runs frames of `f` on `exec`: its first iteration is
+/// a checked frame; every iteration checks the piece count and returns the
+/// frame time in ms.
+pub fn contestant<'a>(
+    label: Label,
+    exec: Exec<'a>,
+    f: &'static Frame,
+    (warmup, blocks, per_block): (usize, usize, usize),
+) -> Contestant<'a> {
+    let n = f.graph.nodes.len();
+    let pieces = f.graph.total_pieces();
+    let mut hs = Vec::with_capacity(n);
+    let mut deps = Vec::with_capacity(16);
+    let rf = RayonFrame::new(f.graph);
+    let mut checked = false;
+    let who = format!("{NAME} {} {}", label.imp, case_name(f.d_ns));
+    Contestant::new(label, warmup.max(1), blocks, per_block, move || {
+        if !checked {
+            f.reset_checks();
+            match exec {
+                Exec::Jobsys(js) => jobsys_frame::<true>(js, f, &mut hs, &mut deps)?,
+                Exec::Rayon(pool) => rayon_frame::<true>(pool, f, &rf),
+                Exec::Serial => serial_frame::<true>(f),
+            }
+            f.verify_checks(&who)?;
+            checked = true;
+        }
+        let before_timed = count::total();
+        let t = Instant::now();
+        match exec {
+            Exec::Jobsys(js) => jobsys_frame::<false>(js, f, &mut hs, &mut deps)?,
+            Exec::Rayon(pool) => rayon_frame::<false>(pool, f, &rf),
+            Exec::Serial => serial_frame::<false>(f),
+        }
+        let ms = t.elapsed().as_nanos() as f64 / 1e6;
+        let ran = count::total() - before_timed;
+        check(ran == pieces, || {
+            format!("{who}: {ran} pieces ran, expected {pieces}")
+        })?;
+        Ok(ms)
+    })
+}
+
+/// The graph of this run (leaked, shared by every frame).
+pub fn graph(ctx: &Ctx) -> &'static FrameGraph {
+    let p = if ctx.quick {
+        GraphParams::quick()
+    } else {
+        GraphParams::seed_experiment()
+    };
+    Box::leak(Box::new(FrameGraph::generate(&p)))
+}
+
+/// Describe the graph in a table note.
+pub fn graph_note(g: &FrameGraph) -> String {
+    let p = &g.params;
+    format!(
+        "graph (seed {:#x}): {} jobs, {} parallel (1-{} pieces, batch 1), {} pieces in all, 0-{} deps each, {} sync points, critical path {} jobs",
+        p.seed,
+        g.nodes.len(),
+        g.parallel_jobs(),
+        p.max_pieces,
+        g.total_pieces(),
+        p.max_deps,
+        g.sync_points(),
+        g.critical_path()
+    )
+}
+
+/// Graph parameters as row params.
+pub fn graph_params(g: &FrameGraph, d_ns: u64) -> serde_json::Map<String, serde_json::Value> {
+    params! {
+        "D_us" => d_ns as f64 / 1000.0,
+        "jobs" => g.nodes.len(),
+        "pieces" => g.total_pieces(),
+        "seed" => g.params.seed,
+        "critical_path_jobs" => g.critical_path(),
+        "spin_actual_ns" => spin::calibrate().spin_actual_ns(d_ns),
+    }
+}
+
+/// jobsys counters per frame as row params.
+pub fn stats_params(
+    params: &mut serde_json::Map<String, serde_json::Value>,
+    before: &jobsys::Stats,
+    after: &jobsys::Stats,
+    frames: u64,
+) {
+    let per = |a: u64, b: u64| (a - b) as f64 / frames.max(1) as f64;
+    params.insert(
+        "wakes_per_frame".into(),
+        per(after.wakes, before.wakes).into(),
+    );
+    params.insert(
+        "futile_wakes_per_frame".into(),
+        per(after.futile_wakes, before.futile_wakes).into(),
+    );
+    params.insert(
+        "sleeps_per_frame".into(),
+        per(after.sleeps, before.sleeps).into(),
+    );
+    params.insert(
+        "steals_per_frame".into(),
+        per(after.steals, before.steals).into(),
+    );
+}
+
+/// Run W3 and report it.
+pub fn run(ctx: &Ctx) -> Result<()> {
+    let g = graph(ctx);
+    let frames = ctx.samples_or(200, 6);
+    let (blocks, per_block) = split(frames, ctx.size(10, 3));
+    let warmup = ctx.size(20, 2);
+    let groups = ctx.workers.len();
+    let cores = ctx.cores();
+    let bar = ctx.progress.bar(NAME, (DURATIONS_NS.len() * groups) as u64);
+    let mut rows = Vec::new();
+    for d in DURATIONS_NS {
+        let case = case_name(d);
+        let frame = Frame::leak(g, d);
+        let work_ms = g.total_pieces() as f64 * spin::calibrate().spin_actual_ns(d) / 1e6;
+        let mut serial = Vec::new();
+        for &w in &ctx.workers {
+            bar.message(format!("{case} workers={w}"));
+            let pools = Pools::new(w)?;
+            let shape = (warmup, blocks, per_block);
+            let mut cs = Vec::new();
+            for (p, js) in &pools.jobsys {
+                cs.push(contestant(
+                    jobsys_label(w, p),
+                    Exec::Jobsys(js),
+                    frame,
+                    shape,
+                ));
+            }
+            cs.push(contestant(
+                rayon_label(w),
+                Exec::Rayon(&pools.rayon),
+                frame,
+                shape,
+            ));
+            cs.push(contestant(
+                Label::serial(),
+                Exec::Serial,
+                frame,
+                (
+                    (warmup / groups).max(1),
+                    serial_share(blocks, groups),
+                    per_block,
+                ),
+            ));
+            let before: Vec<jobsys::Stats> =
+                pools.jobsys.iter().map(|(_, js)| js.stats()).collect();
+            interleave(&mut cs, Plan::throughput())?;
+            let run_frames = (warmup + blocks * (per_block + 1) + 1) as u64;
+            serial.extend(cs.pop().expect("serial").samples);
+            for (k, c) in cs.iter().enumerate() {
+                let mut params = graph_params(g, d);
+                if let Some((_, js)) = pools.jobsys.get(k) {
+                    stats_params(&mut params, &before[k], &js.stats(), run_frames);
+                }
+                rows.push(Row::measured(
+                    NAME,
+                    &case,
+                    &c.label,
+                    params,
+                    "ms",
+                    &stats::summarize(&c.samples),
+                    None,
+                    &ctx.machine,
+                ));
+            }
+            let threads = (w + 1).min(cores);
+            let mut params = graph_params(g, d);
+            params.insert("ideal_threads".into(), threads.into());
+            rows.push(Row::reference(
+                NAME,
+                &case,
+                "ideal",
+                Some(w),
+                params,
+                "ms",
+                work_ms / threads as f64,
+                &ctx.machine,
+            ));
+            bar.inc();
+        }
+        rows.push(Row::measured(
+            NAME,
+            &case,
+            &Label::serial(),
+            graph_params(g, d),
+            "ms",
+            &stats::summarize(&serial),
+            None,
+            &ctx.machine,
+        ));
+    }
+    bar.finish();
+    sort_rows(&mut rows);
+    let xideal = |r: &Row, all: &[Row]| {
+        let w = r.workers.unwrap_or(0);
+        match all
+            .iter()
+            .find(|i| i.imp == "ideal" && i.case == r.case && i.workers == Some(w))
+        {
+            Some(i) if r.n > 0 => format!("{:.2}x", r.median / i.median),
+            _ => "-".into(),
+        }
+    };
+    let cal = spin::calibrate();
+    let notes = vec![
+        graph_note(g),
+        format!(
+            "frame time in ms; {frames} frames per row after {warmup} warm-up frames (+1 uncounted per block of {per_block}), interleaved A B A B; pieces counted every frame, dependency order checked on one frame per row"
+        ),
+        semantics_note(),
+        format!(
+            "serial = same graph in schedule order on the main thread; ideal = work / min(workers+1, cores) with work = pieces x measured spin(D) ({}); xideal = median / ideal",
+            DURATIONS_NS
+                .iter()
+                .map(|&d| format!("{}: {:.0} ns", case_name(d), cal.spin_actual_ns(d)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        "rayon: continuations spawned when a job's atomic dependency counter hits zero (dependents precomputed), parallel jobs as par_iter().with_max_len(1), sync points sleep on a futex word after a 30 us spin".into(),
+    ];
+    emit(
+        ctx,
+        NAME,
+        "W3 frame-graph",
+        &notes,
+        &rows,
+        false,
+        &[("xideal", &xideal)],
+    )?;
+    let svg = crate::plot::frame_graph(&rows, &ctx.out)?;
+    ctx.progress.print(&format!("   plot: {}\n", svg.display()));
+    Ok(())
+}
+
+/// Order rows: by duration, serial first, then by worker count, jobsys
+/// before rayon before ideal.
+pub fn sort_rows(rows: &mut [Row]) {
+    let rank = |r: &Row| match r.imp.as_str() {
+        "serial" => 0,
+        "jobsys" => 1,
+        "rayon" => 2,
+        _ => 3,
+    };
+    rows.sort_by(|a, b| {
+        let d = |r: &Row| r.param_f64("D_us").unwrap_or(0.0);
+        d(a).total_cmp(&d(b))
+            .then(a.case.cmp(&b.case))
+            .then((rank(a) != 0).cmp(&(rank(b) != 0)))
+            .then(a.workers.cmp(&b.workers))
+            .then(rank(a).cmp(&rank(b)))
+    });
+}

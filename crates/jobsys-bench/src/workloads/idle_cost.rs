@@ -1,0 +1,246 @@
+//! W5 idle-cost: CPU burned for nothing.
+//!
+//! 300 frames; each frame the main thread spins 2 ms (serial work), then
+//! schedules 64 jobs of 5 µs and waits for them. Figure: process CPU time
+//! (user + sys from `getrusage(RUSAGE_SELF)`) minus the useful work, as a
+//! share of one core over the wall time ("extra cores"), and the wall time
+//! per frame. Useful work uses the measured durations of the two spins.
+//!
+//! `getrusage` counts every thread of the process, so nothing else may run
+//! meanwhile: the other pools of the group are idle (asleep: each run starts
+//! after a 5 ms settle, longer than any policy's spin).
+
+use super::emit;
+use crate::count;
+use crate::error::{check, Error, Result};
+use crate::json::{Label, Row};
+use crate::params;
+use crate::pools::{jobsys_label, rayon_label, semantics_note, Pools};
+use crate::runner::{interleave, Contestant, Plan};
+use crate::spin::{self, spin_ns};
+use crate::stats;
+use crate::Ctx;
+use jobsys::JobSystem;
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+/// Workload name (subcommand, JSON file).
+pub const NAME: &str = "idle-cost";
+
+const MAIN_WORK_NS: u64 = 2_000_000;
+const JOBS: usize = 64;
+const JOB_NS: u64 = 5_000;
+const WARMUP_FRAMES: usize = 5;
+
+fn job() {
+    spin_ns(JOB_NS);
+    count::bump();
+}
+
+/// User + system CPU time of the whole process, ns.
+pub fn process_cpu_ns() -> Result<u64> {
+    // SAFETY: `rusage` is plain old data; all-zero is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid, writable `rusage`.
+    let r = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    if r != 0 {
+        return Err(Error::Io(std::io::Error::last_os_error()));
+    }
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    Ok(ns(ru.ru_utime) + ns(ru.ru_stime))
+}
+
+#[derive(Clone, Copy)]
+enum Exec<'a> {
+    Jobsys(&'a JobSystem),
+    Rayon(&'a rayon::ThreadPool),
+    Serial,
+}
+
+fn frame(exec: Exec<'_>, hs: &mut Vec<jobsys::JobHandle>) -> Result<()> {
+    spin_ns(MAIN_WORK_NS);
+    match exec {
+        Exec::Jobsys(js) => {
+            hs.clear();
+            for _ in 0..JOBS {
+                hs.push(js.schedule(job));
+            }
+            for h in hs.iter().rev() {
+                js.try_complete(*h)?;
+            }
+        }
+        Exec::Rayon(pool) => pool.in_place_scope(|s| {
+            for _ in 0..JOBS {
+                s.spawn(|_| job());
+            }
+        }),
+        Exec::Serial => {
+            for _ in 0..JOBS {
+                job();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One run of `frames` frames: extra cores; pushes the wall ms per frame.
+fn one_run(exec: Exec<'_>, frames: usize, walls: &RefCell<Vec<f64>>, who: &str) -> Result<f64> {
+    let mut hs = Vec::with_capacity(JOBS);
+    let before = count::total();
+    for _ in 0..WARMUP_FRAMES {
+        frame(exec, &mut hs)?;
+    }
+    let cpu0 = process_cpu_ns()?;
+    let t = Instant::now();
+    for _ in 0..frames {
+        frame(exec, &mut hs)?;
+    }
+    let wall = t.elapsed().as_nanos() as f64;
+    let cpu = (process_cpu_ns()? - cpu0) as f64;
+    let ran = count::total() - before;
+    let want = ((frames + WARMUP_FRAMES) * JOBS) as u64;
+    check(ran == want, || {
+        format!("{who}: {ran} jobs ran, expected {want}")
+    })?;
+    let cal = spin::calibrate();
+    let useful = frames as f64
+        * (cal.spin_actual_ns(MAIN_WORK_NS) + JOBS as f64 * cal.spin_actual_ns(JOB_NS));
+    walls.borrow_mut().push(wall / frames as f64 / 1e6);
+    Ok((cpu - useful) / wall)
+}
+
+/// Run W5 and report it.
+pub fn run(ctx: &Ctx) -> Result<()> {
+    let frames = ctx.size(300, 20);
+    let runs = ctx.samples_or(3, 1);
+    let bar = ctx.progress.bar(NAME, ctx.workers.len() as u64);
+    let mut rows = Vec::new();
+    let serial_walls = RefCell::new(Vec::new());
+    let mut serial_extra = Vec::new();
+    for &w in &ctx.workers {
+        bar.message(format!("workers={w}"));
+        let pools = Pools::new(w)?;
+        let mut execs: Vec<(Label, Exec<'_>)> = pools
+            .jobsys
+            .iter()
+            .map(|(p, js)| (jobsys_label(w, p), Exec::Jobsys(js)))
+            .collect();
+        execs.push((rayon_label(w), Exec::Rayon(&pools.rayon)));
+        let walls: Vec<RefCell<Vec<f64>>> =
+            execs.iter().map(|_| RefCell::new(Vec::new())).collect();
+        let mut cs = Vec::new();
+        for ((label, exec), walls) in execs.iter().zip(&walls) {
+            let who = format!("{NAME} {} workers={w}", label.imp);
+            let exec = *exec;
+            cs.push(Contestant::new(label.clone(), 0, runs, 1, move || {
+                one_run(exec, frames, walls, &who)
+            }));
+        }
+        let sw = &serial_walls;
+        cs.push(Contestant::new(
+            Label::serial(),
+            0,
+            runs.div_ceil(ctx.workers.len()),
+            1,
+            move || one_run(Exec::Serial, frames, sw, "idle-cost serial"),
+        ));
+        let before: Vec<jobsys::Stats> = pools.jobsys.iter().map(|(_, js)| js.stats()).collect();
+        interleave(
+            &mut cs,
+            Plan {
+                settle: Duration::from_millis(5),
+                block_warmup: false,
+            },
+        )?;
+        serial_extra.extend(cs.pop().expect("serial").samples);
+        for (i, c) in cs.iter().enumerate() {
+            let mut params =
+                params! {"frames" => frames, "main_work_ms" => 2, "jobs" => JOBS, "job_us" => 5};
+            if let Some((_, js)) = pools.jobsys.get(i) {
+                let (a, b) = (js.stats(), &before[i]);
+                let n = (runs * (frames + WARMUP_FRAMES)) as f64;
+                params.insert(
+                    "sleeps_per_frame".into(),
+                    ((a.sleeps - b.sleeps) as f64 / n).into(),
+                );
+                params.insert(
+                    "wakes_per_frame".into(),
+                    ((a.wakes - b.wakes) as f64 / n).into(),
+                );
+                params.insert(
+                    "futile_wakes_per_frame".into(),
+                    ((a.futile_wakes - b.futile_wakes) as f64 / n).into(),
+                );
+            }
+            rows.push(Row::measured(
+                NAME,
+                "extra-cpu",
+                &c.label,
+                params.clone(),
+                "cores",
+                &stats::summarize(&c.samples),
+                None,
+                &ctx.machine,
+            ));
+            rows.push(Row::measured(
+                NAME,
+                "frame-wall",
+                &c.label,
+                params,
+                "ms",
+                &stats::summarize(&walls[i].borrow()),
+                None,
+                &ctx.machine,
+            ));
+        }
+        bar.inc();
+    }
+    bar.finish();
+    let params = params! {"frames" => frames, "main_work_ms" => 2, "jobs" => JOBS, "job_us" => 5};
+    for (case, unit, s) in [
+        ("extra-cpu", "cores", &serial_extra),
+        ("frame-wall", "ms", &serial_walls.borrow()),
+    ] {
+        rows.push(Row::measured(
+            NAME,
+            case,
+            &Label::serial(),
+            params.clone(),
+            unit,
+            &stats::summarize(s),
+            None,
+            &ctx.machine,
+        ));
+    }
+    let rank = |r: &Row| {
+        (
+            r.case != "extra-cpu",
+            r.imp != "serial",
+            r.workers,
+            r.imp != "jobsys",
+        )
+    };
+    rows.sort_by_key(rank);
+    let minus_serial = |r: &Row, all: &[Row]| match crate::table::serial_of(r, all) {
+        Some(s) if r.imp != "serial" && r.case == "extra-cpu" => {
+            format!("{:+.3}", r.median - s.median)
+        }
+        _ => "-".into(),
+    };
+    let notes = vec![
+        format!(
+            "{frames} frames per run: 2 ms serial spin on the main thread, then 64 jobs of 5 us, wait; {runs} runs per row, interleaved, 5 ms settle before each"
+        ),
+        "extra-cpu = (user+sys CPU of the process - useful work) / wall, in cores; -serial = minus the serial row (xserial of a near-zero baseline means little)".into(),
+        semantics_note(),
+    ];
+    emit(
+        ctx,
+        NAME,
+        "W5 idle-cost",
+        &notes,
+        &rows,
+        false,
+        &[("-serial", &minus_serial)],
+    )
+}

@@ -1,0 +1,122 @@
+//! One module per workload of WORKLOADS.md, and what they share: printing
+//! the table, writing the JSON, drawing the plot.
+
+pub mod contended;
+pub mod frame_graph;
+pub mod idle_cost;
+pub mod parallel_for;
+pub mod spawn_empty;
+pub mod wake_latency;
+pub mod wake_primitives;
+
+use crate::cli::Command;
+use crate::error::{Error, Result};
+use crate::json::{self, Row};
+use crate::runner::Contestant;
+use crate::stats;
+use crate::table::{self, Extra};
+use crate::{plot, Ctx};
+
+/// Run workload `w`: measure, print its table, write its JSON (and plot).
+pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
+    match w {
+        Command::SpawnEmpty => spawn_empty::run(ctx),
+        Command::ParallelFor => parallel_for::run(ctx),
+        Command::FrameGraph => frame_graph::run(ctx),
+        Command::WakeLatency => wake_latency::run(ctx),
+        Command::IdleCost => idle_cost::run(ctx),
+        Command::WakePrimitives => wake_primitives::run(ctx),
+        Command::Contended => contended::run(ctx),
+        Command::All | Command::Plot => unreachable!("not a workload"),
+    }
+}
+
+/// JSON file names (without `.json`) of the workloads.
+pub const NAMES: [&str; 7] = [
+    spawn_empty::NAME,
+    parallel_for::NAME,
+    frame_graph::NAME,
+    wake_latency::NAME,
+    idle_cost::NAME,
+    wake_primitives::NAME,
+    contended::NAME,
+];
+
+/// Print the table of `rows` and write them to `<out>/<name>.json`.
+pub fn emit(
+    ctx: &Ctx,
+    name: &str,
+    title: &str,
+    notes: &[String],
+    rows: &[Row],
+    percentiles: bool,
+    extras: &[Extra<'_>],
+) -> Result<()> {
+    if rows.is_empty() {
+        return Err(Error::Verify(format!("{name}: no rows measured")));
+    }
+    let path = json::write(&ctx.out, name, rows)?;
+    let mut text = table::render(title, notes, rows, percentiles, extras);
+    text.push_str(&format!("   rows: {}\n", path.display()));
+    ctx.progress.print(&text);
+    Ok(())
+}
+
+/// Rows of measured contestants, in order.
+pub fn rows_of(
+    ctx: &Ctx,
+    name: &str,
+    case: &str,
+    params: &serde_json::Map<String, serde_json::Value>,
+    unit: &str,
+    cs: &[Contestant<'_>],
+) -> Vec<Row> {
+    cs.iter()
+        .map(|c| {
+            Row::measured(
+                name,
+                case,
+                &c.label,
+                params.clone(),
+                unit,
+                &stats::summarize(&c.samples),
+                None,
+                &ctx.machine,
+            )
+        })
+        .collect()
+}
+
+/// `plot` subcommand: redraw every plot whose JSON exists in `--out`.
+pub fn replot(ctx: &Ctx) -> Result<()> {
+    let mut drawn = 0;
+    for (name, draw) in [
+        (frame_graph::NAME, plot::frame_graph as plot::PlotFn),
+        (wake_latency::NAME, plot::wake_latency),
+        (wake_primitives::NAME, plot::wake_primitives),
+    ] {
+        let path = json::path_for(&ctx.out, name);
+        if path.exists() {
+            let rows = json::read(&path)?;
+            let svg = draw(&rows, &ctx.out)?;
+            ctx.progress.print(&format!("plot: {}", svg.display()));
+            drawn += 1;
+        }
+    }
+    if drawn == 0 {
+        return Err(Error::Plot(format!(
+            "no frame-graph, wake-latency or wake-primitives JSON in {}",
+            ctx.out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The serial loop does not depend on the worker count, so its samples are
+/// spread over the worker-count groups (each group measures a share,
+/// interleaved with that group's pools) and pooled into one row: the
+/// serial row sees the same drift as the others without being measured
+/// once per worker count.
+pub fn serial_share(total_blocks: usize, groups: usize) -> usize {
+    total_blocks.div_ceil(groups.max(1)).max(1)
+}

@@ -1,0 +1,275 @@
+//! W1 spawn-empty: the scheduling overhead of empty jobs.
+//!
+//! - `single`: schedule one job, complete it, 65,000 times (the fast path).
+//! - `flat`: schedule 65,536 jobs, then wait for all (newest first).
+//! - `nested`: a binary fork/join tree of depth 16 (65,535 jobs) with `join`.
+//! - `pfor-empty`: one parallel_for over 65,000 indices with batch 1.
+//!
+//! Every job bumps its thread's counter (see `count`); the total is checked
+//! after every iteration. Figure: ns per job (wall / jobs).
+
+use super::{emit, rows_of, serial_share};
+use crate::count;
+use crate::error::{check, Result};
+use crate::json::Label;
+use crate::params;
+use crate::pools::{jobsys_label, rayon_label, semantics_note, Pools};
+use crate::runner::{interleave, split, Contestant, Plan};
+use crate::stats;
+use crate::Ctx;
+use jobsys::{Batch, JobHandle, JobSystem};
+use rayon::prelude::*;
+use std::hint::black_box;
+use std::time::Instant;
+
+/// Workload name (subcommand, JSON file).
+pub const NAME: &str = "spawn-empty";
+
+/// The empty job: counts itself, nothing else.
+#[inline(never)]
+pub fn empty_job() {
+    count::bump();
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Case {
+    Single,
+    Flat,
+    Nested,
+    PforEmpty,
+}
+
+impl Case {
+    const ALL: [Case; 4] = [Case::Single, Case::Flat, Case::Nested, Case::PforEmpty];
+    fn name(self) -> &'static str {
+        match self {
+            Case::Single => "single",
+            Case::Flat => "flat",
+            Case::Nested => "nested",
+            Case::PforEmpty => "pfor-empty",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    single: usize,
+    flat: usize,
+    depth: u32,
+    pfor: usize,
+}
+
+impl Sizes {
+    fn jobs(&self, c: Case) -> usize {
+        match c {
+            Case::Single => self.single,
+            Case::Flat => self.flat,
+            Case::Nested => (1usize << self.depth) - 1,
+            Case::PforEmpty => self.pfor,
+        }
+    }
+}
+
+fn tree_jobsys(js: &JobSystem, depth: u32) {
+    empty_job();
+    if depth > 1 {
+        js.join(|| tree_jobsys(js, depth - 1), || tree_jobsys(js, depth - 1));
+    }
+}
+
+fn tree_rayon(depth: u32) {
+    empty_job();
+    if depth > 1 {
+        rayon::join(|| tree_rayon(depth - 1), || tree_rayon(depth - 1));
+    }
+}
+
+fn tree_serial(f: fn(), depth: u32) {
+    f();
+    if depth > 1 {
+        tree_serial(f, depth - 1);
+        tree_serial(f, depth - 1);
+    }
+}
+
+/// Time `body`, check that it ran `jobs` jobs, return ns per job.
+fn timed(what: &str, jobs: usize, body: impl FnOnce() -> Result<()>) -> Result<f64> {
+    let before = count::total();
+    let t = Instant::now();
+    body()?;
+    let ns = t.elapsed().as_nanos() as f64;
+    let ran = count::total() - before;
+    check(ran == jobs as u64, || {
+        format!("{NAME} {what}: {ran} jobs ran, expected {jobs}")
+    })?;
+    Ok(ns / jobs as f64)
+}
+
+fn jobsys_iter(js: &JobSystem, c: Case, s: &Sizes, hs: &mut Vec<JobHandle>) -> Result<f64> {
+    timed(c.name(), s.jobs(c), || {
+        match c {
+            Case::Single => {
+                for _ in 0..s.single {
+                    let h = js.schedule(empty_job);
+                    js.try_complete(h)?;
+                }
+            }
+            Case::Flat => {
+                hs.clear();
+                for _ in 0..s.flat {
+                    hs.push(js.schedule(empty_job));
+                }
+                // Newest first: those are on top of our own deque.
+                for h in hs.iter().rev() {
+                    js.try_complete(*h)?;
+                }
+            }
+            Case::Nested => tree_jobsys(js, s.depth),
+            Case::PforEmpty => {
+                let h = js.parallel_for(0..s.pfor, Batch::Fixed(1), |_| empty_job());
+                js.try_complete(h)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+fn rayon_iter(pool: &rayon::ThreadPool, c: Case, s: &Sizes) -> Result<f64> {
+    timed(c.name(), s.jobs(c), || {
+        match c {
+            Case::Single => pool.install(|| {
+                for _ in 0..s.single {
+                    rayon::scope(|sc| sc.spawn(|_| empty_job()));
+                }
+            }),
+            Case::Flat => pool.install(|| {
+                rayon::scope(|sc| {
+                    for _ in 0..s.flat {
+                        sc.spawn(|_| empty_job());
+                    }
+                })
+            }),
+            Case::Nested => pool.install(|| tree_rayon(s.depth)),
+            Case::PforEmpty => pool.install(|| {
+                (0..s.pfor)
+                    .into_par_iter()
+                    .with_max_len(1)
+                    .for_each(|_| empty_job())
+            }),
+        }
+        Ok(())
+    })
+}
+
+fn serial_iter(c: Case, s: &Sizes) -> Result<f64> {
+    // An opaque function pointer: the loop cannot be folded into one add.
+    let f: fn() = black_box(empty_job as fn());
+    timed(c.name(), s.jobs(c), || {
+        match c {
+            Case::Nested => tree_serial(f, s.depth),
+            _ => {
+                for _ in 0..s.jobs(c) {
+                    f();
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Run W1 and report it.
+pub fn run(ctx: &Ctx) -> Result<()> {
+    let sizes = ctx.size(
+        Sizes {
+            single: 65_000,
+            flat: 65_536,
+            depth: 16,
+            pfor: 65_000,
+        },
+        Sizes {
+            single: 2_000,
+            flat: 2_048,
+            depth: 11,
+            pfor: 2_000,
+        },
+    );
+    let samples = ctx.samples_or(30, 3);
+    let (blocks, per_block) = split(samples, 3);
+    let warmup = ctx.size(2, 1);
+    let groups = ctx.workers.len();
+    let bar = ctx.progress.bar(NAME, (groups * Case::ALL.len()) as u64);
+
+    let mut rows = Vec::new();
+    let mut serial: Vec<Vec<f64>> = vec![Vec::new(); Case::ALL.len()];
+    for &w in &ctx.workers {
+        let pools = Pools::new(w)?;
+        for (ci, &c) in Case::ALL.iter().enumerate() {
+            bar.message(format!("workers={w} {}", c.name()));
+            let mut cs = Vec::new();
+            for (p, js) in &pools.jobsys {
+                let mut hs = Vec::with_capacity(sizes.flat);
+                cs.push(Contestant::new(
+                    jobsys_label(w, p),
+                    warmup,
+                    blocks,
+                    per_block,
+                    move || jobsys_iter(js, c, &sizes, &mut hs),
+                ));
+            }
+            let pool = &pools.rayon;
+            cs.push(Contestant::new(
+                rayon_label(w),
+                warmup,
+                blocks,
+                per_block,
+                move || rayon_iter(pool, c, &sizes),
+            ));
+            cs.push(Contestant::new(
+                Label::serial(),
+                warmup,
+                serial_share(blocks, groups),
+                per_block,
+                move || serial_iter(c, &sizes),
+            ));
+            interleave(&mut cs, Plan::throughput())?;
+            let ser = cs.pop().expect("serial contestant");
+            serial[ci].extend(ser.samples);
+            let params = params! {"jobs" => sizes.jobs(c)};
+            rows.extend(rows_of(ctx, NAME, c.name(), &params, "ns/job", &cs));
+            bar.inc();
+        }
+    }
+    bar.finish();
+    // Serial rows (pooled over the groups), then sort by case.
+    for (ci, &c) in Case::ALL.iter().enumerate() {
+        let params = params! {"jobs" => sizes.jobs(c)};
+        rows.push(crate::json::Row::measured(
+            NAME,
+            c.name(),
+            &Label::serial(),
+            params,
+            "ns/job",
+            &stats::summarize(&serial[ci]),
+            None,
+            &ctx.machine,
+        ));
+    }
+    let order = |case: &str| Case::ALL.iter().position(|c| c.name() == case);
+    rows.sort_by_key(|r| order(&r.case));
+
+    let notes = vec![
+        format!(
+            "ns per job (wall / jobs); single {} jobs, flat {}, nested depth {} ({} jobs), pfor-empty {} indices, batch 1",
+            sizes.single,
+            sizes.flat,
+            sizes.depth,
+            sizes.jobs(Case::Nested),
+            sizes.pfor
+        ),
+        semantics_note(),
+        "jobsys: single = schedule + complete; flat = schedule all, complete newest first; nested = join; pfor = parallel_for Batch::Fixed(1)".into(),
+        "rayon (inside pool.install): single = rayon::scope + spawn per job; flat = one scope, spawn all; nested = join; pfor = par_iter().with_max_len(1)".into(),
+        format!("{samples} samples per row, interleaved A B A B in blocks of {per_block}; every job counted and checked"),
+    ];
+    emit(ctx, NAME, "W1 spawn-empty", &notes, &rows, false, &[])
+}

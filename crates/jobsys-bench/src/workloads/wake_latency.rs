@@ -1,0 +1,245 @@
+//! W4 wake-latency: from schedule to start.
+//!
+//! - `cold`: every worker idle for at least 5 ms (asleep); the main thread
+//!   schedules one job that records when it starts. Latency = start -
+//!   schedule (the clock read just before the schedule call).
+//! - `burst`: the same, but one job per worker (each spinning 50 µs);
+//!   latency = until the last one has started.
+//!
+//! The main thread does not wait on the jobs while they start (a waiting
+//! jobsys main thread would run the job itself): it spins on the start
+//! flags, as a main thread busy with its own work would keep its core; then
+//! it completes the jobs. Worker count 0 has no worker to wake and is
+//! skipped. One row per idle policy; rayon for comparison; no serial form.
+
+use super::emit;
+use crate::count;
+use crate::error::{check, Error, Result};
+use crate::json::Row;
+use crate::params;
+use crate::pools::{jobsys_label, rayon_label, semantics_note, Pools};
+use crate::runner::{interleave, Contestant, Plan};
+use crate::spin::{now_ns, spin_ns};
+use crate::stats;
+use crate::Ctx;
+use jobsys::JobSystem;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Workload name (subcommand, JSON file).
+pub const NAME: &str = "wake-latency";
+
+/// Idle time before every sample.
+pub const IDLE: Duration = Duration::from_millis(5);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Case {
+    Cold,
+    Burst,
+}
+
+impl Case {
+    fn name(self) -> &'static str {
+        match self {
+            Case::Cold => "cold",
+            Case::Burst => "burst",
+        }
+    }
+    fn jobs(self, workers: usize) -> usize {
+        match self {
+            Case::Cold => 1,
+            Case::Burst => workers,
+        }
+    }
+}
+
+/// The job: record the start time, then (burst) spin 50 µs.
+#[inline(always)]
+fn job(slot: &AtomicU64, case: Case) {
+    slot.store(now_ns(), Ordering::Release);
+    if case == Case::Burst {
+        spin_ns(50_000);
+    }
+    count::bump();
+}
+
+/// Spin until every slot holds a start time; the latest start.
+fn wait_started(slots: &[AtomicU64], who: &str) -> Result<u64> {
+    let t = Instant::now();
+    loop {
+        let mut last = 0;
+        let mut all = true;
+        for s in slots {
+            let v = s.load(Ordering::Acquire);
+            all &= v != 0;
+            last = last.max(v);
+        }
+        if all {
+            return Ok(last);
+        }
+        if t.elapsed() > Duration::from_secs(10) {
+            return Err(Error::Verify(format!(
+                "{who}: a job did not start within 10 s"
+            )));
+        }
+        std::hint::spin_loop();
+    }
+}
+
+fn reset(slots: &[AtomicU64]) {
+    for s in slots {
+        s.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Check the job count; the latency in µs.
+fn finish(before: u64, slots: &[AtomicU64], t0: u64, last: u64, who: &str) -> Result<f64> {
+    let ran = count::total() - before;
+    check(ran == slots.len() as u64, || {
+        format!("{who}: {ran} jobs ran, expected {}", slots.len())
+    })?;
+    Ok(last.saturating_sub(t0) as f64 / 1e3)
+}
+
+fn jobsys_sample(
+    js: &JobSystem,
+    case: Case,
+    slots: &'static [AtomicU64],
+    who: &str,
+) -> Result<f64> {
+    let mut hs = Vec::with_capacity(slots.len());
+    reset(slots);
+    let before = count::total();
+    let t0 = now_ns();
+    for s in slots {
+        hs.push(js.schedule(move || job(s, case)));
+    }
+    let last = wait_started(slots, who)?;
+    for h in hs.iter().rev() {
+        js.try_complete(*h)?;
+    }
+    finish(before, slots, t0, last, who)
+}
+
+fn rayon_sample(
+    pool: &rayon::ThreadPool,
+    case: Case,
+    slots: &'static [AtomicU64],
+    who: &str,
+) -> Result<f64> {
+    static DONE: AtomicU64 = AtomicU64::new(0);
+    let target = DONE.load(Ordering::Acquire) + slots.len() as u64;
+    reset(slots);
+    let before = count::total();
+    let t0 = now_ns();
+    for s in slots {
+        pool.spawn(move || {
+            job(s, case);
+            DONE.fetch_add(1, Ordering::Release);
+        });
+    }
+    let last = wait_started(slots, who)?;
+    let t = Instant::now();
+    while DONE.load(Ordering::Acquire) < target {
+        if t.elapsed() > Duration::from_secs(10) {
+            return Err(Error::Verify(format!(
+                "{who}: jobs did not finish within 10 s"
+            )));
+        }
+        std::thread::yield_now();
+    }
+    finish(before, slots, t0, last, who)
+}
+
+fn leak_slots(n: usize) -> &'static [AtomicU64] {
+    Box::leak(
+        (0..n)
+            .map(|_| AtomicU64::new(0))
+            .collect::<Vec<_>>()
+            .into_boxed_slice(),
+    )
+}
+
+/// Run W4 and report it.
+pub fn run(ctx: &Ctx) -> Result<()> {
+    let samples = ctx.samples_or(1000, 20);
+    let mut workers: Vec<usize> = ctx.workers.iter().copied().filter(|&w| w > 0).collect();
+    if workers.is_empty() {
+        workers.push(1);
+    }
+    let bar = ctx.progress.bar(NAME, (workers.len() * 2) as u64);
+    let mut rows = Vec::new();
+    for case in [Case::Cold, Case::Burst] {
+        for &w in &workers {
+            bar.message(format!("{} workers={w}", case.name()));
+            let pools = Pools::new(w)?;
+            let k = case.jobs(w);
+            let mut cs = Vec::new();
+            for (p, js) in &pools.jobsys {
+                let slots = leak_slots(k);
+                let who = format!("{NAME} {} jobsys[{}] workers={w}", case.name(), p.name);
+                cs.push(Contestant::new(
+                    jobsys_label(w, p),
+                    2,
+                    samples,
+                    1,
+                    move || jobsys_sample(js, case, slots, &who),
+                ));
+            }
+            let pool = &pools.rayon;
+            let slots = leak_slots(k);
+            let who = format!("{NAME} {} rayon workers={w}", case.name());
+            cs.push(Contestant::new(rayon_label(w), 2, samples, 1, move || {
+                rayon_sample(pool, case, slots, &who)
+            }));
+            let before: Vec<jobsys::Stats> =
+                pools.jobsys.iter().map(|(_, js)| js.stats()).collect();
+            interleave(
+                &mut cs,
+                Plan {
+                    settle: IDLE,
+                    block_warmup: false,
+                },
+            )?;
+            for (i, c) in cs.iter().enumerate() {
+                let mut params = params! {"jobs" => k, "idle_ms" => IDLE.as_secs_f64() * 1e3};
+                if let Some((_, js)) = pools.jobsys.get(i) {
+                    let (a, b) = (js.stats(), &before[i]);
+                    let n = (samples + 2) as f64;
+                    params.insert(
+                        "wakes_per_sample".into(),
+                        ((a.wakes - b.wakes) as f64 / n).into(),
+                    );
+                    params.insert(
+                        "futile_wakes_per_sample".into(),
+                        ((a.futile_wakes - b.futile_wakes) as f64 / n).into(),
+                    );
+                }
+                rows.push(Row::measured(
+                    NAME,
+                    case.name(),
+                    &c.label,
+                    params,
+                    "us",
+                    &stats::summarize(&c.samples),
+                    Some(c.samples.clone()),
+                    &ctx.machine,
+                ));
+            }
+            bar.inc();
+        }
+    }
+    bar.finish();
+    let notes = vec![
+        format!(
+            "us from just before schedule to job start (burst: to the last of `workers` jobs of 50 us); {samples} samples per row, each after >= {} ms idle, interleaved",
+            IDLE.as_millis()
+        ),
+        semantics_note(),
+        "the main thread spins on the start flags (it does not help); workers = 0 skipped; rayon jobs via pool.spawn".into(),
+    ];
+    emit(ctx, NAME, "W4 wake-latency", &notes, &rows, true, &[])?;
+    let svg = crate::plot::wake_latency(&rows, &ctx.out)?;
+    ctx.progress.print(&format!("   plot: {}\n", svg.display()));
+    Ok(())
+}
