@@ -1,0 +1,130 @@
+//! Every workload's `--quick` mode, run in-process as CI would run it: it
+//! must succeed (every implementation's result checked by the workload
+//! itself) and write its JSON rows (and plots). No timing is asserted.
+
+use jobsys_bench::json::{self, Row};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// Workloads measure the whole process (CPU time, thread counters): run
+/// one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("jobsys-bench-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn run(args: &[&str]) -> jobsys_bench::Result<()> {
+    let mut v = vec!["jobsys-bench"];
+    v.extend_from_slice(args);
+    jobsys_bench::run(v)
+}
+
+/// Run `cmd --quick`, check its JSON (and the listed plots); the rows.
+fn quick(cmd: &str, extra: &[&str], plots: &[&str]) -> Vec<Row> {
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = out_dir(cmd);
+    let out_s = out.to_str().expect("utf-8 temp dir");
+    let mut args = vec![cmd, "--quick", "--out", out_s];
+    args.extend_from_slice(extra);
+    run(&args).unwrap_or_else(|e| panic!("{cmd} --quick failed: {e}"));
+    let rows = json::read(&json::path_for(&out, cmd)).expect("JSON rows");
+    assert!(!rows.is_empty(), "{cmd}: no rows");
+    for r in &rows {
+        assert_eq!(r.workload, cmd);
+        assert!(r.machine.cores >= 1);
+        assert!(r.median.is_finite(), "{cmd}: {r:?}");
+        assert!(r.min <= r.median && r.median <= r.max, "{cmd}: {r:?}");
+        assert!(r.n > 0 || r.imp == "ideal", "{cmd}: empty row {r:?}");
+    }
+    for p in plots {
+        let svg = std::fs::read_to_string(out.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert!(
+            svg.starts_with("<svg") && svg.contains("</svg>"),
+            "{p} is not an SVG"
+        );
+    }
+    rows
+}
+
+fn impls(rows: &[Row]) -> Vec<&str> {
+    let mut v: Vec<&str> = rows.iter().map(|r| r.imp.as_str()).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+#[test]
+fn spawn_empty_quick() {
+    let rows = quick("spawn-empty", &[], &[]);
+    assert_eq!(impls(&rows), ["jobsys", "rayon", "serial"]);
+    for case in ["single", "flat", "nested", "pfor-empty"] {
+        assert!(rows.iter().any(|r| r.case == case), "missing {case}");
+    }
+    assert!(rows.iter().all(|r| r.imp != "jobsys" || r.policy.is_some()));
+}
+
+#[test]
+fn parallel_for_quick() {
+    let rows = quick("parallel-for", &[], &[]);
+    assert_eq!(impls(&rows), ["jobsys", "rayon", "serial"]);
+    assert_eq!(rows.iter().filter(|r| r.imp == "serial").count(), 4);
+}
+
+#[test]
+fn frame_graph_quick_and_replot() {
+    let rows = quick("frame-graph", &[], &["frame-graph.svg"]);
+    assert_eq!(impls(&rows), ["ideal", "jobsys", "rayon", "serial"]);
+    assert_eq!(rows.iter().filter(|r| r.imp == "serial").count(), 4);
+    // The plot is drawn from the JSON alone.
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("jobsys-bench-frame-graph");
+    std::fs::remove_file(out.join("frame-graph.svg")).expect("svg written");
+    run(&["plot", "--out", out.to_str().expect("utf-8")]).expect("plot");
+    assert!(out.join("frame-graph.svg").exists());
+}
+
+#[test]
+fn wake_latency_quick() {
+    let rows = quick("wake-latency", &[], &["wake-latency.svg"]);
+    assert!(rows
+        .iter()
+        .all(|r| r.samples.as_ref().is_some_and(|s| s.len() == r.n)));
+    assert!(rows.iter().all(|r| r.workers != Some(0)));
+}
+
+#[test]
+fn idle_cost_quick() {
+    let rows = quick("idle-cost", &["--workers", "0,1,2"], &[]);
+    for case in ["extra-cpu", "frame-wall"] {
+        assert!(rows.iter().any(|r| r.case == case && r.imp == "serial"));
+    }
+}
+
+#[test]
+fn wake_primitives_quick() {
+    let rows = quick("wake-primitives", &[], &["wake-primitives.svg"]);
+    assert_eq!(impls(&rows), ["condvar", "futex", "posix-sem"]);
+    assert_eq!(rows.len(), 3 * 2 * 2 * 6);
+}
+
+#[test]
+fn contended_quick() {
+    let rows = quick("contended", &[], &[]);
+    assert!(rows.iter().any(|r| r.case.ends_with("hog")));
+    assert!(rows.iter().any(|r| r.case.ends_with("uncontended")));
+}
+
+#[test]
+fn bad_arguments_are_an_error() {
+    assert!(matches!(
+        run(&["no-such-workload"]),
+        Err(jobsys_bench::Error::Args(_))
+    ));
+    assert!(matches!(
+        run(&["frame-graph", "--workers", "x"]),
+        Err(jobsys_bench::Error::Args(_))
+    ));
+}
