@@ -150,3 +150,17 @@ fn scope_jobs_borrow_the_stack() {
     });
     assert!(data.iter().enumerate().all(|(i, &x)| x == i as u32 * 2));
 }
+
+#[test]
+fn waiting_below_your_own_parallel_for_is_reported() {
+    let js = system(0);
+    let slot: Arc<std::sync::Mutex<Option<crate::JobHandle>>> = Arc::default();
+    let (js2, s2) = (js.clone(), slot.clone());
+    let p = js.parallel_for(0..1, Batch::Fixed(1), move |_| {
+        let after = s2.lock().unwrap().expect("set before running");
+        assert!(matches!(js2.try_complete(after), Err(JobError::WaitOnSelf)));
+    });
+    let after = js.schedule_after(&[p], || {});
+    *slot.lock().unwrap() = Some(after);
+    js.complete(after);
+}

@@ -267,12 +267,15 @@ impl Registry {
                 node.set_flag(gen, WAITED)
             };
             let descend = root || before.is_some_and(|b| b & WAITED == 0);
+            // A job this thread is inside of (a single job, or a
+            // parallel_for whose piece we are running, which stays RUNNABLE)
+            // cannot finish while we wait below it.
+            if ctx.is_running(node, gen) {
+                self.unpin(ctx, node);
+                return Err(JobError::WaitOnSelf);
+            }
             match phase_of(st) {
                 RUNNABLE if !root => runnable.push(Entry { slot: p, gen }),
-                RUNNING if ctx.is_running(node, gen) => {
-                    self.unpin(ctx, node);
-                    return Err(JobError::WaitOnSelf);
-                }
                 WAITING if descend => {
                     // SAFETY: pinned, so the edge blocks are stable.
                     let (mut block, n) = unsafe { (*node.edges.get(), *node.ndeps.get() as usize) };
