@@ -1,0 +1,88 @@
+//! Helpers shared by the integration tests: a watchdog against hangs, a
+//! small seeded PRNG, and panic-payload formatting.
+#![allow(dead_code)]
+
+use std::any::Any;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Run `body` on its own thread and fail the test if it has not finished
+/// within `secs` seconds (a hang would otherwise stall the whole suite). A
+/// panic in `body` is re-raised here with its original payload.
+pub fn watchdog<F: FnOnce() + Send + 'static>(secs: u64, body: F) {
+    let (tx, rx) = mpsc::channel();
+    let name = std::thread::current().name().unwrap_or("test").to_string();
+    let t = std::thread::Builder::new()
+        .name(format!("{name}-body"))
+        .spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+            let _ = tx.send(r);
+        })
+        .expect("spawn test body thread");
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(Ok(())) => {
+            t.join().expect("body thread");
+        }
+        Ok(Err(payload)) => {
+            let _ = t.join();
+            std::panic::resume_unwind(payload);
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("watchdog: test body did not finish within {secs} s (hang / deadlock)")
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            panic!("watchdog: test body thread died without reporting")
+        }
+    }
+}
+
+/// The text of a panic payload (`&str` or `String`), or a placeholder.
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<non-string panic payload>".to_string()
+    }
+}
+
+/// Run `f`, expect it to panic, and return the panic message.
+pub fn expect_panic<R>(f: impl FnOnce() -> R) -> String {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic, but the call returned normally"),
+        Err(p) => panic_message(&*p),
+    }
+}
+
+/// SplitMix64: a tiny, seeded, deterministic PRNG (no dev-dependency).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+    /// True with probability `percent` / 100.
+    pub fn chance(&mut self, percent: u32) -> bool {
+        self.below(100) < percent as usize
+    }
+}
+
+/// Mix two words (used by tests that compute a value per job).
+pub fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b.rotate_left(29) ^ 0xD6E8_FEB8_6659_FD93;
+    z = (z ^ (z >> 32)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+    z ^ (z >> 29)
+}

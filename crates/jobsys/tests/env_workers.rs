@@ -1,0 +1,65 @@
+//! The JOBSYS_WORKERS environment variable. Environment variables are
+//! process-global, so this binary holds a single test that goes through
+//! every case in order.
+
+use jobsys::{BuildError, Config, JobSystem, MAX_WORKERS};
+
+const VAR: &str = "JOBSYS_WORKERS";
+
+fn workers_from_env(value: Option<&str>) -> Result<usize, BuildError> {
+    match value {
+        Some(v) => std::env::set_var(VAR, v),
+        None => std::env::remove_var(VAR),
+    }
+    JobSystem::builder().build().map(|js| js.workers())
+}
+
+#[test]
+fn jobsys_workers_environment_variable() {
+    let saved = std::env::var_os(VAR);
+
+    // Unset: the CPUs this process may use, minus one for the caller.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(workers_from_env(None).unwrap(), cpus - 1);
+
+    // Set: overrides the default.
+    assert_eq!(workers_from_env(Some("3")).unwrap(), 3);
+    assert_eq!(workers_from_env(Some("0")).unwrap(), 0);
+    assert_eq!(workers_from_env(Some(" 2 ")).unwrap(), 2);
+    // Config::default() (workers: None) reads it as well.
+    std::env::set_var(VAR, "1");
+    assert_eq!(JobSystem::new(Config::default()).unwrap().workers(), 1);
+
+    // Not a worker count: a BadEnvironment error naming the value.
+    for bad in ["abc", "", "-1", "2.5", "4 workers"] {
+        match workers_from_env(Some(bad)) {
+            Err(BuildError::BadEnvironment { value }) => {
+                assert_eq!(value, bad);
+                let msg = BuildError::BadEnvironment { value }.to_string();
+                assert!(msg.contains(VAR), "{msg}");
+            }
+            other => panic!("{VAR}={bad:?}: expected BadEnvironment, got {other:?}"),
+        }
+    }
+
+    // Too many: the same limit as the builder.
+    match workers_from_env(Some("1000000")) {
+        Err(BuildError::TooManyWorkers { requested, max }) => {
+            assert_eq!((requested, max), (1_000_000, MAX_WORKERS));
+        }
+        other => panic!("expected TooManyWorkers, got {other:?}"),
+    }
+
+    // An explicit worker count wins over the variable, even a bad one.
+    std::env::set_var(VAR, "abc");
+    let js = JobSystem::builder().workers(1).build().unwrap();
+    assert_eq!(js.workers(), 1);
+    let h = js.schedule(|| {});
+    js.complete(h);
+    drop(js);
+
+    match saved {
+        Some(v) => std::env::set_var(VAR, v),
+        None => std::env::remove_var(VAR),
+    }
+}
