@@ -624,3 +624,35 @@ fn recursive_join_from_several_threads_borrowing_data() {
         });
     }
 }
+
+/// Scope jobs that schedule more scope jobs (from whatever thread runs
+/// them): the scope waits for all of them before returning, so they may
+/// borrow the caller's data.
+#[test]
+fn scope_waits_for_jobs_scheduled_by_its_own_jobs() {
+    fn spread<'scope>(
+        s: &'scope jobsys::Scope<'scope, '_>,
+        hits: &'scope [AtomicU32],
+        lo: usize,
+        hi: usize,
+    ) {
+        if hi - lo == 1 {
+            hits[lo].fetch_add(1, SeqCst);
+            return;
+        }
+        let mid = (lo + hi) / 2;
+        s.schedule(move || spread(s, hits, lo, mid));
+        s.schedule(move || spread(s, hits, mid, hi));
+    }
+    for workers in WORKER_COUNTS {
+        watchdog(60, move || {
+            let js = JobSystem::builder().workers(workers).build().unwrap();
+            for _ in 0..20 {
+                let hits: Vec<AtomicU32> = (0..1000).map(|_| AtomicU32::new(0)).collect();
+                js.scope(|s| spread(s, &hits, 0, hits.len()));
+                // Checked right after the scope returned: nothing is late.
+                assert!(hits.iter().all(|h| h.load(SeqCst) == 1));
+            }
+        });
+    }
+}

@@ -533,3 +533,45 @@ fn a_job_scheduled_after_an_observed_failure_does_not_run() {
         );
     }
 }
+
+/// Dependents attached while their dependency is failing on another thread
+/// (before, during and after its finish) never run, and all report the
+/// failure.
+#[test]
+fn dependents_attached_while_the_dependency_fails_never_run() {
+    for workers in [1, 3] {
+        watchdog(60, move || {
+            let js = JobSystem::builder().workers(workers).build().unwrap();
+            let ran = Arc::new(AtomicUsize::new(0));
+            for i in 0..3000 {
+                let spin = (i % 13) * 15;
+                let bad = js.schedule(move || {
+                    for _ in 0..spin {
+                        std::hint::spin_loop();
+                    }
+                    panic!("racing failure");
+                });
+                let mut deps = Vec::new();
+                for k in 0..(i % 4) {
+                    let r = ran.clone();
+                    deps.push(if k % 2 == 0 {
+                        js.schedule_after(&[bad], move || {
+                            r.fetch_add(1, SeqCst);
+                        })
+                    } else {
+                        js.parallel_for_after(&[bad], 0..4, Batch::Fixed(1), move |_| {
+                            r.fetch_add(1, SeqCst);
+                        })
+                    });
+                }
+                for d in deps {
+                    let p = panicked(js.try_complete(d));
+                    assert!(p.via_dependency(), "iteration {i}");
+                    assert_eq!(p.message(), "racing failure");
+                }
+                assert_eq!(panicked(js.try_complete(bad)).message(), "racing failure");
+            }
+            assert_eq!(ran.load(SeqCst), 0);
+        });
+    }
+}
