@@ -68,7 +68,7 @@ unsafe fn header(slot: &Slot) -> &Header {
     unsafe { &*slot.payload_ptr().cast::<Header>() }
 }
 
-pub(crate) unsafe fn no_range(_: *const u8, _: usize, _: usize) {}
+pub(crate) unsafe fn no_range(_: *const u8, _: usize, _: usize, _: usize) {}
 
 trait RangeVTable {
     const VTABLE: JobVTable;
@@ -95,17 +95,34 @@ unsafe fn drop_closure<F, const BOXED: bool>(p: *mut u8) {
         }
     }
 }
-unsafe fn run_per_index<F: Fn(usize), const BOXED: bool>(p: *const u8, a: usize, b: usize) {
+unsafe fn run_per_index<F: Fn(usize), const BOXED: bool>(
+    p: *const u8,
+    a: usize,
+    b: usize,
+    _batch: usize,
+) {
     // SAFETY: initialised closure, shared (`Fn`) access only.
     let f = unsafe { &*closure::<F, BOXED>(p) };
     for i in a..b {
         f(i);
     }
 }
-unsafe fn run_chunked<F: Fn(Range<usize>), const BOXED: bool>(p: *const u8, a: usize, b: usize) {
+/// One call per piece, so `Batch::Fixed(n)` means calls of exactly `n`
+/// indices (the last may be shorter) even when a runner grabbed several.
+unsafe fn run_chunked<F: Fn(Range<usize>), const BOXED: bool>(
+    p: *const u8,
+    a: usize,
+    b: usize,
+    batch: usize,
+) {
     // SAFETY: initialised closure, shared (`Fn`) access only.
     let f = unsafe { &*closure::<F, BOXED>(p) };
-    f(a..b);
+    let mut lo = a;
+    while lo < b {
+        let hi = lo + batch.min(b - lo);
+        f(lo..hi);
+        lo = hi;
+    }
 }
 unsafe fn unreachable_run(_: *mut u8) {
     unreachable!("a parallel_for is never claimed as a single job")
@@ -227,7 +244,7 @@ impl Registry {
             if first >= h.pieces {
                 break;
             }
-            let last = (first + take).min(h.pieces);
+            let last = first.saturating_add(take).min(h.pieces);
             if !ran {
                 ran = true;
                 on_claim();
@@ -240,14 +257,17 @@ impl Registry {
                 });
                 self.notify_work();
             }
+            // No overflow even for ranges ending at usize::MAX: first piece
+            // starts inside the range, and the end is capped by its length.
+            let len = h.end - h.start;
             let lo = h.start + first * h.batch;
-            let hi = (h.start + last * h.batch).min(h.end);
+            let hi = h.start + last.saturating_mul(h.batch).min(len);
             // SAFETY: owner-only state.
             unsafe { ctx.owner() }.running.push((slot, gen));
             // SAFETY: pieces [first, last) were handed to us alone; the
             // closure is initialised and only shared (`Fn`) while RUNNABLE.
             let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-                (vt.run_range)(closure, lo, hi)
+                (vt.run_range)(closure, lo, hi, h.batch)
             }));
             // SAFETY: owner-only state.
             unsafe { ctx.owner() }.running.pop();

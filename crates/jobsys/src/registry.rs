@@ -402,7 +402,7 @@ impl Registry {
     /// The last dependency of `slot` finished: queue it on this thread's
     /// deque. If a waiter needs it and this thread will not run it soon,
     /// wake parked waiters so one can take it.
-    pub(crate) fn make_runnable(&self, ctx: &Context, slot: &Slot) {
+    pub(crate) fn make_runnable(&self, ctx: &Context, slot: &Slot) -> bool {
         let mut s = slot.state.load(Ordering::Acquire);
         loop {
             debug_assert_eq!(phase_of(s), WAITING);
@@ -421,12 +421,14 @@ impl Registry {
         };
         ctx.push(e);
         self.notify_work();
-        if s & WAITED != 0 {
+        let waited = s & WAITED != 0;
+        if waited {
             ctx.push_needed(e, crate::wait::still_queued);
             if !ctx.is_top_level_worker() {
                 self.waiters.wake_all_parked();
             }
         }
+        waited
     }
 
     // ---- running ----------------------------------------------------------
@@ -525,6 +527,12 @@ impl Registry {
         } else {
             None
         };
+        // A top-level worker runs the last job it pushes next; a needed
+        // (WAITED) job released earlier in this loop is buried under it, so
+        // parked waiters must be told (they could be the only ones able to
+        // run it while the top job blocks).
+        let mut top_is_waited = false;
+        let mut waited_buried = false;
         while !e.is_null() {
             // SAFETY: an edge stays valid until its dependent runs, which
             // needs our decrement below; read `next` before it.
@@ -533,9 +541,13 @@ impl Registry {
                 dependent.set_failure(f.clone());
             }
             if dependent.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-                self.make_runnable(ctx, dependent);
+                waited_buried |= top_is_waited;
+                top_is_waited = self.make_runnable(ctx, dependent);
             }
             e = next;
+        }
+        if waited_buried && ctx.is_top_level_worker() {
+            self.waiters.wake_all_parked();
         }
         self.unpin(ctx, slot);
     }
@@ -554,11 +566,8 @@ impl Registry {
     /// Pop own deque, then steal from others starting at a random victim;
     /// run the first runnable entry. Returns whether anything ran.
     pub(crate) fn find_and_run(&self, ctx: &Context, searching: &mut bool) -> bool {
-        while let Some(e) = ctx.local().pop() {
-            let more = !ctx.local().is_empty();
-            if self.run_entry(ctx, e, &mut || self.found_work(searching, more)) {
-                return true;
-            }
+        if self.pop_and_run(ctx, searching) {
+            return true;
         }
         let n = self.num_contexts();
         if n <= 1 {
@@ -577,13 +586,25 @@ impl Registry {
                 if self.run_entry(ctx, e, &mut || self.found_work(searching, more)) {
                     return true;
                 }
-                // Stale entry; anything moved into our deque comes next.
-                if !ctx.local().is_empty() {
-                    return self.find_and_run(ctx, searching);
+                // A stale entry: what the batch moved into our deque is next
+                // (a loop, not recursion: long runs of stale entries happen).
+                if self.pop_and_run(ctx, searching) {
+                    return true;
                 }
             }
         }
         bump(&ctx.counters.failed_steals);
+        false
+    }
+
+    /// Pop our own deque until an entry runs (stale ones are dropped).
+    fn pop_and_run(&self, ctx: &Context, searching: &mut bool) -> bool {
+        while let Some(e) = ctx.local().pop() {
+            let more = !ctx.local().is_empty();
+            if self.run_entry(ctx, e, &mut || self.found_work(searching, more)) {
+                return true;
+            }
+        }
         false
     }
 

@@ -46,9 +46,6 @@ pub(crate) const EDGES: u64 = 5 << PHASE_SHIFT;
 pub(crate) const FAILED: u64 = 1 << 35;
 /// The job was skipped because a dependency failed.
 pub(crate) const POISONED: u64 = 1 << 36;
-/// A waiter has seen the failure; until then a failed slot is retained so a
-/// late `complete` still reports it.
-pub(crate) const OBSERVED: u64 = 1 << 37;
 /// A dependent attached (or is attaching) an edge: `finish` must walk and
 /// close the dependents list. Set in the same CAS that pins the job for the
 /// attach, so a job without it (and without other pins) finishes in one CAS.
@@ -71,11 +68,12 @@ pub(crate) fn phase_of(s: u64) -> u64 {
 pub(crate) fn pins_of(s: u64) -> u64 {
     s >> PIN_SHIFT
 }
-/// A finished slot with no pins can be recycled unless it holds a failure
-/// nobody has observed yet.
+/// A finished slot with no pins can be recycled unless its job failed: a
+/// failed slot is kept for the life of the system, so every later wait on
+/// its handle reports the failure and every later dependent fails too.
 #[inline]
 fn reclaimable(s: u64) -> bool {
-    phase_of(s) == FINISHED && pins_of(s) == 0 && (s & FAILED == 0 || s & OBSERVED != 0)
+    phase_of(s) == FINISHED && pins_of(s) == 0 && s & FAILED == 0
 }
 #[inline]
 fn next_free_state(s: u64) -> u64 {
@@ -93,8 +91,9 @@ pub(crate) struct JobVTable {
     pub run: unsafe fn(*mut u8),
     /// Drop the payload without running it.
     pub drop: unsafe fn(*mut u8),
-    /// For parallel_for: run indices `[begin, end)` of the closure.
-    pub run_range: unsafe fn(*const u8, usize, usize),
+    /// For parallel_for: run indices `[begin, end)` of the closure, which
+    /// is whole pieces of `batch` indices (the last may be shorter).
+    pub run_range: unsafe fn(*const u8, usize, usize, usize),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -151,7 +150,7 @@ unsafe impl Sync for Slot {}
 unsafe impl Send for Slot {}
 
 unsafe fn noop(_: *mut u8) {}
-unsafe fn noop_range(_: *const u8, _: usize, _: usize) {}
+unsafe fn noop_range(_: *const u8, _: usize, _: usize, _: usize) {}
 /// The vtable of a job with nothing to run (`combine`).
 pub(crate) static NOOP_VTABLE: JobVTable = JobVTable {
     kind: JobKind::Single,

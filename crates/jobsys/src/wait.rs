@@ -24,6 +24,7 @@ use crate::handle::JobHandle;
 use crate::registry::Registry;
 use crate::store::*;
 use crate::sync::lock;
+use std::collections::HashSet;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::time::Instant;
@@ -241,32 +242,27 @@ impl Registry {
         Ok(false)
     }
 
-    /// Walk `h`'s unfinished dependencies (depth-first, bounded), mark them
-    /// WAITED, collect the runnable ones. Nodes already marked by an earlier
-    /// walk are not descended again (their walker covered them).
+    /// Walk `h`'s unfinished dependencies (depth-first, each node once),
+    /// mark them WAITED, collect the runnable ones, and detect a wait on a
+    /// job this thread is inside of. Cost: the unfinished part of `h`'s
+    /// graph, once per `complete` call.
     fn mark_needed(
         &self,
         ctx: &Context,
         h: JobHandle,
         runnable: &mut Vec<Entry>,
     ) -> Result<(), JobError> {
-        const BUDGET: usize = 4096;
-        let mut stack: Vec<(NonNull<Slot>, u32, bool)> = vec![(h.slot, h.gen, true)];
-        let mut visited = 0;
-        while let Some((p, gen, root)) = stack.pop() {
-            visited += 1;
-            if visited > BUDGET {
-                break;
+        // Keyed by (slot, generation): a graph can hold two handles of one
+        // slot, an early job's (finished, slot reused) and a later one's.
+        let mut visited: HashSet<(*const Slot, u32)> = HashSet::new();
+        let mut stack: Vec<(NonNull<Slot>, u32)> = vec![(h.slot, h.gen)];
+        while let Some((p, gen)) = stack.pop() {
+            if !visited.insert((p.as_ptr(), gen)) {
+                continue;
             }
             // SAFETY: slots live as long as the registry.
             let node = unsafe { p.as_ref() };
             let Some(st) = node.pin(gen) else { continue };
-            let before = if root {
-                Some(st)
-            } else {
-                node.set_flag(gen, WAITED)
-            };
-            let descend = root || before.is_some_and(|b| b & WAITED == 0);
             // A job this thread is inside of (a single job, or a
             // parallel_for whose piece we are running, which stays RUNNABLE)
             // cannot finish while we wait below it.
@@ -274,9 +270,10 @@ impl Registry {
                 self.unpin(ctx, node);
                 return Err(JobError::WaitOnSelf);
             }
+            node.set_flag(gen, WAITED);
             match phase_of(st) {
-                RUNNABLE if !root => runnable.push(Entry { slot: p, gen }),
-                WAITING if descend => {
+                RUNNABLE if p != h.slot => runnable.push(Entry { slot: p, gen }),
+                WAITING => {
                     // SAFETY: pinned, so the edge blocks are stable.
                     let (mut block, n) = unsafe { (*node.edges.get(), *node.ndeps.get() as usize) };
                     let mut i = 0;
@@ -288,11 +285,8 @@ impl Registry {
                             // SAFETY: in bounds (see above).
                             let e = unsafe { &*edges.add(k) };
                             // SAFETY: `dep` came from a handle of this registry.
-                            stack.push((
-                                unsafe { NonNull::new_unchecked(e.dep as *mut Slot) },
-                                e.dep_gen,
-                                false,
-                            ));
+                            let dep = unsafe { NonNull::new_unchecked(e.dep as *mut Slot) };
+                            stack.push((dep, e.dep_gen));
                         }
                         i += EDGES_PER_BLOCK;
                         // SAFETY: as above.
@@ -365,21 +359,21 @@ impl Registry {
         Ok(())
     }
 
-    /// `h` finished: report its failure, if any.
+    /// `h` finished: report its failure, if any. Failed slots are never
+    /// recycled, so this holds for every wait on a failed handle.
     fn observe(&self, ctx: &Context, h: JobHandle) -> Result<(), JobError> {
         let slot = h.slot();
         let s = slot.state.load(Ordering::Acquire);
         if gen_of(s) != h.gen || s & FAILED == 0 {
             return Ok(());
         }
-        let Some(_) = slot.pin(h.gen) else {
+        let Some(st) = slot.pin(h.gen) else {
             return Ok(());
         };
-        let before = slot.set_flag(h.gen, OBSERVED).unwrap_or(0);
         let failure = slot.failure();
         self.unpin(ctx, slot);
         match failure {
-            Some(f) => Err(JobError::Panicked(f.to_panic(before & POISONED != 0))),
+            Some(f) => Err(JobError::Panicked(f.to_panic(st & POISONED != 0))),
             None => Ok(()),
         }
     }

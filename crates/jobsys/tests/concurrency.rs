@@ -479,7 +479,6 @@ fn tight_schedule_complete_loop_never_loses_a_wake_up() {
 /// that picks another, blocking, job first. The waiter must not sleep
 /// while the job it needs sits runnable in a queue.
 #[test]
-#[ignore = "bug: a waiter parks while the job it needs sits in a top-level worker's deque behind a blocking job (deadlock)"]
 fn waiter_is_woken_when_the_job_it_needs_is_released_behind_another() {
     watchdog(20, || {
         let js = JobSystem::builder().workers(1).build().unwrap();

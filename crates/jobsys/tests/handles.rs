@@ -271,7 +271,6 @@ fn a_job_waiting_on_its_own_dependents_gets_wait_on_self() {
 /// The same job asks twice: first about its direct dependent, then about
 /// the end of the chain through that dependent. Both waits are on itself.
 #[test]
-#[ignore = "bug: WAITED marks left by an earlier wait hide the cycle; second wait deadlocks instead of WaitOnSelf"]
 fn wait_on_self_is_detected_again_after_an_earlier_wait_on_the_same_chain() {
     for workers in WORKER_COUNTS {
         watchdog(20, move || {
@@ -290,7 +289,6 @@ fn wait_on_self_is_detected_again_after_an_earlier_wait_on_the_same_chain() {
 /// Another thread already waits on the end of the chain (and so marked it)
 /// when the first job of the chain waits on that end too.
 #[test]
-#[ignore = "bug: a chain marked WAITED by another waiter hides the cycle; the job deadlocks instead of WaitOnSelf"]
 fn wait_on_self_is_detected_while_another_thread_waits_on_the_same_chain() {
     watchdog(20, || {
         let js = JobSystem::builder().workers(1).build().unwrap();

@@ -111,7 +111,6 @@ fn ranges_not_starting_at_zero_are_covered_exactly_once() {
 /// A range ending at usize::MAX: computing the end of the last piece must
 /// not overflow (debug: panic inside the library; release: indices lost).
 #[test]
-#[ignore = "bug: piece end start+last*batch overflows near usize::MAX (debug: worker dies and the wait hangs; release: indices skipped)"]
 fn ranges_near_usize_max_are_covered_exactly_once() {
     watchdog(20, || {
         for workers in [0, 1] {
@@ -354,7 +353,6 @@ fn scope_loops_borrow_the_callers_data() {
 /// Thousands of small loops in a row, completed one by one, while a worker
 /// keeps stealing their (mostly already finished) entries.
 #[test]
-#[ignore = "bug: find_and_run recurses once per stale stolen entry; the worker overflows its stack and the process aborts"]
 fn many_small_loops_in_a_row_do_not_overflow_a_worker_stack() {
     watchdog(60, || {
         // More workers than cores: workers keep stealing stale entries.

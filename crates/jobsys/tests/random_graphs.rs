@@ -514,13 +514,11 @@ fn long_chain_of_5000_jobs_completes_with_workers() {
 }
 
 #[test]
-#[ignore = "bug: with workers(0), complete() on a combine of >4096 jobs hangs (mark_needed budget)"]
 fn wide_combine_of_5000_jobs_completes_with_no_workers() {
     watchdog(20, || wide_combine(0));
 }
 
 #[test]
-#[ignore = "bug: with workers(0), complete() on the end of a >4096-job chain hangs (mark_needed budget)"]
 fn long_chain_of_5000_jobs_completes_with_no_workers() {
     watchdog(20, || long_chain(0));
 }
