@@ -151,5 +151,9 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
         ctx.progress.workload_done();
     }
     ctx.progress.finish();
+    ctx.progress.print(&format!(
+        "jobsys-bench: done, load average {}",
+        load_average()
+    ));
     Ok(())
 }
