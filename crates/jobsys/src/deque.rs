@@ -97,13 +97,19 @@ impl Stealer {
         }
         None
     }
-    /// Move up to half of the victim's entries (at most `limit`) into
-    /// `dest` and return one of them: one CAS for many jobs when a worker
-    /// finds a long queue (W1 flat).
+    /// Take the oldest entry; from a long deque (at least `BATCH_FROM`
+    /// entries) also move up to `BATCH` more into `dest` with the same CAS.
+    /// Short deques (fork/join) are stolen from one entry at a time, so a
+    /// thief running a stolen `join` job holds only that job's descendants.
     #[inline]
-    pub(crate) fn steal_batch_and_pop(&self, dest: &Local, limit: usize) -> Option<Entry> {
+    pub(crate) fn steal_into(&self, dest: &Local) -> Option<Entry> {
+        const BATCH_FROM: usize = 64;
+        const BATCH: usize = 32;
+        if self.0.len() < BATCH_FROM {
+            return self.steal();
+        }
         for _ in 0..4 {
-            match self.0.steal_batch_with_limit_and_pop(&dest.0, limit) {
+            match self.0.steal_batch_with_limit_and_pop(&dest.0, BATCH) {
                 Steal::Success(e) => return Some(e),
                 Steal::Empty => return None,
                 Steal::Retry => std::hint::spin_loop(),

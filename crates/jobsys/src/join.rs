@@ -31,6 +31,12 @@ const SLEEPING: u32 = 2;
 pub(crate) struct StackHeader {
     run: unsafe fn(*const StackHeader),
     latch: Futex,
+    /// Context index + 1 of the thread that took the job from a deque (0:
+    /// not taken yet). A thief's deque is empty when it steals (threads pop
+    /// their own deque before stealing, one entry at a time), so everything
+    /// in it while it runs this job descends from this job: the joiner may
+    /// take work from there while it waits (leapfrogging).
+    thief: std::sync::atomic::AtomicU32,
 }
 
 #[repr(C)]
@@ -63,9 +69,14 @@ unsafe fn execute<F: FnOnce() -> R, R>(h: *const StackHeader) {
 /// # Safety
 /// `h` came from an `Entry::stack` taken from a deque (so it is alive and
 /// nobody else runs it).
-pub(crate) unsafe fn run_stack_job(h: *const StackHeader) {
-    // SAFETY: promised by the caller.
-    unsafe { ((*h).run)(h) }
+pub(crate) unsafe fn run_stack_job(h: *const StackHeader, thief: u32) {
+    // SAFETY: promised by the caller: the job is alive until its latch is
+    // set, which `run` does last.
+    unsafe {
+        (*h).thief
+            .store(thief + 1, std::sync::atomic::Ordering::Release);
+        ((*h).run)(h)
+    }
 }
 
 impl Registry {
@@ -80,6 +91,7 @@ impl Registry {
             header: StackHeader {
                 run: execute::<A, RA>,
                 latch: Futex::new(PENDING),
+                thief: std::sync::atomic::AtomicU32::new(0),
             },
             f: UnsafeCell::new(Some(a)),
             result: UnsafeCell::new(None),
@@ -94,7 +106,7 @@ impl Registry {
             let a = job.f.into_inner().expect("stack job runs once");
             catch_unwind(AssertUnwindSafe(a))
         } else {
-            self.wait_latch(ctx, &job.header.latch);
+            self.wait_latch(ctx, &job.header);
             // SAFETY: the latch is DONE (stored after `result`, Release),
             // and `wait_latch` read it with Acquire.
             unsafe { (*job.result.get()).take() }.expect("stack job ran")
@@ -131,15 +143,24 @@ impl Registry {
         }
     }
 
-    /// The job was stolen: help with needed work, spin a bounded time, then
+    /// The job was stolen: help with needed work and with the thief's
+    /// deque (the stolen job's own descendants), spin a bounded time, then
     /// sleep on the latch.
-    fn wait_latch(&self, ctx: &Context, latch: &Futex) {
+    fn wait_latch(&self, ctx: &Context, job: &StackHeader) {
         let _depth = DepthGuard::new(ctx);
+        let latch = &job.latch;
         let start = Instant::now();
         let mut step = 1u32;
         loop {
             if latch.load(Ordering::Acquire) == DONE {
                 return;
+            }
+            let thief = job.thief.load(std::sync::atomic::Ordering::Acquire);
+            if thief != 0 && thief - 1 != ctx.index {
+                if let Some(e) = self.context(thief as usize - 1).stealer.steal() {
+                    self.run_entry(ctx, e, &mut || {});
+                    continue;
+                }
             }
             if matches!(self.help_needed(ctx), Ok(true)) {
                 continue;

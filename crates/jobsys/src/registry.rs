@@ -16,9 +16,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-/// Most entries one steal moves from a victim's deque into the thief's.
-const STEAL_BATCH: usize = 16;
-
 /// How many threads other than the workers may use one system at once.
 pub(crate) const MAX_EXTERNAL: usize = 256;
 
@@ -443,7 +440,7 @@ impl Registry {
             on_claim();
             // SAFETY: the joiner keeps the job alive until its latch is set,
             // which `run_stack_job` does last.
-            unsafe { crate::join::run_stack_job(e.stack_header()) };
+            unsafe { crate::join::run_stack_job(e.stack_header(), ctx.index) };
             return true;
         }
         let slot = e.slot();
@@ -580,14 +577,14 @@ impl Registry {
                 continue;
             }
             let victim = self.context(v);
-            while let Some(e) = victim.stealer.steal_batch_and_pop(ctx.local(), STEAL_BATCH) {
+            // Short deques are stolen one entry at a time (see steal_into).
+            while let Some(e) = victim.stealer.steal_into(ctx.local()) {
                 bump(&ctx.counters.steals);
                 let more = !victim.stealer.is_empty() || !ctx.local().is_empty();
                 if self.run_entry(ctx, e, &mut || self.found_work(searching, more)) {
                     return true;
                 }
-                // A stale entry: what the batch moved into our deque is next
-                // (a loop, not recursion: long runs of stale entries happen).
+                // A stale entry: what a batch moved into our deque is next.
                 if self.pop_and_run(ctx, searching) {
                     return true;
                 }
