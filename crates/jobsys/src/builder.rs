@@ -8,18 +8,40 @@ use std::time::Duration;
 /// cores only adds contention), so it is an error rather than a silent clamp.
 pub const MAX_WORKERS: usize = 512;
 
-/// How idle workers wait for work.
+/// How idle workers wait for work. Every policy is measured on W4 (wake
+/// latency) and W5 (CPU burned while idle) together: see `docs/benchmarks.md`.
 ///
-/// More policies arrive with the idle-policy work; the default is
-/// [`IdlePolicy::SpinThenSleep`] with a 30 µs spin.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `JOBSYS_IDLE_POLICY` (`spin-then-sleep`, `spin-then-sleep:50us`,
+/// `whipping-boy`, `always-spin`, `adaptive`) sets the policy of systems
+/// whose builder did not choose one.
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum IdlePolicy {
-    /// Search and spin for at most `spin` (a bound on time, not on loop
-    /// iterations), then sleep on the worker's own futex word.
+    /// The default: search and spin for at most `spin` (a bound on time, not
+    /// on loop iterations), then sleep on the worker's own futex word.
     SpinThenSleep {
         /// How long an idle worker keeps looking before it sleeps.
         spin: Duration,
+    },
+    /// Exactly one worker stays awake searching whenever not all workers are
+    /// busy, so `schedule` never pays for a wake (it only touches memory).
+    /// That worker wakes the next one when it finds work; when it takes a job
+    /// itself, it wakes a sleeper to take over the role. Costs about one core
+    /// while the system is idle.
+    WhippingBoy,
+    /// Workers never sleep. The nuclear option: lowest latency, burns every
+    /// worker's core all the time (consoles, benchmarks).
+    AlwaysSpin,
+    /// Each worker measures how long it recently waited for work and spins
+    /// only when work usually arrives within its spin budget (at most
+    /// `max_spin`), sleeping at once otherwise; spinning is further limited
+    /// to `cpu_cap` (a share of one core, 0.0..=1.0) per worker. See
+    /// `src/sleep/README.md` for the rule.
+    Adaptive {
+        /// The longest a worker ever spins before sleeping.
+        max_spin: Duration,
+        /// Share of a core a worker may spend spinning, per window.
+        cpu_cap: f32,
     },
 }
 
@@ -27,6 +49,86 @@ impl Default for IdlePolicy {
     fn default() -> Self {
         IdlePolicy::SpinThenSleep {
             spin: Duration::from_micros(30),
+        }
+    }
+}
+
+impl IdlePolicy {
+    /// The default adaptive policy: spin at most 50 µs, at most 10% of a core.
+    pub const ADAPTIVE: IdlePolicy = IdlePolicy::Adaptive {
+        max_spin: Duration::from_micros(50),
+        cpu_cap: 0.1,
+    };
+
+    /// A short name for tables and traces, e.g. `spin-then-sleep(30us)`.
+    pub fn name(&self) -> String {
+        match self {
+            IdlePolicy::SpinThenSleep { spin } => {
+                format!("spin-then-sleep({}us)", spin.as_micros())
+            }
+            IdlePolicy::WhippingBoy => "whipping-boy".to_string(),
+            IdlePolicy::AlwaysSpin => "always-spin".to_string(),
+            IdlePolicy::Adaptive { max_spin, cpu_cap } => {
+                format!(
+                    "adaptive({}us,{:.0}%)",
+                    max_spin.as_micros(),
+                    cpu_cap * 100.0
+                )
+            }
+        }
+    }
+
+    /// The spin bound of the policy, used by threads waiting in `complete`.
+    pub(crate) fn wait_spin(&self) -> Duration {
+        match *self {
+            IdlePolicy::SpinThenSleep { spin } => spin,
+            IdlePolicy::Adaptive { max_spin, .. } => max_spin,
+            IdlePolicy::WhippingBoy | IdlePolicy::AlwaysSpin => Duration::from_micros(30),
+        }
+    }
+
+    fn validate(&self) -> Result<(), BuildError> {
+        if let IdlePolicy::Adaptive { cpu_cap, .. } = *self {
+            if !(0.0..=1.0).contains(&cpu_cap) {
+                return Err(BuildError::BadPolicy {
+                    reason: format!(
+                        "Adaptive cpu_cap {cpu_cap} is not a share of a core in 0.0..=1.0"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for IdlePolicy {
+    type Err = BuildError;
+
+    /// `spin-then-sleep[:<n>us]`, `whipping-boy`, `always-spin`, `adaptive`.
+    fn from_str(s: &str) -> Result<Self, BuildError> {
+        let bad = || {
+            BuildError::BadPolicy {
+            reason: format!(
+                "{s:?} is not an idle policy (spin-then-sleep[:<n>us], whipping-boy, always-spin, adaptive)"
+            ),
+        }
+        };
+        let s = s.trim();
+        match s {
+            "spin-then-sleep" => Ok(IdlePolicy::default()),
+            "whipping-boy" => Ok(IdlePolicy::WhippingBoy),
+            "always-spin" => Ok(IdlePolicy::AlwaysSpin),
+            "adaptive" => Ok(IdlePolicy::ADAPTIVE),
+            _ => {
+                let us = s
+                    .strip_prefix("spin-then-sleep:")
+                    .and_then(|r| r.strip_suffix("us"))
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(bad)?;
+                Ok(IdlePolicy::SpinThenSleep {
+                    spin: Duration::from_micros(us),
+                })
+            }
         }
     }
 }
@@ -40,8 +142,9 @@ pub struct Config {
     /// calling thread is the remaining one). `Some(0)` is valid: the threads
     /// that call `complete` do all the work.
     pub workers: Option<usize>,
-    /// How idle workers wait.
-    pub idle_policy: IdlePolicy,
+    /// How idle workers wait. `None`: `JOBSYS_IDLE_POLICY` if set, else
+    /// [`IdlePolicy::default`].
+    pub idle_policy: Option<IdlePolicy>,
     /// How long a thread in `complete` keeps looking for work the handle
     /// needs before it sleeps on the handle. `None`: same as the spin of the
     /// idle policy.
@@ -65,7 +168,7 @@ impl Builder {
     }
     /// The idle policy (see [`IdlePolicy`]).
     pub fn idle_policy(mut self, policy: IdlePolicy) -> Self {
-        self.config.idle_policy = policy;
+        self.config.idle_policy = Some(policy);
         self
     }
     /// Bound on how long `complete` searches before it sleeps.
@@ -104,6 +207,11 @@ pub enum BuildError {
         /// The variable's value.
         value: String,
     },
+    /// The idle policy is invalid (or `JOBSYS_IDLE_POLICY` names none).
+    BadPolicy {
+        /// What is wrong.
+        reason: String,
+    },
     /// The operating system refused to start a worker thread.
     Spawn(std::io::Error),
 }
@@ -119,6 +227,7 @@ impl fmt::Display for BuildError {
                 f,
                 "jobsys: JOBSYS_WORKERS={value:?} is not a worker count (expected an integer 0..={MAX_WORKERS})"
             ),
+            BuildError::BadPolicy { reason } => write!(f, "jobsys: {reason}"),
             BuildError::Spawn(e) => write!(f, "jobsys: could not start a worker thread: {e}"),
         }
     }
@@ -159,4 +268,17 @@ pub(crate) fn resolve_workers(requested: Option<usize>) -> Result<usize, BuildEr
         });
     }
     Ok(n)
+}
+
+/// The idle policy `Config::idle_policy == None` resolves to.
+pub(crate) fn resolve_policy(requested: Option<IdlePolicy>) -> Result<IdlePolicy, BuildError> {
+    let policy = match requested {
+        Some(p) => p,
+        None => match std::env::var("JOBSYS_IDLE_POLICY") {
+            Ok(v) => v.parse()?,
+            Err(_) => IdlePolicy::default(),
+        },
+    };
+    policy.validate()?;
+    Ok(policy)
 }

@@ -23,12 +23,29 @@ pub(crate) struct Counters {
     pub finished: AtomicU64,
     pub steals: AtomicU64,
     pub failed_steals: AtomicU64,
+    /// Sleeping workers this thread woke (one futex wake each).
+    pub wakes: AtomicU64,
+    /// Times this worker was woken and went back to sleep without running
+    /// anything.
+    pub futile_wakes: AtomicU64,
+    /// Times this worker went to sleep.
+    pub sleeps: AtomicU64,
+    /// Nanoseconds this worker spent spinning idle.
+    pub spin_ns: AtomicU64,
 }
 
 /// Owner-only increment: no read-modify-write needed, only this thread writes.
 #[inline]
 pub(crate) fn bump(c: &AtomicU64) {
     c.store(c.load(Ordering::Relaxed) + 1, Ordering::Release);
+}
+
+/// Owner-only add.
+#[inline]
+pub(crate) fn bump_by(c: &AtomicU64, n: u64) {
+    if n != 0 {
+        c.store(c.load(Ordering::Relaxed) + n, Ordering::Release);
+    }
 }
 
 /// Owner-only scratch state.
@@ -39,6 +56,8 @@ pub(crate) struct OwnerState {
     /// wait-on-self detection.
     pub running: Vec<(*const Slot, u32)>,
     pub rng: u64,
+    /// Jobs queued by `schedule_batched` since the last `flush`.
+    pub batch_pending: usize,
 }
 
 pub(crate) struct Context {
@@ -84,6 +103,7 @@ impl Context {
             owner: UnsafeCell::new(OwnerState {
                 wait_depth: 0,
                 running: Vec::with_capacity(16),
+                batch_pending: 0,
                 rng: 0x9E37_79B9_7F4A_7C15
                     ^ (u64::from(index) + 1).wrapping_mul(0xA24B_AED4_963E_E407),
             }),

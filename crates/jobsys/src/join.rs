@@ -98,7 +98,7 @@ impl Registry {
         };
         let entry = Entry::stack(&job.header);
         ctx.push(entry);
-        self.notify_work();
+        self.notify_work(ctx);
         let rb = catch_unwind(AssertUnwindSafe(b));
         let ra = if self.take_back(ctx, entry) {
             // We took our own entry back, so nobody else has it: run `a`
@@ -137,7 +137,7 @@ impl Registry {
                     ctx.push(e);
                 }
                 // They were invisible for a moment: keep them findable.
-                self.notify_work();
+                self.notify_work(ctx);
                 found
             }
         }

@@ -49,4 +49,4 @@ pub use handle::JobHandle;
 pub use parallel_for::Batch;
 pub use registry::Stats;
 pub use scope::Scope;
-pub use system::JobSystem;
+pub use system::{HotZone, JobSystem};

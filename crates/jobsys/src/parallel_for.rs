@@ -255,7 +255,7 @@ impl Registry {
                     slot: NonNull::from(slot),
                     gen,
                 });
-                self.notify_work();
+                self.notify_work(ctx);
             }
             // No overflow even for ranges ending at usize::MAX: first piece
             // starts inside the range, and the end is capped by its length.

@@ -2,11 +2,12 @@
 //! submit → (wait for dependencies) → release onto a deque → claim → run →
 //! finish (release dependents, wake waiters) → recycle the slot.
 
-use crate::context::{bump, Context};
+use crate::builder::IdlePolicy;
+use crate::context::{bump, bump_by, Context};
 use crate::deque::Entry;
 use crate::error::Failure;
 use crate::handle::JobHandle;
-use crate::sleep::{Futex, Sleep};
+use crate::sleep::{AdaptiveSpin, Futex, Park, Sleep};
 use crate::store::*;
 use crate::wait::Waiters;
 use std::cell::{Cell, RefCell};
@@ -21,26 +22,61 @@ pub(crate) const MAX_EXTERNAL: usize = 256;
 
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 
-/// Counters of a job system, summed over all threads (see `JobSystem::stats`).
+/// Counters of a job system (`JobSystem::stats`, summed over all threads)
+/// or of one worker (`JobSystem::worker_stats`). `a - b` gives the counts
+/// between two snapshots, e.g. per frame (`JobSystem::take_stats` does it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
-    /// Worker threads.
+    /// Worker threads (of the system; 1 in a per-worker view).
     pub workers: usize,
     /// Jobs scheduled (each `schedule*`, `parallel_for*` and `combine` is one).
     pub jobs_scheduled: u64,
     /// Jobs finished (run, or failed because a dependency failed).
     pub jobs_finished: u64,
-    /// Sleeping workers woken to take work (one futex wake each).
+    /// Sleeping workers woken (one futex wake each), by whoever woke them.
     pub wakes: u64,
     /// Woken workers that found nothing and slept again.
     pub futile_wakes: u64,
     /// Times a worker went to sleep.
     pub sleeps: u64,
+    /// Time workers spent spinning idle.
+    pub spin_time: Duration,
     /// Entries taken from another thread's deque.
     pub steals: u64,
     /// Steal sweeps over all other deques that found nothing.
     pub failed_steals: u64,
+}
+
+impl std::ops::Sub for Stats {
+    type Output = Stats;
+    fn sub(self, b: Stats) -> Stats {
+        Stats {
+            workers: self.workers,
+            jobs_scheduled: self.jobs_scheduled - b.jobs_scheduled,
+            jobs_finished: self.jobs_finished - b.jobs_finished,
+            wakes: self.wakes - b.wakes,
+            futile_wakes: self.futile_wakes - b.futile_wakes,
+            sleeps: self.sleeps - b.sleeps,
+            spin_time: self.spin_time.saturating_sub(b.spin_time),
+            steals: self.steals - b.steals,
+            failed_steals: self.failed_steals - b.failed_steals,
+        }
+    }
+}
+
+impl Stats {
+    fn add_context(&mut self, c: &crate::context::Counters) {
+        let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Acquire);
+        self.jobs_scheduled += l(&c.scheduled);
+        self.jobs_finished += l(&c.finished);
+        self.wakes += l(&c.wakes);
+        self.futile_wakes += l(&c.futile_wakes);
+        self.sleeps += l(&c.sleeps);
+        self.spin_time += Duration::from_nanos(l(&c.spin_ns));
+        self.steals += l(&c.steals);
+        self.failed_steals += l(&c.failed_steals);
+    }
 }
 
 pub(crate) struct Registry {
@@ -57,9 +93,17 @@ pub(crate) struct Registry {
     pub terminating: AtomicBool,
     /// Bumped (and woken) by workers that see the system drained at shutdown.
     pub drained: Futex,
-    pub idle_spin: Duration,
+    pub policy: IdlePolicy,
     pub wait_spin: Duration,
+    /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
+    pub hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
 }
+
+/// How long a never-sleeping worker spins between full searches.
+const NEVER_SLEEP_ROUND: Duration = Duration::from_micros(50);
+/// How long the whipping boy spins before it tries (and, as the last
+/// searcher, refuses) to park; then it searches again.
+const WHIPPING_BOY_ROUND: Duration = Duration::from_micros(30);
 
 thread_local! {
     /// Cache of the last (registry id, context) this thread used.
@@ -79,6 +123,9 @@ impl Drop for Claim {
         if let Some(reg) = self.registry.upgrade() {
             // SAFETY: the registry is alive, so its contexts are too.
             let ctx = unsafe { &*self.ctx };
+            // Jobs this thread batched but never flushed must not wait for
+            // a wake that nobody will issue.
+            reg.flush(ctx);
             // Release: the next claimer (Acquire under claim_lock) sees all
             // our owner-only writes (free list, deque).
             ctx.claimed.store(false, Ordering::Release);
@@ -90,7 +137,7 @@ impl Drop for Claim {
 impl Registry {
     pub(crate) fn new(
         num_workers: usize,
-        idle_spin: Duration,
+        policy: IdlePolicy,
         wait_spin: Duration,
     ) -> Arc<Registry> {
         let cap = num_workers + MAX_EXTERNAL;
@@ -114,8 +161,9 @@ impl Registry {
                 claim_lock: Mutex::new(()),
                 terminating: AtomicBool::new(false),
                 drained: Futex::new(0),
-                idle_spin,
+                policy,
                 wait_spin,
+                hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
             }
         })
     }
@@ -307,7 +355,7 @@ impl Registry {
                 slot: handle.slot,
                 gen,
             });
-            self.notify_work();
+            self.notify_work(ctx);
             return handle;
         }
         slot.pending.store(deps.len() as u32 + 1, Ordering::Relaxed);
@@ -318,6 +366,58 @@ impl Registry {
             self.make_runnable(ctx, slot);
         }
         handle
+    }
+
+    /// `submit` for `schedule_batched`: a job runnable at once is pushed
+    /// without waking anyone and counted in this thread's batch.
+    pub(crate) fn submit_batched(
+        &self,
+        ctx: &Context,
+        slot: &Slot,
+        gen: u32,
+        deps: &[JobHandle],
+    ) -> JobHandle {
+        if !deps.is_empty() {
+            return self.submit(ctx, slot, gen, deps, 0);
+        }
+        bump(&ctx.counters.scheduled);
+        slot.state
+            .store(u64::from(gen) | RUNNABLE, Ordering::Release);
+        let handle = JobHandle {
+            slot: NonNull::from(slot),
+            gen,
+            system: self.id,
+        };
+        ctx.push(Entry {
+            slot: handle.slot,
+            gen,
+        });
+        // SAFETY: owner-only state of the calling thread's context.
+        unsafe { ctx.owner() }.batch_pending += 1;
+        handle
+    }
+
+    /// Publish `ctx`'s batch (see `JobSystem::flush`).
+    pub(crate) fn flush(&self, ctx: &Context) -> usize {
+        // SAFETY: owner-only state of the calling thread's context.
+        let n = std::mem::take(&mut unsafe { ctx.owner() }.batch_pending);
+        if n == 0 || self.num_workers == 0 {
+            return 0;
+        }
+        // SeqCst fence: the pushes before the sleepers' state, as in
+        // `Sleep::notify_work`.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let uncovered = n.saturating_sub(self.sleep.searching() as usize);
+        let woken = self.sleep.wake_many(uncovered.min(self.num_workers));
+        let woken = if woken == 0 && uncovered > 0 {
+            // Nobody asleep to wake, or a race with parking workers: the
+            // usual single notify keeps the no-lost-wake-up guarantee.
+            usize::from(self.sleep.notify_work())
+        } else {
+            woken
+        };
+        bump_by(&ctx.counters.wakes, woken as u64);
+        woken
     }
 
     fn attach_deps(&self, ctx: &Context, slot: &Slot, deps: &[JobHandle]) {
@@ -417,7 +517,7 @@ impl Registry {
             gen: gen_of(s),
         };
         ctx.push(e);
-        self.notify_work();
+        self.notify_work(ctx);
         let waited = s & WAITED != 0;
         if waited {
             ctx.push_needed(e, crate::wait::still_queued);
@@ -552,9 +652,9 @@ impl Registry {
     /// Work was pushed on a deque: wake a worker if needed (nothing to do
     /// without workers).
     #[inline]
-    pub(crate) fn notify_work(&self) {
-        if self.num_workers != 0 {
-            self.sleep.notify_work();
+    pub(crate) fn notify_work(&self, ctx: &Context) {
+        if self.num_workers != 0 && self.sleep.notify_work() {
+            bump(&ctx.counters.wakes);
         }
     }
 
@@ -581,7 +681,7 @@ impl Registry {
             while let Some(e) = victim.stealer.steal_into(ctx.local()) {
                 bump(&ctx.counters.steals);
                 let more = !victim.stealer.is_empty() || !ctx.local().is_empty();
-                if self.run_entry(ctx, e, &mut || self.found_work(searching, more)) {
+                if self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, more)) {
                     return true;
                 }
                 // A stale entry: what a batch moved into our deque is next.
@@ -598,7 +698,7 @@ impl Registry {
     fn pop_and_run(&self, ctx: &Context, searching: &mut bool) -> bool {
         while let Some(e) = ctx.local().pop() {
             let more = !ctx.local().is_empty();
-            if self.run_entry(ctx, e, &mut || self.found_work(searching, more)) {
+            if self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, more)) {
                 return true;
             }
         }
@@ -608,11 +708,19 @@ impl Registry {
     /// A searching worker claimed a job: stop searching; the last searcher
     /// wakes another worker when more work is visible (the cascade).
     #[inline]
-    fn found_work(&self, searching: &mut bool, more_visible: bool) {
+    ///
+    /// Under `WhippingBoy` the last searcher always wakes a sleeper (if any)
+    /// to take over the role, work visible or not: the worker pays for that
+    /// wake, never the scheduling thread.
+    fn found_work(&self, ctx: &Context, searching: &mut bool, more_visible: bool) {
         if *searching {
             *searching = false;
-            if self.sleep.stop_searching() && more_visible {
-                self.notify_work();
+            if matches!(self.policy, IdlePolicy::WhippingBoy) {
+                if self.sleep.hand_over() {
+                    bump(&ctx.counters.wakes);
+                }
+            } else if self.sleep.stop_searching() && more_visible {
+                self.notify_work(ctx);
             }
         }
     }
@@ -637,22 +745,27 @@ impl Registry {
     }
 
     pub(crate) fn stats(&self) -> Stats {
-        let n = self.num_contexts();
         let mut st = Stats {
             workers: self.num_workers,
             ..Stats::default()
         };
-        for i in 0..n {
-            let c = &self.context(i).counters;
-            st.jobs_scheduled += c.scheduled.load(Ordering::Relaxed);
-            st.jobs_finished += c.finished.load(Ordering::Relaxed);
-            st.steals += c.steals.load(Ordering::Relaxed);
-            st.failed_steals += c.failed_steals.load(Ordering::Relaxed);
+        for i in 0..self.num_contexts() {
+            st.add_context(&self.context(i).counters);
         }
-        st.wakes = self.sleep.counters.wakes.load(Ordering::Relaxed);
-        st.futile_wakes = self.sleep.counters.futile_wakes.load(Ordering::Relaxed);
-        st.sleeps = self.sleep.counters.sleeps.load(Ordering::Relaxed);
         st
+    }
+
+    pub(crate) fn worker_stats(&self) -> Vec<Stats> {
+        (0..self.num_workers)
+            .map(|i| {
+                let mut st = Stats {
+                    workers: 1,
+                    ..Stats::default()
+                };
+                st.add_context(&self.context(i).counters);
+                st
+            })
+            .collect()
     }
 
     // ---- workers ----------------------------------------------------------
@@ -660,36 +773,70 @@ impl Registry {
     pub(crate) fn worker_main(self: Arc<Registry>, idx: usize) {
         let ctx = self.context(idx);
         self.set_current(ctx);
+        let mut adaptive = match self.policy {
+            IdlePolicy::Adaptive { max_spin, cpu_cap } => {
+                Some(AdaptiveSpin::new(max_spin, cpu_cap))
+            }
+            _ => None,
+        };
         let mut searching = false;
         let mut woken = false;
         loop {
             if self.find_and_run(ctx, &mut searching) {
+                if let Some(a) = &mut adaptive {
+                    a.found_work(Instant::now());
+                }
                 woken = false;
                 continue;
             }
             if self.terminating.load(Ordering::SeqCst) && self.outstanding() == 0 {
                 break;
             }
+            if let Some(a) = &mut adaptive {
+                a.went_idle(Instant::now());
+            }
             if !searching {
                 searching = self.sleep.try_become_searching();
             }
-            if searching && self.spin_until_work(self.idle_spin) {
+            let hot = self.is_hot();
+            let never_sleep = hot || matches!(self.policy, IdlePolicy::AlwaysSpin);
+            let budget = match self.policy {
+                _ if never_sleep => NEVER_SLEEP_ROUND,
+                _ if !searching => Duration::ZERO,
+                IdlePolicy::SpinThenSleep { spin } => spin,
+                IdlePolicy::WhippingBoy => WHIPPING_BOY_ROUND,
+                IdlePolicy::Adaptive { .. } => match &mut adaptive {
+                    Some(a) => a.budget(Instant::now()),
+                    None => Duration::ZERO,
+                },
+                IdlePolicy::AlwaysSpin => NEVER_SLEEP_ROUND,
+            };
+            let (found, spun) = self.spin_until_work(budget);
+            bump_by(&ctx.counters.spin_ns, spun.as_nanos() as u64);
+            if let Some(a) = &mut adaptive {
+                a.spun(spun);
+            }
+            if found || never_sleep {
                 continue;
             }
-            self.sleep.prepare_park(idx, searching);
+            // The whipping boy (the last searcher) does not park; it goes
+            // round again.
+            let whipping = matches!(self.policy, IdlePolicy::WhippingBoy);
+            if self.sleep.prepare_park(idx, searching, whipping) == Park::StayAwakeSearching {
+                searching = true;
+                continue;
+            }
             if woken {
-                self.sleep
-                    .counters
-                    .futile_wakes
-                    .fetch_add(1, Ordering::Relaxed);
+                bump(&ctx.counters.futile_wakes);
             }
             // Re-check after unregistering as awake (see sleep/README.md).
-            if self.work_visible() || self.terminating.load(Ordering::SeqCst) {
+            if self.work_visible() || self.terminating.load(Ordering::SeqCst) || self.is_hot() {
                 self.sleep.cancel_park(idx);
                 searching = true;
                 woken = false;
                 continue;
             }
+            bump(&ctx.counters.sleeps);
             self.sleep.park(idx);
             searching = true;
             woken = true;
@@ -706,25 +853,33 @@ impl Registry {
         self.sleep.wake_all();
     }
 
-    /// Spin (with backoff) until work is visible or `budget` has passed.
-    fn spin_until_work(&self, budget: Duration) -> bool {
+    /// Spin (with backoff, no CAS) until work is visible, shutdown begins or
+    /// `budget` has passed. Returns (work visible, time spent spinning).
+    fn spin_until_work(&self, budget: Duration) -> (bool, Duration) {
         if budget.is_zero() {
-            return false;
+            return (false, Duration::ZERO);
         }
         let start = Instant::now();
         let mut step = 1u32;
         loop {
             if self.work_visible() {
-                return true;
+                return (true, start.elapsed());
             }
-            if start.elapsed() >= budget {
-                return false;
+            let spent = start.elapsed();
+            if spent >= budget || self.terminating.load(Ordering::Relaxed) {
+                return (false, spent);
             }
             for _ in 0..step {
                 std::hint::spin_loop();
             }
             step = (step * 2).min(64);
         }
+    }
+
+    /// Is a hot zone open?
+    #[inline]
+    pub(crate) fn is_hot(&self) -> bool {
+        self.hot_zones.load(Ordering::SeqCst) != 0
     }
 
     /// Run everything scheduled, then return (shutdown, on a non-worker).

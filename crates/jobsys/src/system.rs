@@ -1,6 +1,6 @@
 //! The public `JobSystem`: scheduling, waiting, shutdown.
 
-use crate::builder::{resolve_workers, BuildError, Builder, Config, IdlePolicy};
+use crate::builder::{resolve_policy, resolve_workers, BuildError, Builder, Config, IdlePolicy};
 use crate::error::JobError;
 use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, write_pfor, Batch, PFOR};
@@ -25,6 +25,8 @@ pub struct JobSystem {
 struct Owner {
     registry: Arc<Registry>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Baseline of `take_stats`.
+    last_stats: Mutex<Stats>,
 }
 
 impl Drop for Owner {
@@ -67,9 +69,9 @@ impl JobSystem {
     /// Start a job system with `config`.
     pub fn new(config: Config) -> Result<JobSystem, BuildError> {
         let workers = resolve_workers(config.workers)?;
-        let IdlePolicy::SpinThenSleep { spin } = config.idle_policy;
-        let wait_spin = config.wait_spin.unwrap_or(spin);
-        let registry = Registry::new(workers, spin, wait_spin);
+        let policy = resolve_policy(config.idle_policy)?;
+        let wait_spin = config.wait_spin.unwrap_or(policy.wait_spin());
+        let registry = Registry::new(workers, policy, wait_spin);
         let mut threads = Vec::with_capacity(workers);
         for i in 0..workers {
             let reg = registry.clone();
@@ -84,6 +86,7 @@ impl JobSystem {
                     drop(Owner {
                         registry,
                         threads: Mutex::new(threads),
+                        last_stats: Mutex::default(),
                     });
                     return Err(BuildError::Spawn(e));
                 }
@@ -93,6 +96,7 @@ impl JobSystem {
             owner: Arc::new(Owner {
                 registry,
                 threads: Mutex::new(threads),
+                last_stats: Mutex::default(),
             }),
         })
     }
@@ -113,9 +117,92 @@ impl JobSystem {
         self.reg().num_workers
     }
 
-    /// Counters summed over all threads.
+    /// The idle policy the workers follow.
+    pub fn idle_policy(&self) -> IdlePolicy {
+        self.reg().policy
+    }
+
+    /// Counters summed over all threads since the system started.
     pub fn stats(&self) -> Stats {
         self.reg().stats()
+    }
+
+    /// Counters of each worker since the system started (index = worker).
+    pub fn worker_stats(&self) -> Vec<Stats> {
+        self.reg().worker_stats()
+    }
+
+    /// Counters since the previous `take_stats` call (or the start): call it
+    /// once per frame for per-frame figures.
+    pub fn take_stats(&self) -> Stats {
+        let now = self.stats();
+        let mut last = self
+            .owner
+            .last_stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let delta = now - *last;
+        *last = now;
+        delta
+    }
+
+    /// Open a hot zone: sleeping workers are woken once, and while any
+    /// `HotZone` guard lives, idle workers spin instead of sleeping. For the
+    /// stretch of a frame where many tiny jobs arrive in bursts. Guards nest
+    /// and may be dropped on any thread.
+    pub fn hot_zone(&self) -> HotZone {
+        let reg = self.reg();
+        if reg.hot_zones.fetch_add(1, Ordering::SeqCst) == 0 {
+            reg.sleep.wake_all();
+        }
+        HotZone {
+            system: self.clone(),
+        }
+    }
+
+    /// Like `schedule`, but wakes nobody: the job waits in this thread's
+    /// deque (awake workers may take it) until `flush` — or `complete` on this
+    /// thread, or this thread's exit, or shutdown — so a burst of jobs costs
+    /// at most one round of wakes.
+    pub fn schedule_batched<F: FnOnce() + Send + 'static>(&self, f: F) -> JobHandle {
+        // SAFETY: `F: 'static`.
+        unsafe { self.schedule_batched_unchecked(&[], f) }
+    }
+
+    /// `schedule_batched` after `deps`. (A job whose dependencies are still
+    /// running is queued by the thread that finishes the last of them, with
+    /// a wake as usual; only jobs runnable at once join the batch.)
+    pub fn schedule_batched_after<F: FnOnce() + Send + 'static>(
+        &self,
+        deps: &[JobHandle],
+        f: F,
+    ) -> JobHandle {
+        // SAFETY: `F: 'static`.
+        unsafe { self.schedule_batched_unchecked(deps, f) }
+    }
+
+    /// # Safety
+    /// As `schedule_unchecked`.
+    unsafe fn schedule_batched_unchecked<F: FnOnce() + Send>(
+        &self,
+        deps: &[JobHandle],
+        f: F,
+    ) -> JobHandle {
+        let reg = self.reg();
+        reg.check_handles(deps, "schedule_batched_after");
+        let ctx = reg.current();
+        let (slot, gen) = reg.alloc(ctx);
+        // SAFETY: fresh slot; borrow lifetime promised by the caller.
+        unsafe { crate::job::write_single(slot, f) };
+        reg.submit_batched(ctx, slot, gen, deps)
+    }
+
+    /// Publish this thread's batch: wake as many sleeping workers as there
+    /// are batched jobs not already covered by searching workers (never more
+    /// than the jobs, never more than the workers). Returns how many woke.
+    pub fn flush(&self) -> usize {
+        let reg = self.reg();
+        reg.flush(reg.current())
     }
 
     /// Schedule `f` to run on some thread.
@@ -320,5 +407,24 @@ impl JobSystem {
         F: for<'scope> FnOnce(&'scope crate::Scope<'scope, 'env>) -> R,
     {
         crate::scope::run(self, f)
+    }
+}
+
+/// An open hot zone (see [`JobSystem::hot_zone`]); closes when dropped, on
+/// any thread.
+#[must_use = "the hot zone closes when the guard is dropped"]
+pub struct HotZone {
+    system: JobSystem,
+}
+
+impl Drop for HotZone {
+    fn drop(&mut self) {
+        self.system.reg().hot_zones.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl std::fmt::Debug for HotZone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HotZone").finish_non_exhaustive()
     }
 }

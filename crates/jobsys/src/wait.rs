@@ -140,6 +140,11 @@ impl Registry {
         if phase_of(s) == FINISHED {
             return self.observe(ctx, h);
         }
+        // Nothing may wait forever on a batch this thread forgot to flush.
+        // SAFETY: owner-only state of the calling thread's context.
+        if unsafe { ctx.owner() }.batch_pending != 0 {
+            self.flush(ctx);
+        }
         if ctx.is_running(slot, h.gen) {
             return Err(JobError::WaitOnSelf);
         }

@@ -59,7 +59,9 @@ impl Model {
             if !searching {
                 searching = self.sleep.try_become_searching();
             }
-            self.sleep.prepare_park(idx, searching);
+            if self.sleep.prepare_park(idx, searching, false) != super::Park::Registered {
+                unreachable!("only the whipping-boy policy stays awake");
+            }
             if self.visible() || self.ran.load(Ordering::SeqCst) >= total {
                 self.sleep.cancel_park(idx);
                 searching = true;
@@ -112,4 +114,71 @@ fn one_worker_two_jobs_is_never_lost() {
 #[test]
 fn two_workers_cascade_is_never_lost() {
     model(2, 2);
+}
+
+/// The whipping-boy variant of `Model::worker`, mirroring `worker_main` and
+/// `found_work` with that policy.
+fn whipping_worker(m: &Model, idx: usize, total: usize) {
+    let mut searching = false;
+    loop {
+        if m.ran.load(Ordering::SeqCst) >= total {
+            m.sleep.wake_all();
+            return;
+        }
+        if m.take() {
+            if searching {
+                searching = false;
+                m.sleep.hand_over();
+            }
+            m.ran.fetch_add(1, Ordering::SeqCst);
+            continue;
+        }
+        if !searching {
+            searching = m.sleep.try_become_searching();
+        }
+        match m.sleep.prepare_park(idx, searching, true) {
+            super::Park::StayAwakeSearching => {
+                searching = true;
+                // The boy spins; under loom, yield so others progress.
+                thread::yield_now();
+                continue;
+            }
+            super::Park::Registered => {}
+        }
+        if m.visible() || m.ran.load(Ordering::SeqCst) >= total {
+            m.sleep.cancel_park(idx);
+            searching = true;
+            continue;
+        }
+        m.sleep.park(idx);
+        searching = true;
+    }
+}
+
+/// Two whipping-boy workers, two jobs: every job runs (no lost wake-up) and,
+/// each time the scheduler looks, a sleeping worker implies a searching one.
+#[test]
+fn whipping_boy_hand_over_keeps_a_searcher() {
+    loom::model(|| {
+        let m = Arc::new(Model {
+            sleep: Sleep::new(2),
+            queued: AtomicUsize::new(0),
+            ran: AtomicUsize::new(0),
+        });
+        let handles: Vec<_> = (0..2)
+            .map(|i| {
+                let m = m.clone();
+                thread::spawn(move || whipping_worker(&m, i, 2))
+            })
+            .collect();
+        for _ in 0..2 {
+            assert!(m.sleep.whipping_invariant_holds());
+            m.schedule();
+        }
+        assert!(m.sleep.whipping_invariant_holds());
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(m.ran.load(Ordering::SeqCst), 2);
+    });
 }

@@ -11,17 +11,27 @@
 //!   looks at every deque once more; that re-check pairs with the SeqCst
 //!   fence in `notify_work`.
 
+mod adaptive;
 mod futex;
 
+pub(crate) use adaptive::AdaptiveSpin;
 pub(crate) use futex::Futex;
 
 use crate::sync::{fence, lock, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::AtomicU64;
 
 const SEARCHING_ONE: u32 = 1;
 const AWAKE_ONE: u32 = 1 << 16;
 const SEARCHING_MASK: u32 = 0xFFFF;
+
+/// What `prepare_park` decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Park {
+    /// Registered as a sleeper: re-check, then `park` or `cancel_park`.
+    Registered,
+    /// Whipping boy: stay awake; the caller now counts as searching.
+    StayAwakeSearching,
+}
 
 /// Values of a worker's sleep word.
 const PARKED: u32 = 0;
@@ -35,18 +45,6 @@ pub(crate) struct Sleep {
     /// One futex word per worker.
     words: Box<[CachePadded<Futex>]>,
     num_workers: u32,
-    pub(crate) counters: SleepCounters,
-}
-
-/// Counters of the protocol (relaxed; for stats, tracer and benchmark).
-#[derive(Default)]
-pub(crate) struct SleepCounters {
-    /// Workers woken by `notify_work` (one futex wake each).
-    pub wakes: AtomicU64,
-    /// Woken workers that went back to sleep without finding work.
-    pub futile_wakes: AtomicU64,
-    /// Times a worker went to sleep.
-    pub sleeps: AtomicU64,
 }
 
 impl Sleep {
@@ -64,7 +62,6 @@ impl Sleep {
                 .map(|_| CachePadded::new(Futex::new(NOTIFIED)))
                 .collect(),
             num_workers: n,
-            counters: SleepCounters::default(),
         }
     }
 
@@ -108,7 +105,6 @@ impl Sleep {
         drop(sleepers);
         // A late futex wake is harmless: `park` re-checks the word.
         w.wake_one();
-        self.counters.wakes.fetch_add(1, Ordering::Relaxed);
         true
     }
 
@@ -148,8 +144,26 @@ impl Sleep {
     /// as awake (and as searching if `searching`). The caller must then
     /// re-check every deque and call `cancel_park` if it sees work, else
     /// `park`.
-    pub(crate) fn prepare_park(&self, idx: usize, searching: bool) {
+    ///
+    /// With `whipping` (the whipping-boy policy) a worker does not park when
+    /// that would leave no searcher: a searching worker that is the last
+    /// searcher stays, and a non-searching one becomes the searcher. Both
+    /// return `Park::StayAwakeSearching`. The check is made under the
+    /// sleepers lock, under which every change of that policy's searcher
+    /// count is made (`hand_over`, parks, wakes), so "no searcher while a
+    /// worker sleeps" never holds.
+    pub(crate) fn prepare_park(&self, idx: usize, searching: bool, whipping: bool) -> Park {
         let mut sleepers = lock(&self.sleepers);
+        if whipping {
+            let others =
+                (self.state.load(Ordering::SeqCst) & SEARCHING_MASK) - u32::from(searching);
+            if others == 0 {
+                if !searching {
+                    self.state.fetch_add(SEARCHING_ONE, Ordering::SeqCst);
+                }
+                return Park::StayAwakeSearching;
+            }
+        }
         self.words[idx].store(PARKED, Ordering::Relaxed);
         sleepers.push(idx as u32);
         let dec = AWAKE_ONE + if searching { SEARCHING_ONE } else { 0 };
@@ -158,6 +172,36 @@ impl Sleep {
         drop(sleepers);
         // Orders the decrement before the caller's re-check loads.
         fence(Ordering::SeqCst);
+        Park::Registered
+    }
+
+    /// The whipping boy took a job: wake a sleeper to take over the role
+    /// (counted as searching) and stop searching, in one step under the lock.
+    /// Returns whether a successor was woken.
+    pub(crate) fn hand_over(&self) -> bool {
+        let mut sleepers = lock(&self.sleepers);
+        let next = sleepers.pop();
+        if next.is_some() {
+            self.state
+                .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+        }
+        self.state.fetch_sub(SEARCHING_ONE, Ordering::SeqCst);
+        if let Some(idx) = next {
+            self.words[idx as usize].store(NOTIFIED, Ordering::Release);
+        }
+        drop(sleepers);
+        if let Some(idx) = next {
+            self.words[idx as usize].wake_one();
+        }
+        next.is_some()
+    }
+
+    /// For the loom model: under the whipping-boy policy, whenever a worker
+    /// sleeps some worker searches.
+    #[cfg(all(test, loom))]
+    pub(crate) fn whipping_invariant_holds(&self) -> bool {
+        let sleepers = lock(&self.sleepers);
+        sleepers.is_empty() || self.state.load(Ordering::SeqCst) & SEARCHING_MASK > 0
     }
 
     /// The re-check after `prepare_park` saw work: become awake and
@@ -178,7 +222,6 @@ impl Sleep {
     /// Sleep until notified. On return the worker counts as awake and
     /// searching (the notifier counted it).
     pub(crate) fn park(&self, idx: usize) {
-        self.counters.sleeps.fetch_add(1, Ordering::Relaxed);
         let w = &self.words[idx];
         // Acquire pairs with the Release store of NOTIFIED in the waker.
         while w.load(Ordering::Acquire) == PARKED {
@@ -186,7 +229,36 @@ impl Sleep {
         }
     }
 
-    /// Wake every sleeping worker (shutdown).
+    /// Wake up to `n` sleeping workers at once (a flushed batch of `n`
+    /// jobs), counting each as awake and searching. Returns how many woke.
+    pub(crate) fn wake_many(&self, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        let mut sleepers = lock(&self.sleepers);
+        let k = n.min(sleepers.len());
+        let at = sleepers.len() - k;
+        let woken: Vec<u32> = sleepers.drain(at..).collect();
+        for &idx in &woken {
+            self.state
+                .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+            // Under the lock, as in `wake_one_slow`.
+            self.words[idx as usize].store(NOTIFIED, Ordering::Release);
+        }
+        drop(sleepers);
+        for &idx in &woken {
+            self.words[idx as usize].wake_one();
+        }
+        woken.len()
+    }
+
+    /// Workers searching right now.
+    #[inline]
+    pub(crate) fn searching(&self) -> u32 {
+        self.state.load(Ordering::SeqCst) & SEARCHING_MASK
+    }
+
+    /// Wake every sleeping worker (shutdown, first hot zone).
     pub(crate) fn wake_all(&self) {
         let mut sleepers = lock(&self.sleepers);
         let woken: Vec<u32> = sleepers.drain(..).collect();
