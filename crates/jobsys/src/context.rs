@@ -15,6 +15,11 @@ use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// Number of priority levels (`Priority::High`, `Normal`, `Low`).
+pub(crate) const PRIORITIES: usize = 3;
+pub(crate) const HIGH: usize = 0;
+pub(crate) const NORMAL: usize = 1;
+
 /// Counters written only by the owning thread (plain load + store, no RMW),
 /// read by anyone.
 #[derive(Default)]
@@ -63,9 +68,10 @@ pub(crate) struct OwnerState {
 pub(crate) struct Context {
     pub index: u32,
     pub is_worker: bool,
-    /// Owner-only: the owner's end of the deque.
-    local: Local,
-    pub stealer: Stealer,
+    /// Owner-only: the owner's ends of the deques, one per priority
+    /// (`Priority as usize`: High, Normal, Low).
+    locals: [Local; PRIORITIES],
+    stealers: [Stealer; PRIORITIES],
     /// Owner-only: a second deque holding copies of released jobs that some
     /// waiter needs (`WAITED`); only threads in `complete` take from it.
     needed_local: Local,
@@ -87,13 +93,13 @@ unsafe impl Send for Context {}
 
 impl Context {
     pub(crate) fn new(index: u32, is_worker: bool) -> Context {
-        let (local, stealer) = deque::new();
+        let [(l0, s0), (l1, s1), (l2, s2)] = [deque::new(), deque::new(), deque::new()];
         let (needed_local, needed) = deque::new();
         Context {
             index,
             is_worker,
-            local,
-            stealer,
+            locals: [l0, l1, l2],
+            stealers: [s0, s1, s2],
             needed_local,
             needed,
             store: Store::new(index),
@@ -110,10 +116,23 @@ impl Context {
         }
     }
 
-    /// The owner's deque end. Callers are the claiming thread.
+    /// The owner's end of the deque of `prio`. Callers are the claiming
+    /// thread.
     #[inline]
-    pub(crate) fn local(&self) -> &Local {
-        &self.local
+    pub(crate) fn local(&self, prio: usize) -> &Local {
+        &self.locals[prio]
+    }
+
+    /// Everyone's end of the deque of `prio`.
+    #[inline]
+    pub(crate) fn stealer(&self, prio: usize) -> &Stealer {
+        &self.stealers[prio]
+    }
+
+    /// Is any of this context's deques (not counting `needed`) non-empty?
+    #[inline]
+    pub(crate) fn has_work(&self) -> bool {
+        self.stealers.iter().any(|s| !s.is_empty())
     }
 
     /// Owner-only scratch state.
@@ -129,8 +148,8 @@ impl Context {
     }
 
     #[inline]
-    pub(crate) fn push(&self, e: Entry) {
-        self.local.push(e)
+    pub(crate) fn push(&self, e: Entry, prio: usize) {
+        self.locals[prio].push(e)
     }
 
     /// Also offer `e` to waiters. Entries whose job already ran are trimmed

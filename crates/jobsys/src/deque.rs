@@ -85,9 +85,13 @@ impl Local {
 }
 
 impl Stealer {
-    /// Take the oldest entry; retries on a lost race a few times.
+    /// Take the oldest entry; retries on a lost race a few times. An empty
+    /// deque costs two loads (checked before crossbeam pins an epoch).
     #[inline]
     pub(crate) fn steal(&self) -> Option<Entry> {
+        if self.0.is_empty() {
+            return None;
+        }
         for _ in 0..4 {
             match self.0.steal() {
                 Steal::Success(e) => return Some(e),

@@ -22,6 +22,7 @@ trait SingleVTable {
 impl<F: FnOnce()> SingleVTable for SingleInline<F> {
     const VTABLE: JobVTable = JobVTable {
         kind: JobKind::Single,
+        type_name: std::any::type_name::<F>,
         run: run_inline::<F>,
         drop: drop_inline::<F>,
         run_range: crate::parallel_for::no_range,
@@ -30,6 +31,7 @@ impl<F: FnOnce()> SingleVTable for SingleInline<F> {
 impl<F: FnOnce()> SingleVTable for SingleBoxed<F> {
     const VTABLE: JobVTable = JobVTable {
         kind: JobKind::Single,
+        type_name: std::any::type_name::<F>,
         run: run_boxed::<F>,
         drop: drop_boxed::<F>,
         run_range: crate::parallel_for::no_range,

@@ -11,7 +11,7 @@
 //! does not return (or unwind) before it ran the job itself or saw the
 //! latch set.
 
-use crate::context::Context;
+use crate::context::{Context, HIGH, NORMAL, PRIORITIES};
 use crate::deque::Entry;
 use crate::registry::Registry;
 use crate::sleep::Futex;
@@ -97,7 +97,7 @@ impl Registry {
             result: UnsafeCell::new(None),
         };
         let entry = Entry::stack(&job.header);
-        ctx.push(entry);
+        ctx.push(entry, NORMAL);
         self.notify_work(ctx);
         let rb = catch_unwind(AssertUnwindSafe(b));
         let ra = if self.take_back(ctx, entry) {
@@ -120,13 +120,13 @@ impl Registry {
     /// Pop our entry back. Usually it is on top; if `b` left jobs above it,
     /// lift them off and put them back in order. False if a thief took it.
     fn take_back(&self, ctx: &Context, entry: Entry) -> bool {
-        match ctx.local().pop() {
+        match ctx.local(NORMAL).pop() {
             Some(e) if e == entry => true,
             None => false,
             Some(e) => {
                 let mut above = vec![e];
                 let mut found = false;
-                while let Some(e) = ctx.local().pop() {
+                while let Some(e) = ctx.local(NORMAL).pop() {
                     if e == entry {
                         found = true;
                         break;
@@ -134,7 +134,7 @@ impl Registry {
                     above.push(e);
                 }
                 for e in above.into_iter().rev() {
-                    ctx.push(e);
+                    ctx.push(e, NORMAL);
                 }
                 // They were invisible for a moment: keep them findable.
                 self.notify_work(ctx);
@@ -157,7 +157,8 @@ impl Registry {
             }
             let thief = job.thief.load(std::sync::atomic::Ordering::Acquire);
             if thief != 0 && thief - 1 != ctx.index {
-                if let Some(e) = self.context(thief as usize - 1).stealer.steal() {
+                let thief = self.context(thief as usize - 1);
+                if let Some(e) = (HIGH..PRIORITIES).find_map(|p| thief.stealer(p).steal()) {
                     self.run_entry(ctx, e, &mut || {});
                     continue;
                 }

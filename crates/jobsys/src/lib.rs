@@ -22,6 +22,7 @@
 mod builder;
 mod context;
 mod deque;
+mod desc;
 mod error;
 mod handle;
 mod job;
@@ -44,6 +45,7 @@ mod tests;
 pub struct ReadmeDoctests;
 
 pub use builder::{BuildError, Builder, Config, IdlePolicy, MAX_WORKERS};
+pub use desc::{JobDesc, Priority};
 pub use error::{JobError, JobPanic};
 pub use handle::JobHandle;
 pub use parallel_for::Batch;

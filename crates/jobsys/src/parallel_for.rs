@@ -131,6 +131,7 @@ unsafe fn unreachable_run(_: *mut u8) {
 impl<F: Fn(usize), const BOXED: bool> RangeVTable for PerIndex<F, BOXED> {
     const VTABLE: JobVTable = JobVTable {
         kind: JobKind::ParallelFor,
+        type_name: std::any::type_name::<F>,
         run: unreachable_run,
         drop: drop_closure::<F, BOXED>,
         run_range: run_per_index::<F, BOXED>,
@@ -139,6 +140,7 @@ impl<F: Fn(usize), const BOXED: bool> RangeVTable for PerIndex<F, BOXED> {
 impl<F: Fn(Range<usize>), const BOXED: bool> RangeVTable for Chunked<F, BOXED> {
     const VTABLE: JobVTable = JobVTable {
         kind: JobKind::ParallelFor,
+        type_name: std::any::type_name::<F>,
         run: unreachable_run,
         drop: drop_closure::<F, BOXED>,
         run_range: run_chunked::<F, BOXED>,
@@ -251,10 +253,13 @@ impl Registry {
             }
             if last < h.pieces {
                 // More to hand out: let idle workers join.
-                ctx.push(Entry {
-                    slot: NonNull::from(slot),
-                    gen,
-                });
+                ctx.push(
+                    Entry {
+                        slot: NonNull::from(slot),
+                        gen,
+                    },
+                    slot.prio(),
+                );
                 self.notify_work(ctx);
             }
             // No overflow even for ranges ending at usize::MAX: first piece

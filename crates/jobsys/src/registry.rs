@@ -3,8 +3,9 @@
 //! finish (release dependents, wake waiters) → recycle the slot.
 
 use crate::builder::IdlePolicy;
-use crate::context::{bump, bump_by, Context};
+use crate::context::{bump, bump_by, Context, HIGH, PRIORITIES};
 use crate::deque::Entry;
+use crate::desc::JobDesc;
 use crate::error::Failure;
 use crate::handle::JobHandle;
 use crate::sleep::{AdaptiveSpin, Futex, Park, Sleep};
@@ -276,6 +277,27 @@ impl Registry {
         (slot, gen)
     }
 
+    /// A slot for a job described by `desc` (name and priority recorded).
+    #[inline]
+    pub(crate) fn alloc_job<'a>(&'a self, ctx: &Context, desc: &JobDesc) -> (&'a Slot, u32) {
+        let (slot, gen) = self.alloc(ctx);
+        let meta = JobMeta {
+            name: desc.name.map_or(0, crate::desc::intern),
+            priority: desc.priority as u8,
+            _spare: 0,
+        };
+        // SAFETY: the slot is fresh and unpublished.
+        unsafe { *slot.meta.get() = meta };
+        (slot, gen)
+    }
+
+    /// The name a job is reported by: its `JobDesc` name, else its closure's
+    /// type name. Caller holds a pin or claim.
+    #[allow(dead_code)] // used by the tracer hooks
+    pub(crate) fn job_name(slot: &Slot) -> &'static str {
+        crate::desc::name_of(slot.meta().name).unwrap_or_else(|| (slot.vtable().type_name)())
+    }
+
     /// Return a slot that `update_and_maybe_free` just freed.
     pub(crate) fn recycle(&self, ctx: &Context, slot: &Slot) {
         // Plain load first: the common case (no failure) needs no RMW.
@@ -351,10 +373,13 @@ impl Registry {
         if deps.is_empty() {
             slot.state
                 .store(u64::from(gen) | RUNNABLE | flags, Ordering::Release);
-            ctx.push(Entry {
-                slot: handle.slot,
-                gen,
-            });
+            ctx.push(
+                Entry {
+                    slot: handle.slot,
+                    gen,
+                },
+                slot.prio(),
+            );
             self.notify_work(ctx);
             return handle;
         }
@@ -388,10 +413,13 @@ impl Registry {
             gen,
             system: self.id,
         };
-        ctx.push(Entry {
-            slot: handle.slot,
-            gen,
-        });
+        ctx.push(
+            Entry {
+                slot: handle.slot,
+                gen,
+            },
+            slot.prio(),
+        );
         // SAFETY: owner-only state of the calling thread's context.
         unsafe { ctx.owner() }.batch_pending += 1;
         handle
@@ -516,7 +544,7 @@ impl Registry {
             slot: NonNull::from(slot),
             gen: gen_of(s),
         };
-        ctx.push(e);
+        ctx.push(e, slot.prio());
         self.notify_work(ctx);
         let waited = s & WAITED != 0;
         if waited {
@@ -660,12 +688,51 @@ impl Registry {
 
     // ---- finding work -----------------------------------------------------
 
-    /// Pop own deque, then steal from others starting at a random victim;
-    /// run the first runnable entry. Returns whether anything ran.
+    /// Find one runnable job and run it. Order: our own High deque, then
+    /// jobs some waiter needs (the `needed` deques: priority inheritance),
+    /// then High from others, then Normal (own, others), then Low. Other
+    /// deques are visited from a random victim. Returns whether anything ran.
     pub(crate) fn find_and_run(&self, ctx: &Context, searching: &mut bool) -> bool {
-        if self.pop_and_run(ctx, searching) {
+        if self.pop_and_run(ctx, HIGH, searching) || self.run_needed(ctx, searching) {
             return true;
         }
+        for prio in HIGH..PRIORITIES {
+            if prio != HIGH && self.pop_and_run(ctx, prio, searching) {
+                return true;
+            }
+            if self.steal_and_run(ctx, prio, searching) {
+                return true;
+            }
+        }
+        bump(&ctx.counters.failed_steals);
+        false
+    }
+
+    /// Run a job from a `needed` deque (ours first).
+    fn run_needed(&self, ctx: &Context, searching: &mut bool) -> bool {
+        while let Some(e) = ctx.pop_needed() {
+            if self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, true)) {
+                return true;
+            }
+        }
+        let n = self.num_contexts();
+        let start = (ctx.next_random() % n as u64) as usize;
+        for k in 0..n {
+            let v = (start + k) % n;
+            if v == ctx.index as usize {
+                continue;
+            }
+            while let Some(e) = self.context(v).needed.steal() {
+                if self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, true)) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Steal from the `prio` deques of other threads, from a random victim.
+    fn steal_and_run(&self, ctx: &Context, prio: usize, searching: &mut bool) -> bool {
         let n = self.num_contexts();
         if n <= 1 {
             return false;
@@ -676,28 +743,28 @@ impl Registry {
             if v == ctx.index as usize {
                 continue;
             }
-            let victim = self.context(v);
+            let victim = self.context(v).stealer(prio);
             // Short deques are stolen one entry at a time (see steal_into).
-            while let Some(e) = victim.stealer.steal_into(ctx.local()) {
+            while let Some(e) = victim.steal_into(ctx.local(prio)) {
                 bump(&ctx.counters.steals);
-                let more = !victim.stealer.is_empty() || !ctx.local().is_empty();
+                let more = !victim.is_empty() || !ctx.local(prio).is_empty();
                 if self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, more)) {
                     return true;
                 }
                 // A stale entry: what a batch moved into our deque is next.
-                if self.pop_and_run(ctx, searching) {
+                if self.pop_and_run(ctx, prio, searching) {
                     return true;
                 }
             }
         }
-        bump(&ctx.counters.failed_steals);
         false
     }
 
-    /// Pop our own deque until an entry runs (stale ones are dropped).
-    fn pop_and_run(&self, ctx: &Context, searching: &mut bool) -> bool {
-        while let Some(e) = ctx.local().pop() {
-            let more = !ctx.local().is_empty();
+    /// Pop our own `prio` deque until an entry runs (stale ones are dropped).
+    fn pop_and_run(&self, ctx: &Context, prio: usize, searching: &mut bool) -> bool {
+        let local = ctx.local(prio);
+        while let Some(e) = local.pop() {
+            let more = !local.is_empty();
             if self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, more)) {
                 return true;
             }
@@ -728,7 +795,7 @@ impl Registry {
     /// Is any deque non-empty? (Cheap: two loads per deque, no CAS.)
     pub(crate) fn work_visible(&self) -> bool {
         let n = self.num_contexts();
-        (0..n).any(|i| !self.context(i).stealer.is_empty())
+        (0..n).any(|i| self.context(i).has_work())
     }
 
     /// Jobs scheduled and not yet finished, over all threads. Exact when no

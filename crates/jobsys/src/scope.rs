@@ -1,5 +1,6 @@
 //! Borrowing jobs: `JobSystem::scope`.
 
+use crate::desc::JobDesc;
 use crate::error::JobError;
 use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, Batch};
@@ -47,7 +48,18 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// Schedule a job that may borrow from outside the scope.
     pub fn schedule<F: FnOnce() + Send + 'scope>(&'scope self, f: F) -> JobHandle {
         // SAFETY: the scope waits for every tracked job before 'scope ends.
-        self.track(unsafe { self.system.schedule_unchecked(&[], f) })
+        self.track(unsafe { self.system.schedule_unchecked(&JobDesc::default(), &[], f) })
+    }
+
+    /// A borrowing `schedule_with` (name and priority).
+    pub fn schedule_with<F: FnOnce() + Send + 'scope>(
+        &'scope self,
+        desc: impl Into<JobDesc>,
+        deps: &[JobHandle],
+        f: F,
+    ) -> JobHandle {
+        // SAFETY: as in `schedule`.
+        self.track(unsafe { self.system.schedule_unchecked(&desc.into(), deps, f) })
     }
 
     /// `schedule` after `deps`.
@@ -57,7 +69,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         f: F,
     ) -> JobHandle {
         // SAFETY: as in `schedule`.
-        self.track(unsafe { self.system.schedule_unchecked(deps, f) })
+        self.track(unsafe { self.system.schedule_unchecked(&JobDesc::default(), deps, f) })
     }
 
     /// A borrowing `parallel_for`.
@@ -67,8 +79,14 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     {
         // SAFETY: as in `schedule`.
         self.track(unsafe {
-            self.system
-                .pfor_unchecked(&[], range, batch, f, vtables_per_index::<F>())
+            self.system.pfor_unchecked(
+                &JobDesc::default(),
+                &[],
+                range,
+                batch,
+                f,
+                vtables_per_index::<F>(),
+            )
         })
     }
 
@@ -85,8 +103,14 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     {
         // SAFETY: as in `schedule`.
         self.track(unsafe {
-            self.system
-                .pfor_unchecked(deps, range, batch, f, vtables_per_index::<F>())
+            self.system.pfor_unchecked(
+                &JobDesc::default(),
+                deps,
+                range,
+                batch,
+                f,
+                vtables_per_index::<F>(),
+            )
         })
     }
 
@@ -102,8 +126,14 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     {
         // SAFETY: as in `schedule`.
         self.track(unsafe {
-            self.system
-                .pfor_unchecked(&[], range, batch, f, vtables_chunked::<F>())
+            self.system.pfor_unchecked(
+                &JobDesc::default(),
+                &[],
+                range,
+                batch,
+                f,
+                vtables_chunked::<F>(),
+            )
         })
     }
 

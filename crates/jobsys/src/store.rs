@@ -91,6 +91,8 @@ pub(crate) struct JobVTable {
     pub run: unsafe fn(*mut u8),
     /// Drop the payload without running it.
     pub drop: unsafe fn(*mut u8),
+    /// The closure's type name (unnamed jobs are reported by it).
+    pub type_name: fn() -> &'static str,
     /// For parallel_for: run indices `[begin, end)` of the closure, which
     /// is whole pieces of `batch` indices (the last may be shorter).
     pub run_range: unsafe fn(*const u8, usize, usize, usize),
@@ -112,6 +114,15 @@ pub(crate) struct Edge {
     pub dep_gen: u32,
 }
 pub(crate) const EDGES_PER_BLOCK: usize = PAYLOAD_BYTES / std::mem::size_of::<Edge>();
+
+/// A job's name id (`desc::intern`) and priority, in the slot's 4 spare bytes.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+pub(crate) struct JobMeta {
+    pub name: u16,
+    pub priority: u8,
+    pub _spare: u8,
+}
 
 #[repr(C, align(16))]
 pub(crate) struct Payload(pub [MaybeUninit<u8>; PAYLOAD_BYTES]);
@@ -135,6 +146,8 @@ pub(crate) struct Slot {
     pub edges: UnsafeCell<*mut Slot>,
     /// Number of dependencies recorded in the edge blocks.
     pub ndeps: UnsafeCell<u32>,
+    /// Name id and priority (written before publication, read-only after).
+    pub meta: UnsafeCell<JobMeta>,
     pub payload: UnsafeCell<Payload>,
 }
 
@@ -152,8 +165,12 @@ unsafe impl Send for Slot {}
 unsafe fn noop(_: *mut u8) {}
 unsafe fn noop_range(_: *const u8, _: usize, _: usize, _: usize) {}
 /// The vtable of a job with nothing to run (`combine`).
+fn combine_name() -> &'static str {
+    "combine"
+}
 pub(crate) static NOOP_VTABLE: JobVTable = JobVTable {
     kind: JobKind::Single,
+    type_name: combine_name,
     run: noop,
     drop: noop,
     run_range: noop_range,
@@ -171,6 +188,11 @@ impl Slot {
             failure: AtomicPtr::new(ptr::null_mut()),
             edges: UnsafeCell::new(ptr::null_mut()),
             ndeps: UnsafeCell::new(0),
+            meta: UnsafeCell::new(JobMeta {
+                name: 0,
+                priority: 1,
+                _spare: 0,
+            }),
             payload: UnsafeCell::new(Payload([MaybeUninit::uninit(); PAYLOAD_BYTES])),
         }
     }
@@ -178,6 +200,20 @@ impl Slot {
     #[inline]
     pub(crate) fn payload_ptr(&self) -> *mut u8 {
         self.payload.get().cast()
+    }
+
+    /// Name id and priority. Caller holds a pin or claim (or owns the slot).
+    #[inline]
+    pub(crate) fn meta(&self) -> JobMeta {
+        // SAFETY: written before publication and not changed until the slot
+        // is freed, which the caller's pin/claim prevents.
+        unsafe { *self.meta.get() }
+    }
+
+    /// Priority index (`Priority as usize`).
+    #[inline]
+    pub(crate) fn prio(&self) -> usize {
+        self.meta().priority as usize
     }
 
     #[inline]

@@ -1,6 +1,7 @@
 //! The public `JobSystem`: scheduling, waiting, shutdown.
 
 use crate::builder::{resolve_policy, resolve_workers, BuildError, Builder, Config, IdlePolicy};
+use crate::desc::JobDesc;
 use crate::error::JobError;
 use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, write_pfor, Batch, PFOR};
@@ -191,7 +192,7 @@ impl JobSystem {
         let reg = self.reg();
         reg.check_handles(deps, "schedule_batched_after");
         let ctx = reg.current();
-        let (slot, gen) = reg.alloc(ctx);
+        let (slot, gen) = reg.alloc_job(ctx, &JobDesc::default());
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { crate::job::write_single(slot, f) };
         reg.submit_batched(ctx, slot, gen, deps)
@@ -209,7 +210,7 @@ impl JobSystem {
     #[inline]
     pub fn schedule<F: FnOnce() + Send + 'static>(&self, f: F) -> JobHandle {
         // SAFETY: `F: 'static`, so nothing it borrows can end before it runs.
-        unsafe { self.schedule_unchecked(&[], f) }
+        unsafe { self.schedule_unchecked(&JobDesc::default(), &[], f) }
     }
 
     /// Schedule `f` to run after every job in `deps` has finished. If one of
@@ -224,7 +225,48 @@ impl JobSystem {
         f: F,
     ) -> JobHandle {
         // SAFETY: as in `schedule`.
-        unsafe { self.schedule_unchecked(deps, f) }
+        unsafe { self.schedule_unchecked(&JobDesc::default(), deps, f) }
+    }
+
+    /// Schedule `f` with a name and a priority. Runnable `High` jobs are
+    /// taken before `Normal` before `Low` by every thread, from its own
+    /// deques and when stealing; a job some thread waits on (through
+    /// `complete`) is taken before any of those (priority inheritance).
+    ///
+    /// ```
+    /// use jobsys::{JobDesc, JobSystem, Priority};
+    /// let js = JobSystem::builder().workers(1).build().unwrap();
+    /// let h = js.schedule_with(JobDesc::named("stream").with_priority(Priority::Low), || {});
+    /// js.complete(h);
+    /// ```
+    pub fn schedule_with<F: FnOnce() + Send + 'static>(
+        &self,
+        desc: impl Into<JobDesc>,
+        f: F,
+    ) -> JobHandle {
+        // SAFETY: `F: 'static`.
+        unsafe { self.schedule_unchecked(&desc.into(), &[], f) }
+    }
+
+    /// `schedule_with` after `deps`.
+    pub fn schedule_with_after<F: FnOnce() + Send + 'static>(
+        &self,
+        desc: impl Into<JobDesc>,
+        deps: &[JobHandle],
+        f: F,
+    ) -> JobHandle {
+        // SAFETY: `F: 'static`.
+        unsafe { self.schedule_unchecked(&desc.into(), deps, f) }
+    }
+
+    /// `schedule` with a name for the tracer (normal priority).
+    pub fn schedule_named<F: FnOnce() + Send + 'static>(
+        &self,
+        name: &'static str,
+        f: F,
+    ) -> JobHandle {
+        // SAFETY: `F: 'static`.
+        unsafe { self.schedule_unchecked(&JobDesc::named(name), &[], f) }
     }
 
     /// # Safety
@@ -232,13 +274,14 @@ impl JobSystem {
     #[inline]
     pub(crate) unsafe fn schedule_unchecked<F: FnOnce() + Send>(
         &self,
+        desc: &JobDesc,
         deps: &[JobHandle],
         f: F,
     ) -> JobHandle {
         let reg = self.reg();
         reg.check_handles(deps, "schedule_after");
         let ctx = reg.current();
-        let (slot, gen) = reg.alloc(ctx);
+        let (slot, gen) = reg.alloc_job(ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { crate::job::write_single(slot, f) };
         reg.submit(ctx, slot, gen, deps, 0)
@@ -256,7 +299,7 @@ impl JobSystem {
             return self.completed_handle();
         }
         let ctx = reg.current();
-        let (slot, gen) = reg.alloc(ctx);
+        let (slot, gen) = reg.alloc_job(ctx, &JobDesc::default());
         // SAFETY: fresh slot, unpublished.
         unsafe { *slot.vtable.get() = &NOOP_VTABLE };
         reg.submit(ctx, slot, gen, handles, 0)
@@ -291,7 +334,16 @@ impl JobSystem {
         F: Fn(usize) + Send + Sync + 'static,
     {
         // SAFETY: `F: 'static`.
-        unsafe { self.pfor_unchecked(&[], range, batch, f, vtables_per_index::<F>()) }
+        unsafe {
+            self.pfor_unchecked(
+                &JobDesc::default(),
+                &[],
+                range,
+                batch,
+                f,
+                vtables_per_index::<F>(),
+            )
+        }
     }
 
     /// `parallel_for` that starts after `deps`.
@@ -306,7 +358,42 @@ impl JobSystem {
         F: Fn(usize) + Send + Sync + 'static,
     {
         // SAFETY: `F: 'static`.
-        unsafe { self.pfor_unchecked(deps, range, batch, f, vtables_per_index::<F>()) }
+        unsafe {
+            self.pfor_unchecked(
+                &JobDesc::default(),
+                deps,
+                range,
+                batch,
+                f,
+                vtables_per_index::<F>(),
+            )
+        }
+    }
+
+    /// `parallel_for` with a name and a priority (see `schedule_with`),
+    /// after `deps` (may be empty).
+    pub fn parallel_for_with<F>(
+        &self,
+        desc: impl Into<JobDesc>,
+        deps: &[JobHandle],
+        range: Range<usize>,
+        batch: Batch,
+        f: F,
+    ) -> JobHandle
+    where
+        F: Fn(usize) + Send + Sync + 'static,
+    {
+        // SAFETY: `F: 'static`.
+        unsafe {
+            self.pfor_unchecked(
+                &desc.into(),
+                deps,
+                range,
+                batch,
+                f,
+                vtables_per_index::<F>(),
+            )
+        }
     }
 
     /// Like `parallel_for`, but `f` gets each piece as a `Range`.
@@ -315,7 +402,16 @@ impl JobSystem {
         F: Fn(Range<usize>) + Send + Sync + 'static,
     {
         // SAFETY: `F: 'static`.
-        unsafe { self.pfor_unchecked(&[], range, batch, f, vtables_chunked::<F>()) }
+        unsafe {
+            self.pfor_unchecked(
+                &JobDesc::default(),
+                &[],
+                range,
+                batch,
+                f,
+                vtables_chunked::<F>(),
+            )
+        }
     }
 
     /// `parallel_for_chunked` that starts after `deps`.
@@ -330,13 +426,23 @@ impl JobSystem {
         F: Fn(Range<usize>) + Send + Sync + 'static,
     {
         // SAFETY: `F: 'static`.
-        unsafe { self.pfor_unchecked(deps, range, batch, f, vtables_chunked::<F>()) }
+        unsafe {
+            self.pfor_unchecked(
+                &JobDesc::default(),
+                deps,
+                range,
+                batch,
+                f,
+                vtables_chunked::<F>(),
+            )
+        }
     }
 
     /// # Safety
     /// Everything `f` borrows must outlive the job.
     pub(crate) unsafe fn pfor_unchecked<F: Send + Sync>(
         &self,
+        desc: &JobDesc,
         deps: &[JobHandle],
         range: Range<usize>,
         batch: Batch,
@@ -353,7 +459,7 @@ impl JobSystem {
         }
         reg.check_handles(deps, "parallel_for_after");
         let ctx = reg.current();
-        let (slot, gen) = reg.alloc(ctx);
+        let (slot, gen) = reg.alloc_job(ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { write_pfor(slot, range, piece, f, vts.0, vts.1) };
         reg.submit(ctx, slot, gen, deps, PFOR)

@@ -17,7 +17,7 @@
 //! A failed job's slot is retained until a waiter observes the failure, so
 //! `complete` reports a panic even when called long after the job failed.
 
-use crate::context::Context;
+use crate::context::{Context, HIGH, PRIORITIES};
 use crate::deque::Entry;
 use crate::error::JobError;
 use crate::handle::JobHandle;
@@ -151,13 +151,14 @@ impl Registry {
         let _depth = DepthGuard::new(ctx);
         // Fast path: `h` is on top of our own deque (fork/join, W1 single).
         if phase_of(s) == RUNNABLE && s & crate::parallel_for::PFOR == 0 {
-            if let Some(e) = ctx.local().pop() {
+            let local = ctx.local(slot.prio());
+            if let Some(e) = local.pop() {
                 if e.slot == h.slot && e.gen == h.gen {
                     if slot.claim(h.gen) {
                         self.run_claimed(ctx, slot, h.gen);
                     }
                 } else {
-                    ctx.push(e);
+                    local.push(e);
                 }
             }
         }
@@ -201,12 +202,14 @@ impl Registry {
             slot.set_flag(h.gen, WAITED);
             let mut runnable = Vec::new();
             self.mark_needed(ctx, h, &mut runnable)?;
-            let mut ran = false;
-            for e in runnable {
-                ran |= self.run_entry(ctx, e, noop);
-            }
-            if ran {
-                return Ok(true);
+            // Offer them on our `needed` deque: workers take those before
+            // any High/Normal/Low work (priority inheritance), and we run
+            // them from there ourselves below.
+            if !runnable.is_empty() {
+                for e in runnable {
+                    ctx.push_needed(e, still_queued);
+                }
+                self.notify_work(ctx);
             }
         }
         self.help_needed(ctx)
@@ -216,13 +219,16 @@ impl Registry {
     /// marked, else an entry from the `needed` deques. Ok(true) if one ran.
     pub(crate) fn help_needed(&self, ctx: &Context) -> Result<bool, JobError> {
         let noop = &mut || {};
-        // 3. Our own deque's top, if needed.
-        if let Some(e) = ctx.local().pop() {
-            if is_needed(e) && self.run_entry(ctx, e, noop) {
-                return Ok(true);
-            }
-            if still_queued(e) {
-                ctx.push(e);
+        // 3. Our own deques' tops, if needed.
+        for prio in HIGH..PRIORITIES {
+            let local = ctx.local(prio);
+            if let Some(e) = local.pop() {
+                if is_needed(e) && self.run_entry(ctx, e, noop) {
+                    return Ok(true);
+                }
+                if still_queued(e) {
+                    local.push(e);
+                }
             }
         }
         // 4. Needed entries offered by any thread (our own first).
