@@ -151,6 +151,10 @@ pub struct Config {
     pub wait_spin: Option<Duration>,
     /// Stack size of worker threads in bytes; `None` is the std default.
     pub stack_size: Option<usize>,
+    /// Priority inheritance (default on): workers take jobs that a thread
+    /// in `complete` needs before any other work. Off only to measure what
+    /// it buys (the waiter still helps with them itself).
+    pub no_priority_inheritance: bool,
 }
 
 /// Fluent construction of a [`JobSystem`](crate::JobSystem).
@@ -174,6 +178,12 @@ impl Builder {
     /// Bound on how long `complete` searches before it sleeps.
     pub fn wait_spin(mut self, spin: Duration) -> Self {
         self.config.wait_spin = Some(spin);
+        self
+    }
+    /// Priority inheritance on (the default) or off (see
+    /// [`Config::no_priority_inheritance`]).
+    pub fn priority_inheritance(mut self, on: bool) -> Self {
+        self.config.no_priority_inheritance = !on;
         self
     }
     /// Stack size for worker threads.

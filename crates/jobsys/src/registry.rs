@@ -96,6 +96,8 @@ pub(crate) struct Registry {
     pub drained: Futex,
     pub policy: IdlePolicy,
     pub wait_spin: Duration,
+    /// Workers take jobs that waiters need first (`Config`).
+    pub inheritance: bool,
     /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
     pub hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
 }
@@ -140,6 +142,7 @@ impl Registry {
         num_workers: usize,
         policy: IdlePolicy,
         wait_spin: Duration,
+        inheritance: bool,
     ) -> Arc<Registry> {
         let cap = num_workers + MAX_EXTERNAL;
         Arc::new_cyclic(|weak| {
@@ -164,6 +167,7 @@ impl Registry {
                 drained: Futex::new(0),
                 policy,
                 wait_spin,
+                inheritance,
                 hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
             }
         })
@@ -693,7 +697,9 @@ impl Registry {
     /// then High from others, then Normal (own, others), then Low. Other
     /// deques are visited from a random victim. Returns whether anything ran.
     pub(crate) fn find_and_run(&self, ctx: &Context, searching: &mut bool) -> bool {
-        if self.pop_and_run(ctx, HIGH, searching) || self.run_needed(ctx, searching) {
+        if self.pop_and_run(ctx, HIGH, searching)
+            || (self.inheritance && self.run_needed(ctx, searching))
+        {
             return true;
         }
         for prio in HIGH..PRIORITIES {

@@ -72,7 +72,7 @@ impl JobSystem {
         let workers = resolve_workers(config.workers)?;
         let policy = resolve_policy(config.idle_policy)?;
         let wait_spin = config.wait_spin.unwrap_or(policy.wait_spin());
-        let registry = Registry::new(workers, policy, wait_spin);
+        let registry = Registry::new(workers, policy, wait_spin, !config.no_priority_inheritance);
         let mut threads = Vec::with_capacity(workers);
         for i in 0..workers {
             let reg = registry.clone();
