@@ -34,6 +34,7 @@ mod sleep;
 mod store;
 mod sync;
 mod system;
+pub mod topology;
 mod wait;
 
 #[cfg(all(test, not(loom)))]
@@ -52,3 +53,4 @@ pub use parallel_for::Batch;
 pub use registry::Stats;
 pub use scope::Scope;
 pub use system::{HotZone, JobSystem};
+pub use topology::{topology, Topology, TopologyError};
