@@ -155,6 +155,15 @@ pub struct Config {
     /// in `complete` needs before any other work. Off only to measure what
     /// it buys (the waiter still helps with them itself).
     pub no_priority_inheritance: bool,
+    /// Keep workers off efficiency cores (LITTLE / E-cores) and leave them
+    /// out of the default count. See `docs/topology.md`.
+    pub exclude_efficiency_cores: bool,
+    /// Pin each worker to its own CPU, keeping the calling thread's CPU
+    /// free of workers. See `docs/topology.md`.
+    pub pin_workers: bool,
+    /// Nice value (−20..=19) each worker sets on itself (Linux); `None`
+    /// leaves them as spawned. Lowering it needs `CAP_SYS_NICE`.
+    pub worker_nice: Option<i32>,
 }
 
 /// Fluent construction of a [`JobSystem`](crate::JobSystem).
@@ -191,6 +200,21 @@ impl Builder {
         self.config.stack_size = Some(bytes);
         self
     }
+    /// Keep workers off efficiency cores (see [`Config::exclude_efficiency_cores`]).
+    pub fn exclude_efficiency_cores(mut self, on: bool) -> Self {
+        self.config.exclude_efficiency_cores = on;
+        self
+    }
+    /// Pin workers one per CPU (see [`Config::pin_workers`]).
+    pub fn pin_workers(mut self, on: bool) -> Self {
+        self.config.pin_workers = on;
+        self
+    }
+    /// Nice value for worker threads (see [`Config::worker_nice`]).
+    pub fn worker_nice(mut self, nice: i32) -> Self {
+        self.config.worker_nice = Some(nice);
+        self
+    }
     /// The configuration built so far.
     pub fn config(&self) -> &Config {
         &self.config
@@ -224,6 +248,9 @@ pub enum BuildError {
     },
     /// The operating system refused to start a worker thread.
     Spawn(std::io::Error),
+    /// A topology setting could not be honoured (nice not permitted or out
+    /// of range, affinity rejected).
+    Topology(crate::topology::TopologyError),
 }
 
 impl fmt::Display for BuildError {
@@ -239,6 +266,7 @@ impl fmt::Display for BuildError {
             ),
             BuildError::BadPolicy { reason } => write!(f, "jobsys: {reason}"),
             BuildError::Spawn(e) => write!(f, "jobsys: could not start a worker thread: {e}"),
+            BuildError::Topology(e) => write!(f, "{e}"),
         }
     }
 }
@@ -247,13 +275,15 @@ impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             BuildError::Spawn(e) => Some(e),
+            BuildError::Topology(e) => Some(e),
             _ => None,
         }
     }
 }
 
-/// The worker count `Config::workers == None` resolves to.
-pub(crate) fn resolve_workers(requested: Option<usize>) -> Result<usize, BuildError> {
+/// The worker count asked for: `Config::workers`, else `JOBSYS_WORKERS`;
+/// `None` leaves it to the topology (`topology::plan`: usable CPUs − 1).
+pub(crate) fn resolve_workers(requested: Option<usize>) -> Result<Option<usize>, BuildError> {
     let n = match requested {
         Some(n) => n,
         None => match std::env::var("JOBSYS_WORKERS") {
@@ -263,12 +293,7 @@ pub(crate) fn resolve_workers(requested: Option<usize>) -> Result<usize, BuildEr
                 .map_err(|_| BuildError::BadEnvironment {
                     value: value.clone(),
                 })?,
-            // available_parallelism honours the affinity mask and the cgroup
-            // CPU quota on Linux; one CPU is left for the calling thread.
-            Err(_) => std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-                .saturating_sub(1),
+            Err(_) => return Ok(None),
         },
     };
     if n > MAX_WORKERS {
@@ -277,7 +302,7 @@ pub(crate) fn resolve_workers(requested: Option<usize>) -> Result<usize, BuildEr
             max: MAX_WORKERS,
         });
     }
-    Ok(n)
+    Ok(Some(n))
 }
 
 /// The idle policy `Config::idle_policy == None` resolves to.

@@ -69,7 +69,17 @@ impl JobSystem {
 
     /// Start a job system with `config`.
     pub fn new(config: Config) -> Result<JobSystem, BuildError> {
-        let workers = resolve_workers(config.workers)?;
+        let plan = crate::topology::plan(&crate::topology::TopologyConfig {
+            workers: resolve_workers(config.workers)?,
+            exclude_efficiency_cores: config.exclude_efficiency_cores,
+            pin_workers: config.pin_workers,
+            worker_nice: config.worker_nice,
+        })
+        .map_err(BuildError::Topology)?;
+        let workers = plan.workers;
+        let setup = plan
+            .needs_setup()
+            .then(|| (Arc::new(plan), std::sync::mpsc::channel()));
         let policy = resolve_policy(config.idle_policy)?;
         let wait_spin = config.wait_spin.unwrap_or(policy.wait_spin());
         let registry = Registry::new(workers, policy, wait_spin, !config.no_priority_inheritance);
@@ -80,7 +90,18 @@ impl JobSystem {
             if let Some(sz) = config.stack_size {
                 b = b.stack_size(sz);
             }
-            match b.spawn(move || reg.worker_main(i)) {
+            // Each worker applies its placement and nice first and reports
+            // the result; it runs its loop either way, so a failed setup
+            // shuts down like any other system.
+            let setup = setup
+                .as_ref()
+                .map(|(plan, (tx, _))| (plan.clone(), tx.clone()));
+            match b.spawn(move || {
+                if let Some((plan, tx)) = setup {
+                    let _ = tx.send(crate::topology::setup_worker_thread(i, &plan));
+                }
+                reg.worker_main(i)
+            }) {
                 Ok(t) => threads.push(t),
                 Err(e) => {
                     // Stop the ones already started before reporting.
@@ -93,12 +114,22 @@ impl JobSystem {
                 }
             }
         }
+        let owner = Owner {
+            registry,
+            threads: Mutex::new(threads),
+            last_stats: Mutex::default(),
+        };
+        if let Some((_, (tx, rx))) = setup {
+            drop(tx);
+            // One result per started worker; the first error fails the build
+            // (dropping `owner` stops and joins the workers).
+            if let Some(Err(e)) = rx.iter().find(Result::is_err) {
+                drop(owner);
+                return Err(BuildError::Topology(e));
+            }
+        }
         Ok(JobSystem {
-            owner: Arc::new(Owner {
-                registry,
-                threads: Mutex::new(threads),
-                last_stats: Mutex::default(),
-            }),
+            owner: Arc::new(owner),
         })
     }
 

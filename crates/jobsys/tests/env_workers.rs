@@ -18,9 +18,9 @@ fn workers_from_env(value: Option<&str>) -> Result<usize, BuildError> {
 fn jobsys_workers_environment_variable() {
     let saved = std::env::var_os(VAR);
 
-    // Unset: the CPUs this process may use, minus one for the caller.
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    assert_eq!(workers_from_env(None).unwrap(), cpus - 1);
+    // Unset: the CPUs this process may use (affinity mask and cgroup quota,
+    // as `topology()` reports them), minus one for the caller.
+    assert_eq!(workers_from_env(None).unwrap(), jobsys::topology().default_workers);
 
     // Set: overrides the default.
     assert_eq!(workers_from_env(Some("3")).unwrap(), 3);
