@@ -27,6 +27,11 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub quick: bool,
 
+    /// jobsys idle policies to run, comma-separated (spin-then-sleep,
+    /// whipping-boy, always-spin, adaptive). Default: all.
+    #[arg(long, global = true, value_delimiter = ',', num_args = 1..)]
+    pub policy: Option<Vec<String>>,
+
     /// Directory for the JSON and SVG files.
     #[arg(long, global = true, default_value = "target/jobsys-bench")]
     pub out: PathBuf,

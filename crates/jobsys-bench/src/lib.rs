@@ -46,6 +46,8 @@ pub struct Ctx {
     pub quick: bool,
     /// `--out`.
     pub out: PathBuf,
+    /// The jobsys idle policies to run (`--policy`).
+    pub policies: Vec<pools::PolicySpec>,
     /// This machine.
     pub machine: Machine,
     /// Bars and stdout.
@@ -120,6 +122,7 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
         samples: cli.samples,
         quick: cli.quick,
         out: cli.out.clone(),
+        policies: pools::select_policies(cli.policy.as_deref())?,
         machine,
         progress,
     };
@@ -128,7 +131,7 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
     }
     let cal = spin::calibrate();
     ctx.progress.print(&format!(
-        "jobsys-bench: {} cores ({}), load average {}, {} build{}, clock read {:.0} ns, worker counts {:?}{}",
+        "jobsys-bench: {} cores ({}), load average {}, {} build{}, clock read {:.0} ns, worker counts {:?}, policies {}{}",
         ctx.machine.cores,
         ctx.machine.cpu_model,
         load_average(),
@@ -144,6 +147,11 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
         },
         cal.clock_read_ns,
         ctx.workers,
+        ctx.policies
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
         if ctx.quick { ", --quick" } else { "" },
     ));
     for w in workloads {

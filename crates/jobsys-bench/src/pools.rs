@@ -8,31 +8,71 @@
 //!   schedules and blocks.
 //! - serial: everything inline on the calling thread.
 //!
-//! Idle policies: [`policies`] is the list every workload runs jobsys with;
-//! a new policy is one more entry there.
+//! Idle policies: [`policies`] is the list every workload runs jobsys with
+//! (`--policy` picks some); a new policy is one more entry there.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::json::Label;
 use jobsys::{IdlePolicy, JobSystem};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::time::Duration;
 
-/// A jobsys idle policy under test, with the name its rows carry.
+/// A jobsys idle policy under test, with the names its rows carry.
 #[derive(Clone, Debug)]
 pub struct PolicySpec {
-    /// Row name, e.g. "spin-then-sleep(30us)".
-    pub name: &'static str,
+    /// What `--policy` selects it by, e.g. "spin-then-sleep".
+    pub key: &'static str,
+    /// Row name, with parameters (`IdlePolicy::name`).
+    pub name: String,
     /// The policy.
     pub policy: IdlePolicy,
 }
 
-/// Every idle policy the benchmark runs jobsys with.
+impl PolicySpec {
+    fn new(key: &'static str, policy: IdlePolicy) -> Self {
+        PolicySpec {
+            key,
+            name: policy.name(),
+            policy,
+        }
+    }
+}
+
+/// Every idle policy the benchmark runs jobsys with, default first.
 pub fn policies() -> Vec<PolicySpec> {
-    vec![PolicySpec {
-        name: "spin-then-sleep(30us)",
-        policy: IdlePolicy::SpinThenSleep {
-            spin: Duration::from_micros(30),
-        },
-    }]
+    vec![
+        PolicySpec::new(
+            "spin-then-sleep",
+            IdlePolicy::SpinThenSleep {
+                spin: Duration::from_micros(30),
+            },
+        ),
+        PolicySpec::new("whipping-boy", IdlePolicy::WhippingBoy),
+        PolicySpec::new("always-spin", IdlePolicy::AlwaysSpin),
+        PolicySpec::new("adaptive", IdlePolicy::ADAPTIVE),
+    ]
+}
+
+/// The policies named in `keys` (all when `None`), in [`policies`] order.
+pub fn select_policies(keys: Option<&[String]>) -> Result<Vec<PolicySpec>> {
+    let all = policies();
+    let Some(keys) = keys else {
+        return Ok(all);
+    };
+    for k in keys {
+        if !all.iter().any(|p| p.key == k) {
+            let known: Vec<&str> = all.iter().map(|p| p.key).collect();
+            return Err(Error::Args(clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                format!("unknown --policy {k:?}; known: {}\n", known.join(", ")),
+            )));
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|p| keys.iter().any(|k| k == p.key))
+        .collect())
 }
 
 /// One line for table headers: what `workers` and `threads` mean.
@@ -42,19 +82,11 @@ pub fn semantics_note() -> String {
         .to_string()
 }
 
-/// A jobsys system with `workers` workers and `policy`.
-pub fn jobsys(workers: usize, policy: &PolicySpec) -> Result<JobSystem> {
-    Ok(JobSystem::builder()
-        .workers(workers)
-        .idle_policy(policy.policy)
-        .build()?)
-}
-
 /// The label of jobsys rows.
 pub fn jobsys_label(workers: usize, policy: &PolicySpec) -> Label {
     Label {
         imp: "jobsys".into(),
-        policy: Some(policy.name.into()),
+        policy: Some(policy.name.clone()),
         workers: Some(workers),
         threads: Some(workers + 1),
     }
@@ -83,10 +115,120 @@ pub fn rayon_label(workers: usize) -> Label {
     }
 }
 
-/// All systems of one worker count: one jobsys per policy, one rayon pool.
+/// jobsys counters summed over the systems of one contestant.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    /// Iterations run (calls of [`BlockSystem::get`]).
+    pub iterations: u64,
+    /// Sleeping workers woken.
+    pub wakes: u64,
+    /// Wakes that found nothing to do.
+    pub futile_wakes: u64,
+    /// Times a worker went to sleep.
+    pub sleeps: u64,
+    /// Successful steals.
+    pub steals: u64,
+}
+
+struct BlockInner {
+    sys: RefCell<Option<JobSystem>>,
+    totals: Cell<Counters>,
+}
+
+/// A jobsys system that exists only while its contestant's block runs:
+/// started by the block hook, stopped (workers joined) after the block.
+/// Policies that spin while idle (always-spin, whipping-boy) would otherwise
+/// burn CPU during the other contestants' blocks, and W5's process CPU time
+/// would charge it to them. Each block starts with an uncounted iteration,
+/// which warms the fresh system.
+#[derive(Clone)]
+pub struct BlockSystem {
+    /// The policy.
+    pub policy: PolicySpec,
+    /// Worker threads.
+    pub workers: usize,
+    inner: Rc<BlockInner>,
+}
+
+impl BlockSystem {
+    /// Not started yet.
+    pub fn new(workers: usize, policy: PolicySpec) -> Self {
+        BlockSystem {
+            policy,
+            workers,
+            inner: Rc::new(BlockInner {
+                sys: RefCell::new(None),
+                totals: Cell::new(Counters::default()),
+            }),
+        }
+    }
+
+    /// The rows' label.
+    pub fn label(&self) -> Label {
+        jobsys_label(self.workers, &self.policy)
+    }
+
+    /// The running system, for one iteration (counted).
+    pub fn get(&self) -> Result<JobSystem> {
+        let mut t = self.inner.totals.get();
+        t.iterations += 1;
+        self.inner.totals.set(t);
+        self.inner
+            .sys
+            .borrow()
+            .clone()
+            .ok_or_else(|| Error::Verify("jobsys system used outside its block".into()))
+    }
+
+    /// The block hook that starts and stops the system.
+    pub fn hook(&self) -> impl FnMut(bool) -> Result<()> + 'static {
+        let (inner, workers, policy) = (self.inner.clone(), self.workers, self.policy.policy);
+        move |entering| {
+            if entering {
+                let js = JobSystem::builder()
+                    .workers(workers)
+                    .idle_policy(policy)
+                    .build()?;
+                *inner.sys.borrow_mut() = Some(js);
+            } else if let Some(js) = inner.sys.borrow_mut().take() {
+                let s = js.stats();
+                let mut t = inner.totals.get();
+                t.wakes += s.wakes;
+                t.futile_wakes += s.futile_wakes;
+                t.sleeps += s.sleeps;
+                t.steals += s.steals;
+                inner.totals.set(t);
+                drop(js); // joins the workers
+            }
+            Ok(())
+        }
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> Counters {
+        self.inner.totals.get()
+    }
+
+    /// Counters per iteration, as row params.
+    pub fn add_params(&self, params: &mut serde_json::Map<String, serde_json::Value>) {
+        let c = self.counters();
+        let n = c.iterations.max(1) as f64;
+        for (k, v) in [
+            ("wakes_per_iter", c.wakes),
+            ("futile_wakes_per_iter", c.futile_wakes),
+            ("sleeps_per_iter", c.sleeps),
+            ("steals_per_iter", c.steals),
+        ] {
+            params.insert(k.into(), (v as f64 / n).into());
+        }
+    }
+}
+
+/// Everything for one worker count: a block system per policy, one rayon
+/// pool (its idle threads sleep; it lives for the whole group).
 pub struct Pools {
     /// jobsys per policy, in [`policies`] order.
-    pub jobsys: Vec<(PolicySpec, JobSystem)>,
+    pub jobsys: Vec<BlockSystem>,
     /// The rayon pool.
     pub rayon: rayon::ThreadPool,
     /// The worker count.
@@ -94,15 +236,13 @@ pub struct Pools {
 }
 
 impl Pools {
-    /// Start everything for `workers`.
-    pub fn new(workers: usize) -> Result<Pools> {
-        let mut js = Vec::new();
-        for p in policies() {
-            let s = jobsys(workers, &p)?;
-            js.push((p, s));
-        }
+    /// Prepare everything for `workers` with `policies`.
+    pub fn new(policies: &[PolicySpec], workers: usize) -> Result<Pools> {
         Ok(Pools {
-            jobsys: js,
+            jobsys: policies
+                .iter()
+                .map(|p| BlockSystem::new(workers, p.clone()))
+                .collect(),
             rayon: rayon(workers)?,
             workers,
         })

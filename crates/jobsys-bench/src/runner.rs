@@ -2,10 +2,11 @@
 //! machine drift (other load, frequency, thermal) hits them all equally.
 //!
 //! Each contestant first runs `warmup` uncounted iterations. Then, round
-//! after round, every contestant with blocks left runs one block: after a
-//! `settle` pause (so the previous contestant's threads have gone idle),
-//! optionally one uncounted iteration (the block's own warm-up: caches and
-//! sleeping workers of this implementation), then `per_block` counted ones.
+//! after round, every contestant with blocks left runs one block: its
+//! hooks start what lives only during the block (a jobsys system, a CPU
+//! hog), then a `settle` pause (so the previous contestant's threads have
+//! gone idle and this one's have started), optionally one uncounted
+//! iteration (the block's own warm-up), then `per_block` counted ones.
 
 use crate::error::Result;
 use crate::json::Label;
@@ -25,9 +26,10 @@ pub struct Contestant<'a> {
     pub iter: Box<dyn FnMut() -> Result<f64> + 'a>,
     /// Counted values so far.
     pub samples: Vec<f64>,
-    /// Called with `true` before each block (and before the warm-up), with
-    /// `false` after it: e.g. to start and stop a background load.
-    pub block_hook: Option<Box<dyn FnMut(bool) + 'a>>,
+    /// Called with `true` before each block (and before the warm-up, and
+    /// before its settle pause), with `false` after it, in reverse order:
+    /// e.g. to start and stop a job system or a background load.
+    pub block_hooks: Vec<Box<dyn FnMut(bool) -> Result<()> + 'a>>,
 }
 
 impl<'a> Contestant<'a> {
@@ -46,20 +48,42 @@ impl<'a> Contestant<'a> {
             per_block,
             iter: Box::new(iter),
             samples: Vec::with_capacity(blocks * per_block),
-            block_hook: None,
+            block_hooks: Vec::new(),
         }
     }
 
-    /// Run `hook(true)` before and `hook(false)` after each block.
-    pub fn around_block(mut self, hook: impl FnMut(bool) + 'a) -> Self {
-        self.block_hook = Some(Box::new(hook));
+    /// Also run `hook(true)` before and `hook(false)` after each block.
+    pub fn around_block(mut self, hook: impl FnMut(bool) -> Result<()> + 'a) -> Self {
+        self.block_hooks.push(Box::new(hook));
         self
     }
 
-    fn hook(&mut self, entering: bool) {
-        if let Some(h) = &mut self.block_hook {
-            h(entering);
+    /// Enter the hooks, settle, run `body`, leave the hooks (also on error).
+    fn in_block(
+        &mut self,
+        settle: Duration,
+        body: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let mut entered = 0;
+        let mut r = Ok(());
+        for h in self.block_hooks.iter_mut() {
+            r = h(true);
+            if r.is_err() {
+                break;
+            }
+            entered += 1;
         }
+        if r.is_ok() {
+            std::thread::sleep(settle);
+            r = body(self);
+        }
+        for h in self.block_hooks[..entered].iter_mut().rev() {
+            let l = h(false);
+            if r.is_ok() {
+                r = l;
+            }
+        }
+        r
     }
 }
 
@@ -94,21 +118,16 @@ pub fn split(samples: usize, per_block: usize) -> (usize, usize) {
 pub fn interleave(cs: &mut [Contestant<'_>], plan: Plan) -> Result<()> {
     for c in cs.iter_mut() {
         if c.warmup > 0 {
-            std::thread::sleep(plan.settle);
-            c.hook(true);
-            let r = (0..c.warmup).try_for_each(|_| (c.iter)().map(drop));
-            c.hook(false);
-            r?;
+            let n = c.warmup;
+            c.in_block(plan.settle, |c| {
+                (0..n).try_for_each(|_| (c.iter)().map(drop))
+            })?;
         }
     }
     let rounds = cs.iter().map(|c| c.blocks).max().unwrap_or(0);
     for r in 0..rounds {
         for c in cs.iter_mut().filter(|c| c.blocks > r) {
-            std::thread::sleep(plan.settle);
-            c.hook(true);
-            let r = run_block(c, plan.block_warmup);
-            c.hook(false);
-            r?;
+            c.in_block(plan.settle, |c| run_block(c, plan.block_warmup))?;
         }
     }
     Ok(())

@@ -64,6 +64,27 @@ fn spawn_empty_quick() {
         assert!(rows.iter().any(|r| r.case == case), "missing {case}");
     }
     assert!(rows.iter().all(|r| r.imp != "jobsys" || r.policy.is_some()));
+    // Every idle policy has its rows.
+    for p in jobsys_bench::pools::policies() {
+        assert!(
+            rows.iter()
+                .any(|r| r.policy.as_deref() == Some(p.name.as_str())),
+            "no rows for {}",
+            p.name
+        );
+    }
+}
+
+#[test]
+fn policy_selection() {
+    let rows = quick(
+        "wake-latency",
+        &["--policy", "always-spin", "--workers", "1"],
+        &[],
+    );
+    let policies: Vec<_> = rows.iter().filter_map(|r| r.policy.clone()).collect();
+    assert!(!policies.is_empty());
+    assert!(policies.iter().all(|p| p == "always-spin"), "{policies:?}");
 }
 
 #[test]
@@ -125,6 +146,10 @@ fn bad_arguments_are_an_error() {
     ));
     assert!(matches!(
         run(&["frame-graph", "--workers", "x"]),
+        Err(jobsys_bench::Error::Args(_))
+    ));
+    assert!(matches!(
+        run(&["spawn-empty", "--quick", "--policy", "no-such-policy"]),
         Err(jobsys_bench::Error::Args(_))
     ));
 }

@@ -11,7 +11,7 @@ use super::frame_graph::{self, contestant, graph_params, Exec, Frame};
 use super::{emit, serial_share};
 use crate::error::Result;
 use crate::json::{Label, Row};
-use crate::pools::{jobsys_label, rayon_label, semantics_note, Pools};
+use crate::pools::{rayon_label, semantics_note, BlockSystem, Pools};
 use crate::runner::{interleave, split, Contestant, Plan};
 use crate::stats;
 use crate::Ctx;
@@ -69,6 +69,7 @@ fn with_hog(c: Contestant<'_>, cores: usize) -> Contestant<'_> {
         } else {
             drop(hog.take());
         }
+        Ok(())
     })
 }
 
@@ -86,7 +87,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     let frame = Frame::leak(g, D_NS);
     let frames = ctx.samples_or(100, 6);
     let (blocks, per_block) = split(frames, ctx.size(10, 3));
-    let warmup = ctx.size(10, 2);
+    let warmup = 1; // + one uncounted frame per block
     let groups = workers.len();
     let bar = ctx.progress.bar(NAME, groups as u64);
     let conditions = ["uncontended", "hog"];
@@ -95,12 +96,14 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     let mut serial: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     for &w in &workers {
         bar.message(format!("workers={w}"));
-        let pools = Pools::new(w)?;
+        let pools = Pools::new(&ctx.policies, w)?;
         let shape = (warmup, blocks, per_block);
         let mut cs = Vec::new();
         for hog in [false, true] {
-            for (p, js) in &pools.jobsys {
-                let c = contestant(jobsys_label(w, p), Exec::Jobsys(js), frame, shape);
+            for sys in &pools.jobsys {
+                // Its own system per condition, so its counters stay apart.
+                let sys = BlockSystem::new(w, sys.policy.clone());
+                let c = contestant(sys.label(), Exec::Jobsys(sys), frame, shape);
                 cs.push(if hog { with_hog(c, cores) } else { c });
             }
             let c = contestant(rayon_label(w), Exec::Rayon(&pools.rayon), frame, shape);
@@ -109,11 +112,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 Label::serial(),
                 Exec::Serial,
                 frame,
-                (
-                    (warmup / groups).max(1),
-                    serial_share(blocks, groups),
-                    per_block,
-                ),
+                (warmup, serial_share(blocks, groups), per_block),
             );
             cs.push(if hog { with_hog(c, cores) } else { c });
         }

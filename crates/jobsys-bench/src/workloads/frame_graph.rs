@@ -16,7 +16,7 @@ use crate::error::{check, Result};
 use crate::graph::{FrameGraph, GraphParams, Kind};
 use crate::json::{Label, Row};
 use crate::params;
-use crate::pools::{jobsys_label, rayon_label, semantics_note, Pools};
+use crate::pools::{rayon_label, semantics_note, BlockSystem, Pools};
 use crate::runner::{interleave, split, Contestant, Plan};
 use crate::spin::{self, spin_ns};
 use crate::stats;
@@ -239,10 +239,10 @@ pub fn serial_frame<const CHECK: bool>(f: &Frame) {
 }
 
 /// Which executor a contestant runs.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub enum Exec<'a> {
-    /// jobsys.
-    Jobsys(&'a JobSystem),
+    /// jobsys, a fresh system per block.
+    Jobsys(BlockSystem),
     /// A rayon pool.
     Rayon(&'a rayon::ThreadPool),
     /// The calling thread.
@@ -265,23 +265,31 @@ pub fn contestant<'a>(
     let rf = RayonFrame::new(f.graph);
     let mut checked = false;
     let who = format!("{NAME} {} {}", label.imp, case_name(f.d_ns));
-    Contestant::new(label, warmup.max(1), blocks, per_block, move || {
+    let hook = match &exec {
+        Exec::Jobsys(sys) => Some(sys.hook()),
+        _ => None,
+    };
+    let c = Contestant::new(label, warmup.max(1), blocks, per_block, move || {
+        let js = match &exec {
+            Exec::Jobsys(sys) => Some(sys.get()?),
+            _ => None,
+        };
         if !checked {
             f.reset_checks();
-            match exec {
-                Exec::Jobsys(js) => jobsys_frame::<true>(js, f, &mut hs, &mut deps)?,
-                Exec::Rayon(pool) => rayon_frame::<true>(pool, f, &rf),
-                Exec::Serial => serial_frame::<true>(f),
+            match (&exec, &js) {
+                (Exec::Jobsys(_), Some(js)) => jobsys_frame::<true>(js, f, &mut hs, &mut deps)?,
+                (Exec::Rayon(pool), _) => rayon_frame::<true>(pool, f, &rf),
+                _ => serial_frame::<true>(f),
             }
             f.verify_checks(&who)?;
             checked = true;
         }
         let before_timed = count::total();
         let t = Instant::now();
-        match exec {
-            Exec::Jobsys(js) => jobsys_frame::<false>(js, f, &mut hs, &mut deps)?,
-            Exec::Rayon(pool) => rayon_frame::<false>(pool, f, &rf),
-            Exec::Serial => serial_frame::<false>(f),
+        match (&exec, &js) {
+            (Exec::Jobsys(_), Some(js)) => jobsys_frame::<false>(js, f, &mut hs, &mut deps)?,
+            (Exec::Rayon(pool), _) => rayon_frame::<false>(pool, f, &rf),
+            _ => serial_frame::<false>(f),
         }
         let ms = t.elapsed().as_nanos() as f64 / 1e6;
         let ran = count::total() - before_timed;
@@ -289,7 +297,11 @@ pub fn contestant<'a>(
             format!("{who}: {ran} pieces ran, expected {pieces}")
         })?;
         Ok(ms)
-    })
+    });
+    match hook {
+        Some(h) => c.around_block(h),
+        None => c,
+    }
 }
 
 /// The graph of this run (leaked, shared by every frame).
@@ -330,38 +342,14 @@ pub fn graph_params(g: &FrameGraph, d_ns: u64) -> serde_json::Map<String, serde_
     }
 }
 
-/// jobsys counters per frame as row params.
-pub fn stats_params(
-    params: &mut serde_json::Map<String, serde_json::Value>,
-    before: &jobsys::Stats,
-    after: &jobsys::Stats,
-    frames: u64,
-) {
-    let per = |a: u64, b: u64| (a - b) as f64 / frames.max(1) as f64;
-    params.insert(
-        "wakes_per_frame".into(),
-        per(after.wakes, before.wakes).into(),
-    );
-    params.insert(
-        "futile_wakes_per_frame".into(),
-        per(after.futile_wakes, before.futile_wakes).into(),
-    );
-    params.insert(
-        "sleeps_per_frame".into(),
-        per(after.sleeps, before.sleeps).into(),
-    );
-    params.insert(
-        "steals_per_frame".into(),
-        per(after.steals, before.steals).into(),
-    );
-}
-
 /// Run W3 and report it.
 pub fn run(ctx: &Ctx) -> Result<()> {
     let g = graph(ctx);
     let frames = ctx.samples_or(200, 6);
     let (blocks, per_block) = split(frames, ctx.size(10, 3));
-    let warmup = ctx.size(20, 2);
+    // One checked + one timed frame, then one uncounted frame per block:
+    // 20 warm-up frames for the default 20 blocks.
+    let warmup = 1;
     let groups = ctx.workers.len();
     let cores = ctx.cores();
     let bar = ctx.progress.bar(NAME, (DURATIONS_NS.len() * groups) as u64);
@@ -373,13 +361,13 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         let mut serial = Vec::new();
         for &w in &ctx.workers {
             bar.message(format!("{case} workers={w}"));
-            let pools = Pools::new(w)?;
+            let pools = Pools::new(&ctx.policies, w)?;
             let shape = (warmup, blocks, per_block);
             let mut cs = Vec::new();
-            for (p, js) in &pools.jobsys {
+            for sys in &pools.jobsys {
                 cs.push(contestant(
-                    jobsys_label(w, p),
-                    Exec::Jobsys(js),
+                    sys.label(),
+                    Exec::Jobsys(sys.clone()),
                     frame,
                     shape,
                 ));
@@ -394,21 +382,14 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 Label::serial(),
                 Exec::Serial,
                 frame,
-                (
-                    (warmup / groups).max(1),
-                    serial_share(blocks, groups),
-                    per_block,
-                ),
+                (warmup, serial_share(blocks, groups), per_block),
             ));
-            let before: Vec<jobsys::Stats> =
-                pools.jobsys.iter().map(|(_, js)| js.stats()).collect();
             interleave(&mut cs, Plan::throughput())?;
-            let run_frames = (warmup + blocks * (per_block + 1) + 1) as u64;
             serial.extend(cs.pop().expect("serial").samples);
             for (k, c) in cs.iter().enumerate() {
                 let mut params = graph_params(g, d);
-                if let Some((_, js)) = pools.jobsys.get(k) {
-                    stats_params(&mut params, &before[k], &js.stats(), run_frames);
+                if let Some(sys) = pools.jobsys.get(k) {
+                    sys.add_params(&mut params);
                 }
                 rows.push(Row::measured(
                     NAME,
@@ -463,7 +444,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     let notes = vec![
         graph_note(g),
         format!(
-            "frame time in ms; {frames} frames per row after {warmup} warm-up frames (+1 uncounted per block of {per_block}), interleaved A B A B; pieces counted every frame, dependency order checked on one frame per row"
+            "frame time in ms; {frames} frames per row in blocks of {per_block}, each block after one uncounted frame (jobsys: a fresh system per block), interleaved A B A B; pieces counted every frame, dependency order checked on one frame per row"
         ),
         semantics_note(),
         format!(

@@ -15,7 +15,7 @@ use crate::count;
 use crate::error::{check, Error, Result};
 use crate::json::{Label, Row};
 use crate::params;
-use crate::pools::{jobsys_label, rayon_label, semantics_note, Pools};
+use crate::pools::{rayon_label, semantics_note, Pools};
 use crate::runner::{interleave, Contestant, Plan};
 use crate::spin::{self, spin_ns};
 use crate::stats;
@@ -119,23 +119,26 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     let mut serial_extra = Vec::new();
     for &w in &ctx.workers {
         bar.message(format!("workers={w}"));
-        let pools = Pools::new(w)?;
-        let mut execs: Vec<(Label, Exec<'_>)> = pools
-            .jobsys
-            .iter()
-            .map(|(p, js)| (jobsys_label(w, p), Exec::Jobsys(js)))
+        let pools = Pools::new(&ctx.policies, w)?;
+        let walls: Vec<RefCell<Vec<f64>>> = (0..=pools.jobsys.len())
+            .map(|_| RefCell::new(Vec::new()))
             .collect();
-        execs.push((rayon_label(w), Exec::Rayon(&pools.rayon)));
-        let walls: Vec<RefCell<Vec<f64>>> =
-            execs.iter().map(|_| RefCell::new(Vec::new())).collect();
         let mut cs = Vec::new();
-        for ((label, exec), walls) in execs.iter().zip(&walls) {
-            let who = format!("{NAME} {} workers={w}", label.imp);
-            let exec = *exec;
-            cs.push(Contestant::new(label.clone(), 0, runs, 1, move || {
-                one_run(exec, frames, walls, &who)
-            }));
+        for (sys, walls) in pools.jobsys.iter().zip(&walls) {
+            let who = format!("{NAME} jobsys[{}] workers={w}", sys.policy.name);
+            let s = sys.clone();
+            cs.push(
+                Contestant::new(sys.label(), 0, runs, 1, move || {
+                    one_run(Exec::Jobsys(&s.get()?), frames, walls, &who)
+                })
+                .around_block(sys.hook()),
+            );
         }
+        let (pool, rw) = (&pools.rayon, &walls[pools.jobsys.len()]);
+        let who = format!("{NAME} rayon workers={w}");
+        cs.push(Contestant::new(rayon_label(w), 0, runs, 1, move || {
+            one_run(Exec::Rayon(pool), frames, rw, &who)
+        }));
         let sw = &serial_walls;
         cs.push(Contestant::new(
             Label::serial(),
@@ -144,7 +147,6 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             1,
             move || one_run(Exec::Serial, frames, sw, "idle-cost serial"),
         ));
-        let before: Vec<jobsys::Stats> = pools.jobsys.iter().map(|(_, js)| js.stats()).collect();
         interleave(
             &mut cs,
             Plan {
@@ -156,21 +158,16 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         for (i, c) in cs.iter().enumerate() {
             let mut params =
                 params! {"frames" => frames, "main_work_ms" => 2, "jobs" => JOBS, "job_us" => 5};
-            if let Some((_, js)) = pools.jobsys.get(i) {
-                let (a, b) = (js.stats(), &before[i]);
-                let n = (runs * (frames + WARMUP_FRAMES)) as f64;
-                params.insert(
-                    "sleeps_per_frame".into(),
-                    ((a.sleeps - b.sleeps) as f64 / n).into(),
-                );
-                params.insert(
-                    "wakes_per_frame".into(),
-                    ((a.wakes - b.wakes) as f64 / n).into(),
-                );
-                params.insert(
-                    "futile_wakes_per_frame".into(),
-                    ((a.futile_wakes - b.futile_wakes) as f64 / n).into(),
-                );
+            if let Some(sys) = pools.jobsys.get(i) {
+                let c = sys.counters();
+                let n = (c.iterations as usize * (frames + WARMUP_FRAMES)).max(1) as f64;
+                for (k, v) in [
+                    ("sleeps_per_frame", c.sleeps),
+                    ("wakes_per_frame", c.wakes),
+                    ("futile_wakes_per_frame", c.futile_wakes),
+                ] {
+                    params.insert(k.into(), (v as f64 / n).into());
+                }
             }
             rows.push(Row::measured(
                 NAME,

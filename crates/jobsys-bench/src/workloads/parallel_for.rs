@@ -11,7 +11,7 @@ use super::{emit, rows_of, serial_share};
 use crate::error::{check, Result};
 use crate::json::{Label, Row};
 use crate::params;
-use crate::pools::{jobsys_label, rayon_label, semantics_note, Pools};
+use crate::pools::{rayon_label, semantics_note, Pools};
 use crate::runner::{interleave, split, Contestant, Plan};
 use crate::stats;
 use crate::Ctx;
@@ -120,7 +120,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             let mut serial = Vec::new();
             for &w in &ctx.workers {
                 bar.message(format!("workers={w} {case}"));
-                let pools = Pools::new(w)?;
+                let pools = Pools::new(&ctx.policies, w)?;
                 let pool = &pools.rayon;
                 let (init, expected, case) = (&init, &expected, &case);
                 let iter =
@@ -135,15 +135,15 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                         Ok(us)
                     };
                 let mut cs = Vec::new();
-                for (p, js) in &pools.jobsys {
+                for sys in &pools.jobsys {
                     let mut arr = init.clone();
-                    cs.push(Contestant::new(
-                        jobsys_label(w, p),
-                        2,
-                        blocks,
-                        per_block,
-                        move || iter(Impl::Jobsys, Some(js), &mut arr),
-                    ));
+                    let s = sys.clone();
+                    cs.push(
+                        Contestant::new(sys.label(), 2, blocks, per_block, move || {
+                            iter(Impl::Jobsys, Some(&s.get()?), &mut arr)
+                        })
+                        .around_block(sys.hook()),
+                    );
                 }
                 let mut arr = init.clone();
                 cs.push(Contestant::new(

@@ -13,7 +13,7 @@ use crate::count;
 use crate::error::{check, Result};
 use crate::json::Label;
 use crate::params;
-use crate::pools::{jobsys_label, rayon_label, semantics_note, Pools};
+use crate::pools::{rayon_label, semantics_note, Pools};
 use crate::runner::{interleave, split, Contestant, Plan};
 use crate::stats;
 use crate::Ctx;
@@ -202,19 +202,19 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     let mut rows = Vec::new();
     let mut serial: Vec<Vec<f64>> = vec![Vec::new(); Case::ALL.len()];
     for &w in &ctx.workers {
-        let pools = Pools::new(w)?;
+        let pools = Pools::new(&ctx.policies, w)?;
         for (ci, &c) in Case::ALL.iter().enumerate() {
             bar.message(format!("workers={w} {}", c.name()));
             let mut cs = Vec::new();
-            for (p, js) in &pools.jobsys {
+            for sys in &pools.jobsys {
                 let mut hs = Vec::with_capacity(sizes.flat);
-                cs.push(Contestant::new(
-                    jobsys_label(w, p),
-                    warmup,
-                    blocks,
-                    per_block,
-                    move || jobsys_iter(js, c, &sizes, &mut hs),
-                ));
+                let s = sys.clone();
+                cs.push(
+                    Contestant::new(sys.label(), warmup, blocks, per_block, move || {
+                        jobsys_iter(&s.get()?, c, &sizes, &mut hs)
+                    })
+                    .around_block(sys.hook()),
+                );
             }
             let pool = &pools.rayon;
             cs.push(Contestant::new(

@@ -7,9 +7,11 @@
 //!   latency = until the last one has started.
 //!
 //! The main thread does not wait on the jobs while they start (a waiting
-//! jobsys main thread would run the job itself): it spins on the start
-//! flags, as a main thread busy with its own work would keep its core; then
-//! it completes the jobs. Worker count 0 has no worker to wake and is
+//! jobsys main thread would run the job itself): it polls the start flags
+//! with `yield_now` in between, so it neither runs the jobs nor keeps a core
+//! from a worker that the OS placed next to it (a spinning main thread on a
+//! 2-core machine measures the scheduler's time slice, not the wake-up);
+//! then it completes the jobs. Worker count 0 has no worker to wake and is
 //! skipped. One row per idle policy; rayon for comparison; no serial form.
 
 use super::emit;
@@ -17,8 +19,8 @@ use crate::count;
 use crate::error::{check, Error, Result};
 use crate::json::Row;
 use crate::params;
-use crate::pools::{jobsys_label, rayon_label, semantics_note, Pools};
-use crate::runner::{interleave, Contestant, Plan};
+use crate::pools::{rayon_label, semantics_note, Pools};
+use crate::runner::{interleave, split, Contestant, Plan};
 use crate::spin::{now_ns, spin_ns};
 use crate::stats;
 use crate::Ctx;
@@ -63,7 +65,7 @@ fn job(slot: &AtomicU64, case: Case) {
     count::bump();
 }
 
-/// Spin until every slot holds a start time; the latest start.
+/// Poll (yielding) until every slot holds a start time; the latest start.
 fn wait_started(slots: &[AtomicU64], who: &str) -> Result<u64> {
     let t = Instant::now();
     loop {
@@ -82,7 +84,7 @@ fn wait_started(slots: &[AtomicU64], who: &str) -> Result<u64> {
                 "{who}: a job did not start within 10 s"
             )));
         }
-        std::hint::spin_loop();
+        std::thread::yield_now();
     }
 }
 
@@ -163,6 +165,9 @@ fn leak_slots(n: usize) -> &'static [AtomicU64] {
 /// Run W4 and report it.
 pub fn run(ctx: &Ctx) -> Result<()> {
     let samples = ctx.samples_or(1000, 20);
+    // Blocks of 10 samples, each sample after IDLE; one uncounted sample
+    // starts each block (jobsys: a fresh system per block).
+    let (blocks, per_block) = split(samples, 10);
     let mut workers: Vec<usize> = ctx.workers.iter().copied().filter(|&w| w > 0).collect();
     if workers.is_empty() {
         workers.push(1);
@@ -172,48 +177,43 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     for case in [Case::Cold, Case::Burst] {
         for &w in &workers {
             bar.message(format!("{} workers={w}", case.name()));
-            let pools = Pools::new(w)?;
+            let pools = Pools::new(&ctx.policies, w)?;
             let k = case.jobs(w);
             let mut cs = Vec::new();
-            for (p, js) in &pools.jobsys {
+            for sys in &pools.jobsys {
                 let slots = leak_slots(k);
-                let who = format!("{NAME} {} jobsys[{}] workers={w}", case.name(), p.name);
-                cs.push(Contestant::new(
-                    jobsys_label(w, p),
-                    2,
-                    samples,
-                    1,
-                    move || jobsys_sample(js, case, slots, &who),
-                ));
+                let who = format!(
+                    "{NAME} {} jobsys[{}] workers={w}",
+                    case.name(),
+                    sys.policy.name
+                );
+                let s = sys.clone();
+                cs.push(
+                    Contestant::new(sys.label(), 1, blocks, per_block, move || {
+                        std::thread::sleep(IDLE);
+                        jobsys_sample(&s.get()?, case, slots, &who)
+                    })
+                    .around_block(sys.hook()),
+                );
             }
             let pool = &pools.rayon;
             let slots = leak_slots(k);
             let who = format!("{NAME} {} rayon workers={w}", case.name());
-            cs.push(Contestant::new(rayon_label(w), 2, samples, 1, move || {
-                rayon_sample(pool, case, slots, &who)
-            }));
-            let before: Vec<jobsys::Stats> =
-                pools.jobsys.iter().map(|(_, js)| js.stats()).collect();
-            interleave(
-                &mut cs,
-                Plan {
-                    settle: IDLE,
-                    block_warmup: false,
+            cs.push(Contestant::new(
+                rayon_label(w),
+                1,
+                blocks,
+                per_block,
+                move || {
+                    std::thread::sleep(IDLE);
+                    rayon_sample(pool, case, slots, &who)
                 },
-            )?;
+            ));
+            interleave(&mut cs, Plan::throughput())?;
             for (i, c) in cs.iter().enumerate() {
                 let mut params = params! {"jobs" => k, "idle_ms" => IDLE.as_secs_f64() * 1e3};
-                if let Some((_, js)) = pools.jobsys.get(i) {
-                    let (a, b) = (js.stats(), &before[i]);
-                    let n = (samples + 2) as f64;
-                    params.insert(
-                        "wakes_per_sample".into(),
-                        ((a.wakes - b.wakes) as f64 / n).into(),
-                    );
-                    params.insert(
-                        "futile_wakes_per_sample".into(),
-                        ((a.futile_wakes - b.futile_wakes) as f64 / n).into(),
-                    );
+                if let Some(sys) = pools.jobsys.get(i) {
+                    sys.add_params(&mut params);
                 }
                 rows.push(Row::measured(
                     NAME,
@@ -232,11 +232,11 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     bar.finish();
     let notes = vec![
         format!(
-            "us from just before schedule to job start (burst: to the last of `workers` jobs of 50 us); {samples} samples per row, each after >= {} ms idle, interleaved",
+            "us from just before schedule to job start (burst: to the last of `workers` jobs of 50 us); {samples} samples per row, each after >= {} ms idle, interleaved in blocks of {per_block}",
             IDLE.as_millis()
         ),
         semantics_note(),
-        "the main thread spins on the start flags (it does not help); workers = 0 skipped; rayon jobs via pool.spawn".into(),
+        "the main thread polls the start flags with yield_now (it does not help); workers = 0 skipped; rayon jobs via pool.spawn".into(),
     ];
     emit(ctx, NAME, "W4 wake-latency", &notes, &rows, true, &[])?;
     let svg = crate::plot::wake_latency(&rows, &ctx.out)?;
