@@ -20,7 +20,10 @@ fn jobsys_workers_environment_variable() {
 
     // Unset: the CPUs this process may use (affinity mask and cgroup quota,
     // as `topology()` reports them), minus one for the caller.
-    assert_eq!(workers_from_env(None).unwrap(), jobsys::topology().default_workers);
+    assert_eq!(
+        workers_from_env(None).unwrap(),
+        jobsys::topology().default_workers
+    );
 
     // Set: overrides the default.
     assert_eq!(workers_from_env(Some("3")).unwrap(), 3);
