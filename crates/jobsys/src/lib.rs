@@ -35,6 +35,7 @@ mod store;
 mod sync;
 mod system;
 pub mod topology;
+pub mod trace;
 mod wait;
 
 #[cfg(all(test, not(loom)))]

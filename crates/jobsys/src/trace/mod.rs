@@ -1,0 +1,267 @@
+//! The tracer: what every thread did, when, and who woke whom.
+//!
+//! Each thread appends fixed-size events (32 bytes) to its own buffer
+//! (`buffer.rs`; the protocol is in `README.md` next to this file): no
+//! locks, no allocation per event, a full buffer drops and counts. A
+//! capture (`JobSystem::trace_start` … `trace_stop`) gives a [`Trace`];
+//! [`Trace::analyse`] turns it into a [`Capture`] (per-thread state
+//! timelines, job slices, wake and dependency arrows), which exports Chrome
+//! trace JSON for Perfetto / chrome://tracing ([`Capture::write_chrome_json`]),
+//! reads it back ([`Capture::read_chrome_json`]), summarises it
+//! ([`Summary`]) and compares two captures ([`compare`]).
+//!
+//! # Cost
+//! With the `trace` feature off every hook below is an empty inline
+//! function. With it on and nothing recording, a hook is one relaxed load
+//! of a process-wide `AtomicBool` and a branch; the recording path is
+//! out of line (`#[cold]`).
+//!
+//! # Hooks the core calls
+//! All take the registry and the *calling thread's own* context (`ctx`),
+//! because an event goes into that context's buffer. Job ids come from
+//! `JobId::of_slot` / `of_entry` / `of_stack` (crate-private), the same
+//! (address, generation) hash as [`JobId::of_handle`]. Names:
+//! `Registry::job_name(slot)` (the `JobDesc` name, else the closure's type
+//! name); `"join"` for stack jobs.
+//!
+//! | hook | file, function: where |
+//! | --- | --- |
+//! | `job_ready(reg, ctx, JobId::of_slot(slot, gen))` | registry.rs `submit`: in the no-dependency branch *before* `ctx.push`, and before `make_runnable` when the last `pending` decrement is `submit`'s own (a ready must be stamped before any thread can start the job) |
+//! | `job_released(reg, ctx, JobId::of_slot(dependent, gen_of(dependent.state)))` | registry.rs `finish`: when `dependent.pending` hits 0, before `make_runnable(ctx, dependent)` |
+//! | `job_begin(reg, ctx, id, name)` | registry.rs `run_claimed`: after the poisoned branch, before pushing onto `running`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; registry.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::of_entry(e)`) |
+//! | `job_end(reg, ctx, id, name)` | the same places, after `finish` / `finish_pieces` (every exit of `run_pieces` that ran a piece), so the releases and wakes a job causes lie inside it |
+//! | `steal(reg, ctx, v as u32)` | registry.rs `find_and_run`: after a successful `steal_into` |
+//! | `spin_begin(reg, ctx)` | registry.rs `worker_main`: before `spin_until_work` |
+//! | `search_begin(reg, ctx)` | registry.rs `worker_main`: when `spin_until_work` found work, and after `cancel_park` |
+//! | `sleep_begin(reg, ctx)` / `sleep_end(reg, ctx)` | around `sleep.park(idx)` in `worker_main`; around the futex loop in wait.rs `park_on` and in join.rs `wait_latch` |
+//! | `wake_issued(reg, ctx, Some(idx))` | where a futex wake is issued: `notify_work` (have `Sleep::notify_work`/`wake_one_slow`/`wake_many`/`hand_over` return the woken index), wait.rs `wake_target`/`wake_all_parked` (the parked context's index). Prefer before the futex call, so the arrow never points back in time |
+//! | `let _t = WaitTrace::new(reg, ctx, JobId::of_handle(h))` | wait.rs `Registry::wait`: after `DepthGuard::new`; join.rs `wait_latch`: after `DepthGuard::new`, with `JobId::of_stack(job)` (records wait end on every return and on unwinding) |
+//!
+//! Thread states are *derived* from these events (see `timeline.rs`):
+//! inside a job: working; in a wait: waiting, or blocked while parked in
+//! it; at a worker's top level: searching (after a job, a wake, or
+//! `search_begin`), spinning, sleeping; at an external thread's top level:
+//! outside (running its own code).
+
+use crate::context::Context;
+use crate::registry::Registry;
+
+mod event;
+pub use event::JobId;
+
+mod api;
+#[cfg(feature = "trace")]
+mod buffer;
+#[cfg(feature = "trace")]
+mod clock;
+#[cfg(feature = "trace")]
+mod compare;
+#[cfg(feature = "trace")]
+mod export;
+#[cfg(feature = "trace")]
+mod import;
+#[cfg(feature = "trace")]
+mod json;
+#[cfg(feature = "trace")]
+mod recorder;
+#[cfg(feature = "trace")]
+mod summary;
+// Safe code only (analysis, JSON): not worth Miri's time; the unsafe
+// buffer and recorder have their own tests, which Miri runs.
+#[cfg(all(test, feature = "trace", not(loom), not(miri)))]
+mod tests;
+#[cfg(feature = "trace")]
+mod timeline;
+#[cfg(feature = "trace")]
+mod validate;
+
+pub use api::FrameGuard;
+#[cfg(feature = "trace")]
+pub use compare::{compare, CompareOptions, CompareRow, Comparison, FrameTimes, Side};
+#[cfg(feature = "trace")]
+pub use event::{Event, Record};
+#[cfg(feature = "trace")]
+pub use import::ReadError;
+#[cfg(feature = "trace")]
+pub use recorder::{ThreadEvents, Trace, TraceConfig};
+#[cfg(feature = "trace")]
+pub use summary::{
+    Distribution, JobStats, RapidSwitching, StateTimes, Summary, ThreadSummary, RAPID_MIN_SWITCHES,
+    RAPID_SHORT_NS, RAPID_WINDOW_NS,
+};
+#[cfg(feature = "trace")]
+pub use timeline::{
+    Capture, FrameSpan, JobSpan, Release, StateSpan, Steal, ThreadState, ThreadTimeline, WaitSpan,
+    Wake, WAKE_SLACK_NS,
+};
+
+#[cfg(feature = "trace")]
+pub use validate::validate_chrome_json;
+
+#[cfg(feature = "trace")]
+pub(crate) use recorder::TraceState;
+
+/// The tracer state of `reg`.
+///
+/// CORE: when `Registry` gets its field —
+/// `#[cfg(feature = "trace")] pub(crate) trace: crate::trace::TraceState,`
+/// initialised in `Registry::new` with
+/// `#[cfg(feature = "trace")] trace: crate::trace::TraceState::new(cap),`
+/// (`cap` = `num_workers + MAX_EXTERNAL`, the number of contexts) — make
+/// this body `&reg.trace` and delete `mod interim`.
+#[cfg(feature = "trace")]
+#[inline]
+pub(crate) fn state(reg: &Registry) -> &TraceState {
+    interim::state(reg)
+}
+
+/// Until the registry has a `trace` field: one leaked `TraceState` per
+/// registry that ever traced, found by registry id through a thread-local
+/// cache (no lock once cached).
+#[cfg(feature = "trace")]
+mod interim {
+    use super::TraceState;
+    use crate::registry::{Registry, MAX_EXTERNAL};
+    use std::cell::Cell;
+    use std::sync::Mutex;
+
+    static STATES: Mutex<Vec<(u32, &'static TraceState)>> = Mutex::new(Vec::new());
+
+    thread_local! {
+        static LAST: Cell<(u32, *const TraceState)> = const { Cell::new((0, std::ptr::null())) };
+    }
+
+    pub(super) fn state(reg: &Registry) -> &'static TraceState {
+        let (id, p) = LAST.try_with(Cell::get).unwrap_or((0, std::ptr::null()));
+        if id == reg.id && !p.is_null() {
+            // SAFETY: `p` came from `Box::leak` below: it lives forever.
+            return unsafe { &*p };
+        }
+        let mut all = STATES.lock().unwrap_or_else(|e| e.into_inner());
+        let st = match all.iter().find(|(i, _)| *i == reg.id) {
+            Some(&(_, st)) => st,
+            None => {
+                let st: &'static TraceState =
+                    Box::leak(Box::new(TraceState::new(reg.num_workers + MAX_EXTERNAL)));
+                all.push((reg.id, st));
+                st
+            }
+        };
+        let _ = LAST.try_with(|c| c.set((reg.id, st as *const TraceState)));
+        st
+    }
+}
+
+/// Record one event for the calling thread (out of line: only runs while
+/// some job system records).
+#[cfg(feature = "trace")]
+#[cold]
+#[inline(never)]
+fn record(reg: &Registry, ctx: &Context, kind: u8, id: u64, name: &'static str) {
+    state(reg).record(ctx.index, kind, id, name);
+}
+
+macro_rules! hook {
+    ($(#[$m:meta])* $name:ident($($arg:ident: $ty:ty),*) => $kind:ident, $id:expr, $label:expr) => {
+        $(#[$m])*
+        #[inline(always)]
+        #[allow(dead_code)] // called by the core
+        pub(crate) fn $name(reg: &Registry, ctx: &Context $(, $arg: $ty)*) {
+            #[cfg(feature = "trace")]
+            if recorder::active() {
+                record(reg, ctx, event::$kind, $id, $label);
+            }
+            #[cfg(not(feature = "trace"))]
+            let _ = (reg, ctx $(, $arg)*);
+        }
+    };
+}
+
+hook!(
+    /// A job was scheduled and is runnable at once (pushed on a deque).
+    job_ready(job: JobId) => READY, job.0, ""
+);
+hook!(
+    /// This thread's finishing job released `job` (its last dependency).
+    job_released(job: JobId) => RELEASED, job.0, ""
+);
+hook!(
+    /// This thread starts running `job` (`name`: `Registry::job_name(slot)`,
+    /// its `JobDesc` name or closure type name; `"join"` for stack jobs).
+    job_begin(job: JobId, name: &'static str) => JOB_BEGIN, job.0, name
+);
+hook!(
+    /// This thread is done with `job` (after `finish`).
+    job_end(job: JobId, name: &'static str) => JOB_END, job.0, name
+);
+hook!(
+    /// This thread took an entry from context `victim`'s deque.
+    steal(victim: u32) => STEAL, u64::from(victim), ""
+);
+hook!(
+    /// A worker starts searching for work.
+    search_begin() => SEARCH_BEGIN, 0, ""
+);
+hook!(
+    /// A worker starts its idle spin.
+    spin_begin() => SPIN_BEGIN, 0, ""
+);
+hook!(
+    /// This thread is about to block on its futex word.
+    sleep_begin() => SLEEP_BEGIN, 0, ""
+);
+hook!(
+    /// This thread woke up from its futex word.
+    sleep_end() => SLEEP_END, 0, ""
+);
+hook!(
+    /// This thread is waking context `wakee` (`None`: some thread).
+    wake_issued(wakee: Option<u32>) => WAKE, event::wakee_word(wakee), ""
+);
+hook!(
+    /// This thread starts waiting for `job` (prefer [`WaitTrace`]).
+    wait_begin(job: JobId) => WAIT_BEGIN, job.0, ""
+);
+hook!(
+    /// This thread's wait for `job` ended.
+    wait_end(job: JobId) => WAIT_END, job.0, ""
+);
+
+/// Records a wait's begin when made and its end when dropped, so every
+/// return path (and unwinding) closes the wait.
+#[allow(dead_code)] // used by the core
+pub(crate) struct WaitTrace<'a> {
+    #[cfg(feature = "trace")]
+    reg: &'a Registry,
+    #[cfg(feature = "trace")]
+    ctx: &'a Context,
+    #[cfg(feature = "trace")]
+    job: JobId,
+    #[cfg(not(feature = "trace"))]
+    _p: std::marker::PhantomData<&'a ()>,
+}
+
+impl<'a> WaitTrace<'a> {
+    #[inline(always)]
+    #[allow(dead_code)] // used by the core
+    pub(crate) fn new(reg: &'a Registry, ctx: &'a Context, job: JobId) -> WaitTrace<'a> {
+        wait_begin(reg, ctx, job);
+        #[cfg(feature = "trace")]
+        return WaitTrace { reg, ctx, job };
+        #[cfg(not(feature = "trace"))]
+        {
+            let _ = job;
+            WaitTrace {
+                _p: std::marker::PhantomData,
+            }
+        }
+    }
+}
+
+impl Drop for WaitTrace<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        #[cfg(feature = "trace")]
+        wait_end(self.reg, self.ctx, self.job);
+    }
+}

@@ -1,0 +1,464 @@
+//! The numbers of a capture: per thread the share of time in each state,
+//! jobs run, steals, wakes issued, futile wakes, scheduling latency; per job
+//! name count, total, mean, p99; frame times; warnings (dropped events,
+//! rapid switching). As text (`Display`) and JSON (`Serialize`).
+//!
+//! Invariants: a thread's state times add up to the capture's duration (the
+//! timeline covers it exactly), so its shares add up to 100 % up to
+//! rounding; statistics of jobs use only spans with both ends inside the
+//! capture; percentiles are nearest-rank.
+//!
+//! Rapid switching (the contention signature: a thread that looks busy but
+//! alternates between working and waiting): a thread's timeline is cut into
+//! *busy* runs (working) and *stalled* runs (waiting, blocked, sleeping);
+//! searching and spinning belong to the run around them; outside and
+//! unknown break the sequence. A *switch* is a busy run followed by a
+//! stalled run, both shorter than [`RAPID_SHORT_NS`]. A thread gets a
+//! warning when some window of [`RAPID_WINDOW_NS`] holds at least
+//! [`RAPID_MIN_SWITCHES`] switches. Back-to-back small jobs (working,
+//! searching, working) are not switches.
+
+use super::timeline::{Capture, StateSpan, ThreadState, ThreadTimeline};
+use std::collections::HashMap;
+use std::fmt;
+
+/// Busy and stalled runs shorter than this count as a rapid switch (100 µs).
+pub const RAPID_SHORT_NS: u64 = 100_000;
+/// The window in which switches are counted (1 ms).
+pub const RAPID_WINDOW_NS: u64 = 1_000_000;
+/// Switches within one window that make a warning.
+pub const RAPID_MIN_SWITCHES: usize = 10;
+
+/// One value per thread state.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct StateTimes<T> {
+    pub working: T,
+    pub searching: T,
+    pub spinning: T,
+    pub sleeping: T,
+    pub waiting: T,
+    pub blocked: T,
+    pub outside: T,
+    pub unknown: T,
+}
+
+impl<T: Copy> StateTimes<T> {
+    /// The value for `s`.
+    pub fn get(&self, s: ThreadState) -> T {
+        *self.field(s)
+    }
+
+    fn field(&self, s: ThreadState) -> &T {
+        match s {
+            ThreadState::Working => &self.working,
+            ThreadState::Searching => &self.searching,
+            ThreadState::Spinning => &self.spinning,
+            ThreadState::Sleeping => &self.sleeping,
+            ThreadState::Waiting => &self.waiting,
+            ThreadState::Blocked => &self.blocked,
+            ThreadState::Outside => &self.outside,
+            ThreadState::Unknown => &self.unknown,
+        }
+    }
+
+    fn field_mut(&mut self, s: ThreadState) -> &mut T {
+        match s {
+            ThreadState::Working => &mut self.working,
+            ThreadState::Searching => &mut self.searching,
+            ThreadState::Spinning => &mut self.spinning,
+            ThreadState::Sleeping => &mut self.sleeping,
+            ThreadState::Waiting => &mut self.waiting,
+            ThreadState::Blocked => &mut self.blocked,
+            ThreadState::Outside => &mut self.outside,
+            ThreadState::Unknown => &mut self.unknown,
+        }
+    }
+}
+
+/// A distribution of durations (nearest-rank percentiles).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Distribution {
+    pub count: u64,
+    pub mean_ns: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+/// Nearest-rank percentile `p` (0 < p ≤ 100) of sorted `v`.
+pub(crate) fn percentile(v: &[u64], p: f64) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+impl Distribution {
+    pub(crate) fn of(mut v: Vec<u64>) -> Distribution {
+        if v.is_empty() {
+            return Distribution::default();
+        }
+        v.sort_unstable();
+        let total: u128 = v.iter().map(|&x| u128::from(x)).sum();
+        Distribution {
+            count: v.len() as u64,
+            mean_ns: (total / v.len() as u128) as u64,
+            p50_ns: percentile(&v, 50.0),
+            p99_ns: percentile(&v, 99.0),
+            max_ns: *v.last().unwrap(),
+        }
+    }
+}
+
+/// Where a thread switched rapidly between working and waiting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct RapidSwitching {
+    /// Switches in the densest window.
+    pub switches: usize,
+    /// Where that window starts.
+    pub window_begin_ns: u64,
+}
+
+/// One thread's numbers.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct ThreadSummary {
+    pub index: u32,
+    pub name: String,
+    pub worker: bool,
+    pub dropped_events: u64,
+    /// Nanoseconds in each state (they add up to the capture's duration).
+    pub state_ns: StateTimes<u64>,
+    /// The same as percentages of the capture.
+    pub state_percent: StateTimes<f64>,
+    /// Complete job spans run on this thread.
+    pub jobs_run: u64,
+    pub steals: u64,
+    pub wakes_issued: u64,
+    /// Times this thread was woken and went back to sleep without running a
+    /// job.
+    pub futile_wakes: u64,
+    /// Ready → start of the jobs that started on this thread.
+    pub latency: Distribution,
+    pub rapid_switching: Option<RapidSwitching>,
+}
+
+/// One job name's numbers (complete spans only; a `parallel_for` counts
+/// once per thread that ran pieces of it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct JobStats {
+    pub name: String,
+    pub count: u64,
+    pub total_ns: u64,
+    pub mean_ns: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+/// The summary of a capture.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Summary {
+    pub duration_ns: u64,
+    pub threads: Vec<ThreadSummary>,
+    /// By total time, largest first.
+    pub jobs: Vec<JobStats>,
+    /// Scheduling latency (ready → start) over all threads.
+    pub latency: Distribution,
+    /// Durations of complete frames.
+    pub frames: Distribution,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Run {
+    Busy,
+    Stalled,
+    Break,
+}
+
+/// The densest window of rapid switches (see the module docs).
+pub(crate) fn rapid_switching(states: &[StateSpan]) -> Option<RapidSwitching> {
+    let mut runs: Vec<(Run, u64, u64)> = Vec::new();
+    for s in states {
+        let class = match s.state {
+            ThreadState::Working => Run::Busy,
+            ThreadState::Waiting | ThreadState::Blocked | ThreadState::Sleeping => Run::Stalled,
+            ThreadState::Searching | ThreadState::Spinning => continue,
+            ThreadState::Outside | ThreadState::Unknown => Run::Break,
+        };
+        match runs.last_mut() {
+            Some(last) if last.0 == class => last.2 = s.end_ns,
+            _ => runs.push((class, s.begin_ns, s.end_ns)),
+        }
+    }
+    let switches: Vec<u64> = runs
+        .windows(2)
+        .filter(|w| {
+            w[0].0 == Run::Busy
+                && w[1].0 == Run::Stalled
+                && w[0].2 - w[0].1 < RAPID_SHORT_NS
+                && w[1].2 - w[1].1 < RAPID_SHORT_NS
+        })
+        .map(|w| w[1].1)
+        .collect();
+    let mut best: Option<RapidSwitching> = None;
+    let mut i = 0;
+    for j in 0..switches.len() {
+        while switches[j] - switches[i] >= RAPID_WINDOW_NS {
+            i += 1;
+        }
+        let n = j - i + 1;
+        if n >= RAPID_MIN_SWITCHES && best.map_or(true, |b| n > b.switches) {
+            best = Some(RapidSwitching {
+                switches: n,
+                window_begin_ns: switches[i],
+            });
+        }
+    }
+    best
+}
+
+/// Woken from an idle sleep, then asleep again without working.
+fn futile_wakes(states: &[StateSpan]) -> u64 {
+    let mut n = 0;
+    let mut after_sleep = false;
+    for s in states {
+        match s.state {
+            ThreadState::Sleeping => {
+                if after_sleep {
+                    n += 1;
+                }
+                after_sleep = true;
+            }
+            ThreadState::Working | ThreadState::Unknown | ThreadState::Outside => {
+                after_sleep = false
+            }
+            _ => {}
+        }
+    }
+    n
+}
+
+fn thread_summary(t: &ThreadTimeline, duration: u64) -> ThreadSummary {
+    let mut ns = StateTimes::<u64>::default();
+    for s in &t.states {
+        *ns.field_mut(s.state) += s.end_ns - s.begin_ns;
+    }
+    let mut pct = StateTimes::<f64>::default();
+    for s in ThreadState::ALL {
+        *pct.field_mut(s) = if duration == 0 {
+            0.0
+        } else {
+            100.0 * ns.get(s) as f64 / duration as f64
+        };
+    }
+    ThreadSummary {
+        index: t.index,
+        name: t.name.clone(),
+        worker: t.worker,
+        dropped_events: t.dropped,
+        state_ns: ns,
+        state_percent: pct,
+        jobs_run: t.jobs.iter().filter(|j| j.complete).count() as u64,
+        steals: t.steals.len() as u64,
+        wakes_issued: t.wakes.len() as u64,
+        futile_wakes: futile_wakes(&t.states),
+        latency: Distribution::of(t.jobs.iter().filter_map(|j| j.latency_ns).collect()),
+        rapid_switching: rapid_switching(&t.states),
+    }
+}
+
+impl Capture {
+    /// The numbers of this capture.
+    pub fn summary(&self) -> Summary {
+        let threads: Vec<ThreadSummary> = self
+            .threads
+            .iter()
+            .map(|t| thread_summary(t, self.duration_ns))
+            .collect();
+        let mut by_name: HashMap<&str, Vec<u64>> = HashMap::new();
+        for t in &self.threads {
+            for j in t.jobs.iter().filter(|j| j.complete) {
+                by_name
+                    .entry(self.name_of(j))
+                    .or_default()
+                    .push(j.end_ns - j.begin_ns);
+            }
+        }
+        let mut jobs: Vec<JobStats> = by_name
+            .into_iter()
+            .map(|(name, v)| {
+                let total: u64 = v.iter().sum();
+                let d = Distribution::of(v);
+                JobStats {
+                    name: name.to_owned(),
+                    count: d.count,
+                    total_ns: total,
+                    mean_ns: d.mean_ns,
+                    p50_ns: d.p50_ns,
+                    p99_ns: d.p99_ns,
+                    max_ns: d.max_ns,
+                }
+            })
+            .collect();
+        jobs.sort_by(|a, b| {
+            b.total_ns
+                .cmp(&a.total_ns)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        let latency = Distribution::of(
+            self.threads
+                .iter()
+                .flat_map(|t| t.jobs.iter().filter_map(|j| j.latency_ns))
+                .collect(),
+        );
+        let frames = Distribution::of(self.frames.iter().map(|f| f.end_ns - f.begin_ns).collect());
+        let mut warnings = Vec::new();
+        for t in &threads {
+            if t.dropped_events > 0 {
+                warnings.push(format!(
+                    "{}: {} events dropped (buffer full); its timeline is unknown after its last \
+                     event. Raise TraceConfig::events_per_thread or capture less.",
+                    t.name, t.dropped_events
+                ));
+            }
+            if let Some(r) = t.rapid_switching {
+                warnings.push(format!(
+                    "{}: rapid switching between working and waiting/sleeping: {} switches \
+                     (each run < {}) within {} from {} — contention, or too little work per wake.",
+                    t.name,
+                    r.switches,
+                    fmt_ns(RAPID_SHORT_NS as f64),
+                    fmt_ns(RAPID_WINDOW_NS as f64),
+                    fmt_ns(r.window_begin_ns as f64)
+                ));
+            }
+        }
+        Summary {
+            duration_ns: self.duration_ns,
+            threads,
+            jobs,
+            latency,
+            frames,
+            warnings,
+        }
+    }
+}
+
+/// A duration for people: "850 ns", "12.50 µs", "1.234 ms", "2.000 s".
+pub(crate) fn fmt_ns(ns: f64) -> String {
+    let a = ns.abs();
+    if a < 1e3 {
+        format!("{ns:.0} ns")
+    } else if a < 1e6 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if a < 1e9 {
+        format!("{:.3} ms", ns / 1e6)
+    } else {
+        format!("{:.3} s", ns / 1e9)
+    }
+}
+
+/// `s` cut to `width` characters (keeping the start, marking the cut).
+pub(crate) fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_owned()
+    } else {
+        let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "capture: {}, {} threads, {} frames",
+            fmt_ns(self.duration_ns as f64),
+            self.threads.len(),
+            self.frames.count
+        )?;
+        if self.frames.count > 0 {
+            let d = &self.frames;
+            writeln!(
+                f,
+                "frame time: mean {}, p50 {}, p99 {}, max {}",
+                fmt_ns(d.mean_ns as f64),
+                fmt_ns(d.p50_ns as f64),
+                fmt_ns(d.p99_ns as f64),
+                fmt_ns(d.max_ns as f64)
+            )?;
+        }
+        let l = &self.latency;
+        writeln!(
+            f,
+            "scheduling latency (ready -> start): {} jobs, p50 {}, p99 {}, max {}",
+            l.count,
+            fmt_ns(l.p50_ns as f64),
+            fmt_ns(l.p99_ns as f64),
+            fmt_ns(l.max_ns as f64)
+        )?;
+        writeln!(f)?;
+        write!(f, "{:<20}", "thread")?;
+        for s in ThreadState::ALL {
+            write!(f, " {:>9}", s.name())?;
+        }
+        writeln!(
+            f,
+            " {:>7} {:>6} {:>6} {:>6} {:>11} {:>11} {:>11}",
+            "jobs", "steals", "wakes", "futile", "lat p50", "lat p99", "lat max"
+        )?;
+        for t in &self.threads {
+            write!(f, "{:<20}", fit(&t.name, 20))?;
+            for s in ThreadState::ALL {
+                write!(f, " {:>8.1}%", t.state_percent.get(s))?;
+            }
+            writeln!(
+                f,
+                " {:>7} {:>6} {:>6} {:>6} {:>11} {:>11} {:>11}",
+                t.jobs_run,
+                t.steals,
+                t.wakes_issued,
+                t.futile_wakes,
+                fmt_ns(t.latency.p50_ns as f64),
+                fmt_ns(t.latency.p99_ns as f64),
+                fmt_ns(t.latency.max_ns as f64)
+            )?;
+        }
+        if !self.jobs.is_empty() {
+            writeln!(f)?;
+            writeln!(
+                f,
+                "{:<40} {:>8} {:>12} {:>12} {:>12} {:>12}",
+                "job", "count", "total", "mean", "p99", "max"
+            )?;
+            for j in &self.jobs {
+                writeln!(
+                    f,
+                    "{:<40} {:>8} {:>12} {:>12} {:>12} {:>12}",
+                    fit(&j.name, 40),
+                    j.count,
+                    fmt_ns(j.total_ns as f64),
+                    fmt_ns(j.mean_ns as f64),
+                    fmt_ns(j.p99_ns as f64),
+                    fmt_ns(j.max_ns as f64)
+                )?;
+            }
+        }
+        if !self.warnings.is_empty() {
+            writeln!(f)?;
+            for w in &self.warnings {
+                writeln!(f, "warning: {w}")?;
+            }
+        }
+        Ok(())
+    }
+}

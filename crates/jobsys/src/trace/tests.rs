@@ -1,0 +1,679 @@
+//! Tests of analysis, export/import, summary and compare on synthetic
+//! traces with known timings (no job system, no clocks).
+
+use super::json::{parse, Json};
+use super::*;
+use std::collections::HashMap;
+
+const A: JobId = JobId(0xA);
+const B: JobId = JobId(0xB);
+const C: JobId = JobId(0xC);
+const START: u64 = 1_000_000;
+
+fn rec(ts: u64, event: Event) -> Record {
+    Record {
+        ts_ns: START + ts,
+        event,
+    }
+}
+
+fn thread(index: u32, worker: bool, name: &str, events: Vec<Record>) -> ThreadEvents {
+    ThreadEvents {
+        index,
+        name: name.to_owned(),
+        worker,
+        dropped: 0,
+        events,
+    }
+}
+
+/// Worker 0 sleeps, is woken, steals and runs "physics" (which releases
+/// "render"), spins, sleeps, is woken by main, finds nothing (a futile
+/// wake) and sleeps. Worker 1 records nothing. Main schedules, waits,
+/// helps, blocks, runs "render", and wakes worker 0. 100 µs in all.
+fn synthetic(physics_ns: u64) -> Trace {
+    use Event::*;
+    let p = physics_ns;
+    let w0 = vec![
+        rec(10_000, SleepEnd),
+        rec(12_000, Steal { victim: 2 }),
+        rec(
+            12_000,
+            JobBegin {
+                job: A,
+                name: "physics",
+            },
+        ),
+        rec(
+            11_000 + p,
+            JobReady {
+                job: C,
+                by_dependency: true,
+            },
+        ),
+        rec(
+            12_000 + p,
+            JobEnd {
+                job: A,
+                name: "physics",
+            },
+        ),
+        rec(35_000, SpinBegin),
+        rec(40_000, SleepBegin),
+        rec(60_000, SleepEnd),
+        rec(65_000, SleepBegin),
+    ];
+    let main = vec![
+        rec(0, CaptureStart),
+        rec(1_000, FrameBegin { frame: 0 }),
+        rec(
+            2_000,
+            JobReady {
+                job: A,
+                by_dependency: false,
+            },
+        ),
+        rec(
+            3_000,
+            JobReady {
+                job: B,
+                by_dependency: false,
+            },
+        ),
+        rec(5_000, WaitBegin { job: C }),
+        rec(
+            6_000,
+            JobBegin {
+                job: B,
+                name: "my::closure",
+            },
+        ),
+        rec(
+            16_000,
+            JobEnd {
+                job: B,
+                name: "my::closure",
+            },
+        ),
+        rec(20_000, SleepBegin),
+        rec(45_000, SleepEnd),
+        rec(
+            46_000,
+            JobBegin {
+                job: C,
+                name: "render",
+            },
+        ),
+        rec(
+            56_000,
+            JobEnd {
+                job: C,
+                name: "render",
+            },
+        ),
+        rec(57_000, WaitEnd { job: C }),
+        rec(59_000, Wake { wakee: Some(0) }),
+        rec(90_000, FrameEnd { frame: 0 }),
+    ];
+    Trace {
+        start_ns: START,
+        end_ns: START + 100_000,
+        threads: vec![
+            thread(0, true, "worker 0", w0),
+            thread(1, true, "worker 1", vec![]),
+            thread(2, false, "main", main),
+        ],
+    }
+}
+
+fn states(t: &ThreadTimeline) -> Vec<(ThreadState, u64, u64)> {
+    t.states
+        .iter()
+        .map(|s| (s.state, s.begin_ns, s.end_ns))
+        .collect()
+}
+
+#[test]
+fn analysis_derives_states_latency_wakes_and_releases() {
+    use ThreadState::*;
+    let c = synthetic(20_000).analyse();
+    assert_eq!(c.duration_ns, 100_000);
+    assert_eq!(
+        states(&c.threads[0]),
+        vec![
+            (Sleeping, 0, 10_000),
+            (Searching, 10_000, 12_000),
+            (Working, 12_000, 32_000),
+            (Searching, 32_000, 35_000),
+            (Spinning, 35_000, 40_000),
+            (Sleeping, 40_000, 60_000),
+            (Searching, 60_000, 65_000),
+            (Sleeping, 65_000, 100_000),
+        ]
+    );
+    assert_eq!(states(&c.threads[1]), vec![(Unknown, 0, 100_000)]);
+    assert_eq!(
+        states(&c.threads[2]),
+        vec![
+            (Outside, 0, 5_000),
+            (Waiting, 5_000, 6_000),
+            (Working, 6_000, 16_000),
+            (Waiting, 16_000, 20_000),
+            (Blocked, 20_000, 45_000),
+            (Waiting, 45_000, 46_000),
+            (Working, 46_000, 56_000),
+            (Waiting, 56_000, 57_000),
+            (Outside, 57_000, 100_000),
+        ]
+    );
+    let w0 = &c.threads[0];
+    assert_eq!(c.name_of(&w0.jobs[0]), "physics");
+    assert_eq!(w0.jobs[0].latency_ns, Some(10_000));
+    let main = &c.threads[2];
+    let lat: HashMap<&str, Option<u64>> = main
+        .jobs
+        .iter()
+        .map(|j| (c.name_of(j), j.latency_ns))
+        .collect();
+    assert_eq!(lat["my::closure"], Some(3_000));
+    assert_eq!(
+        lat["render"],
+        Some(15_000),
+        "release at 31 µs, start at 46 µs"
+    );
+    assert_eq!(main.waits.len(), 1);
+    assert_eq!(
+        main.wakes,
+        vec![Wake {
+            ts_ns: 59_000,
+            wakee: Some(0),
+            target_ns: Some(60_000)
+        }]
+    );
+    assert_eq!(
+        w0.releases,
+        vec![Release {
+            ts_ns: 31_000,
+            job: C,
+            started: Some((2, 46_000))
+        }]
+    );
+    assert_eq!(
+        w0.steals,
+        vec![Steal {
+            ts_ns: 12_000,
+            victim: 2
+        }]
+    );
+    assert_eq!(
+        c.frames,
+        vec![FrameSpan {
+            frame: 0,
+            begin_ns: 1_000,
+            end_ns: 90_000
+        }]
+    );
+}
+
+#[test]
+fn summary_numbers_of_a_known_trace() {
+    let s = synthetic(20_000).summary();
+    for t in &s.threads {
+        let total_ns: u64 = ThreadState::ALL.iter().map(|&x| t.state_ns.get(x)).sum();
+        assert_eq!(total_ns, s.duration_ns, "{}", t.name);
+        let pct: f64 = ThreadState::ALL
+            .iter()
+            .map(|&x| t.state_percent.get(x))
+            .sum();
+        assert!((pct - 100.0).abs() < 1e-9, "{}: {pct}", t.name);
+    }
+    let w0 = &s.threads[0];
+    assert_eq!(w0.state_ns.sleeping, 65_000);
+    assert_eq!(w0.state_ns.working, 20_000);
+    assert_eq!(w0.state_ns.searching, 10_000);
+    assert_eq!(w0.state_ns.spinning, 5_000);
+    assert_eq!(w0.state_percent.working, 20.0);
+    assert_eq!((w0.jobs_run, w0.steals, w0.wakes_issued), (1, 1, 0));
+    assert_eq!(w0.futile_wakes, 1);
+    assert_eq!(s.threads[1].state_ns.unknown, 100_000);
+    let main = &s.threads[2];
+    assert_eq!(main.state_ns.blocked, 25_000);
+    assert_eq!(main.state_ns.waiting, 7_000);
+    assert_eq!(main.state_ns.outside, 48_000);
+    assert_eq!(
+        (main.jobs_run, main.wakes_issued, main.futile_wakes),
+        (2, 1, 0)
+    );
+    assert_eq!(main.latency.count, 2);
+    assert_eq!(main.latency.max_ns, 15_000);
+    let names: Vec<(&str, u64, u64)> = s
+        .jobs
+        .iter()
+        .map(|j| (j.name.as_str(), j.count, j.total_ns))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("physics", 1, 20_000),
+            ("my::closure", 1, 10_000),
+            ("render", 1, 10_000)
+        ]
+    );
+    assert_eq!(s.latency.count, 3);
+    assert_eq!(s.latency.p50_ns, 10_000);
+    assert_eq!(s.latency.max_ns, 15_000);
+    assert_eq!(s.frames.count, 1);
+    assert_eq!(s.frames.max_ns, 89_000);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let text = s.to_string();
+    assert!(text.contains("physics"), "{text}");
+    assert!(text.contains("worker 0"), "{text}");
+}
+
+fn export(t: &Trace) -> (Vec<u8>, Json) {
+    let mut buf = Vec::new();
+    t.write_chrome_json(&mut buf).unwrap();
+    validate_chrome_json(&buf[..]).unwrap();
+    let v = parse(&buf).expect("valid JSON");
+    (buf, v)
+}
+
+/// `v[k1][k2]…` as a string.
+fn s<'a>(v: &'a Json, path: &[&str]) -> Option<&'a str> {
+    path.iter().try_fold(v, |v, k| v.get(k))?.as_str()
+}
+
+#[test]
+fn the_validator_catches_what_viewers_reject() {
+    let bad = |events: &str| {
+        let doc = format!(r#"{{"traceEvents":[{events}]}}"#);
+        validate_chrome_json(doc.as_bytes()).unwrap_err()
+    };
+    let x = |ts: f64, dur: f64| {
+        format!(r#"{{"name":"a","ph":"X","ts":{ts},"dur":{dur},"pid":1,"tid":1}}"#)
+    };
+    assert!(bad(&format!("{},{}", x(0.0, 2.0), x(1.0, 2.0))).contains("nesting"));
+    assert!(validate_chrome_json(
+        format!(r#"{{"traceEvents":[{},{}]}}"#, x(0.0, 2.0), x(0.5, 1.0)).as_bytes()
+    )
+    .is_ok());
+    assert!(
+        bad(r#"{"name":"w","cat":"c","ph":"s","ts":1,"id":3,"pid":1,"tid":1}"#).contains("flow")
+    );
+    assert!(bad(r#"{"name":"a","ph":"X","ts":1,"pid":1,"tid":1}"#).contains("dur"));
+    assert!(bad(r#"{"name":"a","ph":"E","ts":1,"pid":1,"tid":1}"#).contains("E without B"));
+}
+
+#[test]
+fn chrome_json_has_tracks_slices_flows_and_frames() {
+    let t = synthetic(20_000);
+    let (_, v) = export(&t);
+    let Some(Json::Arr(evs)) = v.get("traceEvents") else {
+        panic!("no traceEvents")
+    };
+    for e in evs {
+        if s(e, &["ph"]) == Some("f") {
+            assert_eq!(
+                s(e, &["bp"]),
+                Some("e"),
+                "flow ends bind to the enclosing slice"
+            );
+        }
+    }
+    let named = |ph: &str, cat: &str| -> Vec<&Json> {
+        evs.iter()
+            .filter(|e| s(e, &["ph"]) == Some(ph) && s(e, &["cat"]) == Some(cat))
+            .collect()
+    };
+    let thread_names: Vec<&str> = evs
+        .iter()
+        .filter(|e| s(e, &["name"]) == Some("thread_name"))
+        .map(|e| s(e, &["args", "name"]).unwrap())
+        .collect();
+    for n in [
+        "frames",
+        "worker 0",
+        "worker 0 state",
+        "worker 1",
+        "main",
+        "main state",
+    ] {
+        assert!(thread_names.contains(&n), "{n} in {thread_names:?}");
+    }
+    let jobs: Vec<&str> = named("X", "job")
+        .iter()
+        .map(|e| s(e, &["name"]).unwrap())
+        .collect();
+    assert_eq!(jobs, vec!["physics", "my::closure", "render"]);
+    let state = named("X", "state");
+    assert!(state.iter().all(|e| s(e, &["cname"]).is_some()));
+    let state_names: std::collections::HashSet<&str> =
+        state.iter().map(|e| s(e, &["name"]).unwrap()).collect();
+    for n in [
+        "working",
+        "searching",
+        "spinning",
+        "sleeping",
+        "waiting",
+        "blocked",
+        "outside",
+        "unknown",
+    ] {
+        assert!(state_names.contains(n), "{n}");
+    }
+    assert_eq!(named("s", "wake").len(), 1);
+    assert_eq!(named("f", "wake").len(), 1);
+    assert_eq!(named("s", "dep").len(), 1);
+    let frame_marks = named("i", "frame");
+    assert_eq!(frame_marks.len(), 1);
+    assert_eq!(s(frame_marks[0], &["s"]), Some("g"));
+    assert_eq!(named("X", "frame").len(), 1);
+    assert_eq!(named("i", "steal").len(), 1);
+    // Microseconds with nanosecond digits (and a 0.4 ns bias): physics
+    // began at 12 µs and ran 20 µs.
+    let physics = named("X", "job")[0];
+    assert_eq!(physics.get("ts"), Some(&Json::Num("12.0004".into())));
+    assert_eq!(physics.get("dur").and_then(Json::as_ns), Some(20_000));
+    let latency = physics.get("args").and_then(|a| a.get("latency_ns"));
+    assert_eq!(latency.and_then(Json::as_u64), Some(10_000));
+    // Metadata after the events, under a key viewers know.
+    let meta = v.get("metadata").and_then(|m| m.get("jobsys")).unwrap();
+    assert_eq!(s(meta, &["format"]), Some("jobsys-trace"));
+    assert!(matches!(meta.get("threads"), Some(Json::Arr(t)) if t.len() == 3));
+    let Json::Obj(top) = &v else { panic!() };
+    assert_eq!(
+        top[0].0, "traceEvents",
+        "events first: Perfetto stops at unknown keys"
+    );
+    assert!(top.iter().all(|(k, _)| k != "displayTimeUnit"));
+}
+
+#[test]
+fn a_summary_read_back_from_json_equals_the_original() {
+    // Odd nanoseconds to exercise the microsecond round trip.
+    let mut t = synthetic(20_123);
+    t.end_ns += 7;
+    let c = t.analyse();
+    let (buf, _) = export(&t);
+    let back = Capture::read_chrome_json(&buf[..]).unwrap();
+    assert_eq!(back.summary(), t.summary());
+    for (x, y) in c.threads.iter().zip(&back.threads) {
+        assert_eq!(x.states, y.states);
+        assert_eq!(x.wakes, y.wakes);
+        assert_eq!(x.releases, y.releases);
+        assert_eq!(x.steals, y.steals);
+        assert_eq!(x.waits, y.waits);
+        let names = |cap: &Capture, t: &ThreadTimeline| -> Vec<(String, u64, u64, Option<u64>)> {
+            t.jobs
+                .iter()
+                .map(|j| {
+                    (
+                        cap.name_of(j).to_owned(),
+                        j.begin_ns,
+                        j.end_ns,
+                        j.latency_ns,
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(names(&c, x), names(&back, y));
+    }
+    assert_eq!(c.frames, back.frames);
+}
+
+#[test]
+fn reading_refuses_foreign_json() {
+    let r = Capture::read_chrome_json(&br#"{"traceEvents":[]}"#[..]);
+    assert!(matches!(r, Err(ReadError::NotJobsys)), "{r:?}");
+    let r = Capture::read_chrome_json(
+        &br#"{"traceEvents":[],"metadata":{"jobsys":{"format":"x"}}}"#[..],
+    );
+    assert!(matches!(r, Err(ReadError::NotJobsys)), "{r:?}");
+    let r = Capture::read_chrome_json(&b"[1,2"[..]);
+    assert!(matches!(r, Err(ReadError::Json(_))), "{r:?}");
+}
+
+#[test]
+fn compare_sorts_by_absolute_difference() {
+    let a = synthetic(20_000).analyse();
+    let b = synthetic(40_000).analyse();
+    let cmp = compare(&a, &b, CompareOptions::default());
+    let rows: Vec<(&str, f64)> = cmp
+        .rows
+        .iter()
+        .map(|r| (r.name.as_str(), r.abs_diff_ns))
+        .collect();
+    assert_eq!(rows[0], ("physics", 20_000.0));
+    assert_eq!(cmp.rows[0].rel_diff, Some(1.0));
+    assert_eq!(cmp.rows[0].a.mean_ns, 20_000.0);
+    assert_eq!(cmp.rows[0].b.mean_ns, 40_000.0);
+    assert!(rows[1..].iter().all(|r| r.1 == 0.0));
+    let text = cmp.to_string();
+    assert!(text.contains("+100.0%"), "{text}");
+    // The other way round the difference is negative but sorts the same.
+    let back = compare(&b, &a, CompareOptions::default());
+    assert_eq!(back.rows[0].abs_diff_ns, -20_000.0);
+}
+
+#[test]
+fn compare_with_itself_shows_no_difference() {
+    let a = synthetic(20_000).analyse();
+    for per_frame in [false, true] {
+        let cmp = compare(&a, &a, CompareOptions { per_frame });
+        assert!(!cmp.rows.is_empty());
+        for r in &cmp.rows {
+            assert_eq!(r.abs_diff_ns, 0.0);
+            assert_eq!(r.rel_diff, Some(0.0));
+            assert_eq!(r.a, r.b);
+        }
+        assert_eq!(cmp.frames.a, cmp.frames.b);
+    }
+}
+
+#[test]
+fn compare_per_frame_averages_over_frames() {
+    use Event::*;
+    // Two frames, "x" runs twice in the first and once in the second; one
+    // more "x" outside any frame does not count per frame.
+    let ev = |ts: u64, e| rec(ts, e);
+    let job = |id: u64, b: u64, e: u64| {
+        [
+            ev(
+                b,
+                JobBegin {
+                    job: JobId(id),
+                    name: "x",
+                },
+            ),
+            ev(
+                e,
+                JobEnd {
+                    job: JobId(id),
+                    name: "x",
+                },
+            ),
+        ]
+    };
+    let mut events = vec![ev(0, FrameBegin { frame: 0 })];
+    events.extend(job(1, 10, 20));
+    events.extend(job(2, 30, 40));
+    events.push(ev(50, FrameEnd { frame: 0 }));
+    events.push(ev(60, FrameBegin { frame: 1 }));
+    events.extend(job(3, 70, 100));
+    events.push(ev(110, FrameEnd { frame: 1 }));
+    events.extend(job(4, 200, 300));
+    let t = Trace {
+        start_ns: START,
+        end_ns: START + 400,
+        threads: vec![thread(0, false, "main", events)],
+    };
+    let c = t.analyse();
+    assert_eq!(c.frames.len(), 2);
+    let cmp = compare(&c, &c, CompareOptions { per_frame: true });
+    assert_eq!(cmp.rows[0].a.count, 1.5);
+    assert_eq!(cmp.rows[0].a.total_ns, 25.0);
+    assert_eq!(cmp.rows[0].a.mean_ns, 50.0 / 3.0);
+    let all = compare(&c, &c, CompareOptions::default());
+    assert_eq!(all.rows[0].a.count, 4.0);
+    assert_eq!(all.rows[0].a.total_ns, 150.0);
+}
+
+/// `n` cycles of (work `work` ns, wait `wait` ns) on a non-worker thread.
+fn switching(n: u64, work: u64, wait: u64) -> Trace {
+    use Event::*;
+    let mut events = Vec::new();
+    let mut t = 0;
+    for k in 0..n {
+        events.push(rec(t, WaitBegin { job: JobId(k) }));
+        events.push(rec(
+            t,
+            JobBegin {
+                job: JobId(1000 + k),
+                name: "small",
+            },
+        ));
+        t += work;
+        events.push(rec(
+            t,
+            JobEnd {
+                job: JobId(1000 + k),
+                name: "small",
+            },
+        ));
+        events.push(rec(t, SleepBegin));
+        t += wait;
+        events.push(rec(t, SleepEnd));
+        events.push(rec(t, WaitEnd { job: JobId(k) }));
+    }
+    Trace {
+        start_ns: START,
+        end_ns: START + t + 1,
+        threads: vec![thread(0, false, "main", events)],
+    }
+}
+
+#[test]
+fn rapid_switching_is_flagged() {
+    let s = switching(20, 20_000, 30_000).summary();
+    let r = s.threads[0].rapid_switching.expect("flagged");
+    assert_eq!(r.switches, RAPID_MIN_SWITCHES + 10);
+    assert!(
+        s.warnings.iter().any(|w| w.contains("rapid switching")),
+        "{:?}",
+        s.warnings
+    );
+    assert!(s.to_string().contains("warning: main: rapid switching"));
+}
+
+#[test]
+fn long_runs_and_back_to_back_jobs_are_not_rapid_switching() {
+    // Long cycles.
+    let s = switching(20, 200_000, 300_000).summary();
+    assert_eq!(s.threads[0].rapid_switching, None);
+    // Fewer short cycles than the threshold within a window.
+    let s = switching(RAPID_MIN_SWITCHES as u64 - 1, 20_000, 30_000).summary();
+    assert_eq!(s.threads[0].rapid_switching, None);
+    // A worker running many tiny jobs back to back, searching in between.
+    use Event::*;
+    let mut events = vec![rec(0, SearchBegin)];
+    for k in 0..200u64 {
+        events.push(rec(
+            k * 1_000 + 100,
+            JobBegin {
+                job: JobId(k),
+                name: "tiny",
+            },
+        ));
+        events.push(rec(
+            k * 1_000 + 900,
+            JobEnd {
+                job: JobId(k),
+                name: "tiny",
+            },
+        ));
+    }
+    let t = Trace {
+        start_ns: START,
+        end_ns: START + 200_000,
+        threads: vec![thread(0, true, "worker 0", events)],
+    };
+    assert_eq!(t.summary().threads[0].rapid_switching, None);
+}
+
+#[test]
+fn dropped_events_make_the_rest_unknown_and_warn() {
+    let mut t = synthetic(20_000);
+    t.threads[0].events.truncate(3); // SleepEnd, Steal, JobBegin at 12 µs
+    t.threads[0].dropped = 6;
+    let c = t.analyse();
+    let w0 = &c.threads[0];
+    assert_eq!(
+        w0.states.last().map(|s| (s.state, s.begin_ns)),
+        Some((ThreadState::Unknown, 12_000))
+    );
+    // The job that began before the buffer filled is clipped, not counted.
+    assert!(!w0.jobs[0].complete);
+    let s = c.summary();
+    assert_eq!(s.threads[0].jobs_run, 0);
+    assert!(s.warnings.iter().any(|w| w.contains("6 events dropped")));
+}
+
+#[test]
+fn a_job_running_when_the_capture_starts_is_partial() {
+    use Event::*;
+    let t = Trace {
+        start_ns: START,
+        end_ns: START + 100,
+        threads: vec![thread(
+            0,
+            true,
+            "worker 0",
+            vec![
+                rec(10, WaitBegin { job: B }),
+                rec(20, WaitEnd { job: B }),
+                rec(
+                    30,
+                    JobEnd {
+                        job: A,
+                        name: "long",
+                    },
+                ),
+                rec(40, SleepBegin),
+            ],
+        )],
+    };
+    let c = t.analyse();
+    let w = &c.threads[0];
+    assert_eq!(
+        states(w),
+        vec![
+            (ThreadState::Working, 0, 10),
+            (ThreadState::Waiting, 10, 20),
+            (ThreadState::Working, 20, 30),
+            (ThreadState::Searching, 30, 40),
+            (ThreadState::Sleeping, 40, 100),
+        ]
+    );
+    assert_eq!(w.jobs.len(), 1);
+    assert!(!w.jobs[0].complete);
+    assert_eq!(c.name_of(&w.jobs[0]), "long");
+    assert!(t.summary().jobs.is_empty());
+}
+
+#[test]
+fn capture_order_and_events_survive_the_raw_record() {
+    use super::event::{RawEvent, READY, WAKE};
+    let r = RawEvent::new(42, WAKE, super::event::wakee_word(None), "");
+    assert_eq!(r.decode().unwrap().event, Event::Wake { wakee: None });
+    let r = RawEvent::new(43, READY, 7, "");
+    assert_eq!(
+        r.decode().unwrap(),
+        Record {
+            ts_ns: 43,
+            event: Event::JobReady {
+                job: JobId(7),
+                by_dependency: false
+            }
+        }
+    );
+}

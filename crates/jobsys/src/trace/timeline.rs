@@ -1,0 +1,696 @@
+//! Analysis: a [`Trace`] (raw per-thread events) becomes a [`Capture`]:
+//! per-thread state timelines, job and wait slices, steals, wakes (with the
+//! moment the wakee woke) and dependency releases (with where the released
+//! job started), frames. Export, import, summary and compare all work on a
+//! `Capture`, so a capture read back from its JSON summarises the same.
+//!
+//! Thread states are derived with a small stack machine per thread:
+//! - frames: `Job` (pushed by job begin, popped by job end) and `Wait`
+//!   (wait begin/end; `parked` between sleep begin and end inside it);
+//! - state = top frame: job → working, parked wait → blocked, wait →
+//!   waiting; no frame → the top-level state: for a worker searching (after
+//!   a job, a wake or search begin), spinning, sleeping; for any other
+//!   thread outside (running its own code).
+//! - The frames open when the capture started are inferred from ends
+//!   without a begin (job end, wait end; a sleep end without a sleep begin
+//!   at that level: asleep/parked); the state before a worker's first event
+//!   is unknown otherwise, and outside for other threads.
+//! - A thread whose buffer overflowed is unknown from its last recorded
+//!   event to the end of the capture.
+//!
+//! Invariants of the result: each thread's `states` are sorted, do not
+//! overlap, never hold two adjacent spans of one state, and cover
+//! `[0, duration_ns)` exactly; all times are nanoseconds since the capture
+//! started.
+
+use super::event::{Event, JobId};
+use super::recorder::{ThreadEvents, Trace};
+use std::collections::HashMap;
+
+/// What a thread was doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum ThreadState {
+    /// Running a job.
+    Working,
+    /// A worker looking for work (own deque, stealing).
+    Searching,
+    /// A worker spinning before it sleeps.
+    Spinning,
+    /// A worker asleep on its futex (idle).
+    Sleeping,
+    /// In `complete`/`join`, helping or spinning, for a job to finish.
+    Waiting,
+    /// In `complete`/`join`, asleep until the job finishes.
+    Blocked,
+    /// A non-worker thread outside the job system (its own code).
+    Outside,
+    /// Not known (before a worker's first event, after a buffer overflowed).
+    Unknown,
+}
+
+impl ThreadState {
+    /// Every state, in display order.
+    pub const ALL: [ThreadState; 8] = [
+        ThreadState::Working,
+        ThreadState::Searching,
+        ThreadState::Spinning,
+        ThreadState::Sleeping,
+        ThreadState::Waiting,
+        ThreadState::Blocked,
+        ThreadState::Outside,
+        ThreadState::Unknown,
+    ];
+
+    /// Lower-case name (also the slice name in the exported JSON).
+    pub fn name(self) -> &'static str {
+        match self {
+            ThreadState::Working => "working",
+            ThreadState::Searching => "searching",
+            ThreadState::Spinning => "spinning",
+            ThreadState::Sleeping => "sleeping",
+            ThreadState::Waiting => "waiting",
+            ThreadState::Blocked => "blocked",
+            ThreadState::Outside => "outside",
+            ThreadState::Unknown => "unknown",
+        }
+    }
+
+    /// The state called `name`.
+    pub fn from_name(name: &str) -> Option<ThreadState> {
+        ThreadState::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// chrome://tracing reserved colour of the state's slices (Perfetto
+    /// colours by name, which differs per state too).
+    pub(crate) fn cname(self) -> &'static str {
+        match self {
+            ThreadState::Working => "thread_state_running",
+            ThreadState::Searching => "thread_state_runnable",
+            ThreadState::Spinning => "thread_state_iowait",
+            ThreadState::Sleeping => "thread_state_sleeping",
+            ThreadState::Waiting => "bad",
+            ThreadState::Blocked => "terrible",
+            ThreadState::Outside => "olive",
+            ThreadState::Unknown => "thread_state_unknown",
+        }
+    }
+}
+
+/// A thread was in `state` during `[begin_ns, end_ns)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct StateSpan {
+    pub state: ThreadState,
+    pub begin_ns: u64,
+    pub end_ns: u64,
+}
+
+/// A thread ran a job (or some pieces of a `parallel_for`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobSpan {
+    /// Index into [`Capture::names`].
+    pub name: u32,
+    pub job: JobId,
+    pub begin_ns: u64,
+    pub end_ns: u64,
+    /// From becoming runnable (scheduled, or released by its last
+    /// dependency) to this start; only on a job's first span.
+    pub latency_ns: Option<u64>,
+    /// Begin and end both lie inside the capture (statistics use only
+    /// these).
+    pub complete: bool,
+}
+
+/// A thread waited for a job (`complete`, or a `join` whose half was stolen).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitSpan {
+    pub job: JobId,
+    pub begin_ns: u64,
+    pub end_ns: u64,
+    pub complete: bool,
+}
+
+/// A thread took work from thread `victim`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Steal {
+    pub ts_ns: u64,
+    pub victim: u32,
+}
+
+/// A thread woke thread `wakee`, which woke up at `target_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wake {
+    pub ts_ns: u64,
+    pub wakee: Option<u32>,
+    /// When the wakee's sleep that this wake ended was over (`None`: it did
+    /// not wake inside the capture, was not asleep — no sleep within
+    /// [`WAKE_SLACK_NS`] — or the wakee is unknown).
+    pub target_ns: Option<u64>,
+}
+
+/// A thread's finishing job released `job` (its last dependency).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Release {
+    pub ts_ns: u64,
+    pub job: JobId,
+    /// (thread index, begin) of the released job's first span, if it
+    /// started inside the capture.
+    pub started: Option<(u32, u64)>,
+}
+
+/// A frame (`frame_begin` … `frame_end`) inside the capture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameSpan {
+    pub frame: u64,
+    pub begin_ns: u64,
+    pub end_ns: u64,
+}
+
+/// One thread's analysed timeline.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThreadTimeline {
+    pub index: u32,
+    pub name: String,
+    pub worker: bool,
+    pub dropped: u64,
+    pub states: Vec<StateSpan>,
+    /// Sorted by begin (enclosing spans first).
+    pub jobs: Vec<JobSpan>,
+    pub waits: Vec<WaitSpan>,
+    pub steals: Vec<Steal>,
+    pub wakes: Vec<Wake>,
+    pub releases: Vec<Release>,
+}
+
+/// An analysed capture (see the module docs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Capture {
+    pub duration_ns: u64,
+    /// Job names; [`JobSpan::name`] indexes this.
+    pub names: Vec<String>,
+    /// Sorted by thread index.
+    pub threads: Vec<ThreadTimeline>,
+    /// Complete frames, by frame number.
+    pub frames: Vec<FrameSpan>,
+}
+
+impl Capture {
+    /// The name of a job span.
+    pub fn name_of(&self, span: &JobSpan) -> &str {
+        &self.names[span.name as usize]
+    }
+
+    /// The thread with index `index`.
+    pub fn thread(&self, index: u32) -> Option<&ThreadTimeline> {
+        self.threads.iter().find(|t| t.index == index)
+    }
+}
+
+/// Job names, each stored once.
+#[derive(Default)]
+pub(crate) struct Interner {
+    map: HashMap<String, u32>,
+    pub names: Vec<String>,
+}
+
+impl Interner {
+    pub(crate) fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.map.get(s) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(s.to_owned());
+        self.map.insert(s.to_owned(), i);
+        i
+    }
+}
+
+/// Name used for a job without a name (should not happen: the core passes
+/// its `JobDesc` name or its closure's type name).
+const UNNAMED: &str = "(job)";
+
+enum Frame {
+    Job {
+        job: JobId,
+        name: &'static str,
+        begin: u64,
+        known: bool,
+    },
+    Wait {
+        job: JobId,
+        begin: u64,
+        known: bool,
+        parked: bool,
+    },
+}
+
+/// One thread's analysis, plus what the cross-thread passes need.
+struct Pass {
+    tl: ThreadTimeline,
+    /// Per job span: was its begin recorded?
+    begin_known: Vec<bool>,
+    /// (ts, job, index into `tl.releases` when released by a dependency).
+    readies: Vec<(u64, JobId, Option<usize>)>,
+    /// Closed sleep intervals, in order.
+    sleeps: Vec<(u64, u64)>,
+    /// (frame, is begin, ts).
+    frame_marks: Vec<(u64, bool, u64)>,
+}
+
+fn push_span(states: &mut Vec<StateSpan>, state: ThreadState, begin: u64, end: u64) {
+    if end <= begin {
+        return;
+    }
+    if let Some(last) = states.last_mut() {
+        if last.state == state && last.end_ns == begin {
+            last.end_ns = end;
+            return;
+        }
+    }
+    states.push(StateSpan {
+        state,
+        begin_ns: begin,
+        end_ns: end,
+    });
+}
+
+fn current(stack: &[Frame], top: ThreadState) -> ThreadState {
+    match stack.last() {
+        Some(Frame::Job { .. }) => ThreadState::Working,
+        Some(Frame::Wait { parked: true, .. }) => ThreadState::Blocked,
+        Some(Frame::Wait { .. }) => ThreadState::Waiting,
+        None => top,
+    }
+}
+
+fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) -> Pass {
+    let rel = |ts: u64| ts.saturating_sub(start).min(dur);
+    let mut events = t.events.clone();
+    events.sort_by_key(|r| r.ts_ns);
+    let thread_end = if t.dropped > 0 {
+        events.last().map_or(0, |r| rel(r.ts_ns))
+    } else {
+        dur
+    };
+    let worker = t.worker;
+    let mut name_of = |a: &'static str, b: &'static str| -> u32 {
+        let n = if a.is_empty() { b } else { a };
+        names.intern(if n.is_empty() { UNNAMED } else { n })
+    };
+
+    let mut p = Pass {
+        tl: ThreadTimeline {
+            index: t.index,
+            name: t.name.clone(),
+            worker,
+            dropped: t.dropped,
+            ..ThreadTimeline::default()
+        },
+        begin_known: Vec::new(),
+        readies: Vec::new(),
+        sleeps: Vec::new(),
+        frame_marks: Vec::new(),
+    };
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut top = if worker {
+        ThreadState::Unknown
+    } else {
+        ThreadState::Outside
+    };
+    let mut sleep_open: Option<u64> = None;
+    // What was the thread doing when the capture started? Frames whose end
+    // (job end, wait end) comes without a begin were open; a sleep end
+    // without a begin at that level means it was asleep.
+    let mut open: Vec<bool> = Vec::new(); // frames opened in the capture: is job?
+    let mut initial: Vec<Frame> = Vec::new(); // innermost first
+    let mut level_sleep_seen = false;
+    let mut parked_level: Option<usize> = None;
+    for r in &events {
+        match r.event {
+            Event::JobBegin { .. } => open.push(true),
+            Event::WaitBegin { .. } => open.push(false),
+            Event::JobEnd { job, name } => match open.last() {
+                Some(true) => {
+                    open.pop();
+                }
+                Some(false) => {}
+                None => {
+                    initial.push(Frame::Job {
+                        job,
+                        name,
+                        begin: 0,
+                        known: false,
+                    });
+                    level_sleep_seen = false;
+                }
+            },
+            Event::WaitEnd { job } => match open.last() {
+                Some(false) => {
+                    open.pop();
+                }
+                Some(true) => {}
+                None => {
+                    initial.push(Frame::Wait {
+                        job,
+                        begin: 0,
+                        known: false,
+                        parked: false,
+                    });
+                    level_sleep_seen = false;
+                }
+            },
+            Event::SleepBegin if open.is_empty() => level_sleep_seen = true,
+            Event::SleepEnd if open.is_empty() && !level_sleep_seen => {
+                level_sleep_seen = true;
+                parked_level.get_or_insert(initial.len());
+            }
+            _ => {}
+        }
+    }
+    match parked_level {
+        Some(k) if k < initial.len() => {
+            if let Frame::Wait { parked, .. } = &mut initial[k] {
+                *parked = true;
+                sleep_open = Some(0);
+            }
+        }
+        Some(_) if worker => {
+            top = ThreadState::Sleeping;
+            sleep_open = Some(0);
+        }
+        _ => {}
+    }
+    if worker && matches!(initial.last(), Some(Frame::Wait { .. })) {
+        // Workers wait only inside a job.
+        initial.push(Frame::Job {
+            job: JobId(0),
+            name: "",
+            begin: 0,
+            known: false,
+        });
+    }
+    initial.reverse();
+    stack.extend(initial);
+
+    let mut cur = current(&stack, top);
+    let mut span_start = 0;
+    for r in &events {
+        let ts = rel(r.ts_ns);
+        match r.event {
+            Event::JobBegin { job, name } => stack.push(Frame::Job {
+                job,
+                name,
+                begin: ts,
+                known: true,
+            }),
+            Event::JobEnd { job, name } => {
+                if let Some(Frame::Job {
+                    name: begin_name,
+                    begin,
+                    known,
+                    ..
+                }) = stack.last()
+                {
+                    p.tl.jobs.push(JobSpan {
+                        name: name_of(name, begin_name),
+                        job,
+                        begin_ns: *begin,
+                        end_ns: ts,
+                        latency_ns: None,
+                        complete: *known,
+                    });
+                    p.begin_known.push(*known);
+                    stack.pop();
+                    if stack.is_empty() && worker {
+                        top = ThreadState::Searching;
+                    }
+                }
+            }
+            Event::WaitBegin { job } => stack.push(Frame::Wait {
+                job,
+                begin: ts,
+                known: true,
+                parked: false,
+            }),
+            Event::WaitEnd { job } => {
+                if let Some(Frame::Wait { begin, known, .. }) = stack.last() {
+                    p.tl.waits.push(WaitSpan {
+                        job,
+                        begin_ns: *begin,
+                        end_ns: ts,
+                        complete: *known,
+                    });
+                    stack.pop();
+                }
+            }
+            Event::SleepBegin => match stack.last_mut() {
+                Some(Frame::Wait { parked, .. }) => {
+                    *parked = true;
+                    sleep_open = Some(ts);
+                }
+                None => {
+                    top = ThreadState::Sleeping;
+                    sleep_open = Some(ts);
+                }
+                Some(Frame::Job { .. }) => {}
+            },
+            Event::SleepEnd => {
+                match stack.last_mut() {
+                    Some(Frame::Wait { parked, .. }) => *parked = false,
+                    None => {
+                        top = if worker {
+                            ThreadState::Searching
+                        } else {
+                            ThreadState::Outside
+                        }
+                    }
+                    Some(Frame::Job { .. }) => {}
+                }
+                if let Some(b) = sleep_open.take() {
+                    p.sleeps.push((b, ts));
+                }
+            }
+            Event::SearchBegin => {
+                if stack.is_empty() {
+                    top = ThreadState::Searching;
+                }
+            }
+            Event::SpinBegin => {
+                if stack.is_empty() {
+                    top = ThreadState::Spinning;
+                }
+            }
+            Event::Steal { victim } => p.tl.steals.push(Steal { ts_ns: ts, victim }),
+            Event::Wake { wakee } => p.tl.wakes.push(Wake {
+                ts_ns: ts,
+                wakee,
+                target_ns: None,
+            }),
+            Event::JobReady { job, by_dependency } => {
+                let release = by_dependency.then(|| {
+                    p.tl.releases.push(Release {
+                        ts_ns: ts,
+                        job,
+                        started: None,
+                    });
+                    p.tl.releases.len() - 1
+                });
+                p.readies.push((ts, job, release));
+            }
+            Event::FrameBegin { frame } => p.frame_marks.push((frame, true, ts)),
+            Event::FrameEnd { frame } => p.frame_marks.push((frame, false, ts)),
+            Event::CaptureStart => {}
+        }
+        let now = current(&stack, top);
+        if now != cur {
+            push_span(&mut p.tl.states, cur, span_start, ts);
+            span_start = ts;
+            cur = now;
+        }
+    }
+    push_span(&mut p.tl.states, cur, span_start, thread_end);
+    push_span(&mut p.tl.states, ThreadState::Unknown, thread_end, dur);
+    // Still open at the end: clipped.
+    while let Some(f) = stack.pop() {
+        match f {
+            Frame::Job {
+                job,
+                name,
+                begin,
+                known,
+            } => {
+                p.tl.jobs.push(JobSpan {
+                    name: name_of(name, ""),
+                    job,
+                    begin_ns: begin,
+                    end_ns: thread_end,
+                    latency_ns: None,
+                    complete: false,
+                });
+                p.begin_known.push(known);
+            }
+            Frame::Wait { job, begin, .. } => p.tl.waits.push(WaitSpan {
+                job,
+                begin_ns: begin,
+                end_ns: thread_end,
+                complete: false,
+            }),
+        }
+    }
+    p
+}
+
+/// How far a wake may be stamped from the sleep it ended (the waker and
+/// the sleeper read the clock just before or after the futex calls, and may
+/// be preempted in between). Beyond this, the wake gets no arrow: it landed
+/// on a thread that was not asleep (e.g. one that cancelled its park).
+pub const WAKE_SLACK_NS: u64 = 200_000;
+
+/// The wakee's sleep that a wake at `w` ended: the one containing `w`, else
+/// the nearest one within [`WAKE_SLACK_NS`]. Returns when that sleep ended.
+fn wake_target(sleeps: &[(u64, u64)], w: u64) -> Option<u64> {
+    let i = sleeps.partition_point(|&(_, e)| e < w);
+    let after = sleeps.get(i).map(|&(b, e)| (b.saturating_sub(w), e));
+    let before = i.checked_sub(1).map(|j| (w - sleeps[j].1, sleeps[j].1));
+    let best = match (before, after) {
+        (Some(b), Some(a)) => Some(if a.0 == 0 || a.0 < b.0 { a } else { b }),
+        (b, a) => a.or(b),
+    };
+    best.filter(|&(d, _)| d <= WAKE_SLACK_NS).map(|(_, e)| e)
+}
+
+/// Order of spans on one thread: by begin, enclosing (longer) first.
+pub(crate) fn span_order(begin: u64, end: u64) -> (u64, std::cmp::Reverse<u64>) {
+    (begin, std::cmp::Reverse(end))
+}
+
+impl Trace {
+    /// Analyse the capture (see [`Capture`]).
+    pub fn analyse(&self) -> Capture {
+        let start = self.start_ns;
+        let dur = self.end_ns.saturating_sub(start);
+        let mut names = Interner::default();
+        let mut threads: Vec<&ThreadEvents> = self.threads.iter().collect();
+        threads.sort_by_key(|t| t.index);
+        let mut passes: Vec<Pass> = threads
+            .iter()
+            .map(|t| analyse_thread(t, start, dur, &mut names))
+            .collect();
+
+        // Scheduling latency and release arrows: walk readies and job
+        // starts of all threads in time order; a start consumes the
+        // latest ready of its job.
+        let mut items: Vec<(u64, u8, JobId, usize, usize)> = Vec::new();
+        for (ti, p) in passes.iter().enumerate() {
+            for (k, &(ts, job, _)) in p.readies.iter().enumerate() {
+                items.push((ts, 0, job, ti, k));
+            }
+            for (k, s) in p.tl.jobs.iter().enumerate() {
+                if p.begin_known[k] {
+                    items.push((s.begin_ns, 1, s.job, ti, k));
+                }
+            }
+        }
+        items.sort_unstable_by_key(|&(ts, order, _, ti, k)| (ts, order, ti, k));
+        let mut ready: HashMap<JobId, (u64, Option<(usize, usize)>)> = HashMap::new();
+        for (ts, order, job, ti, k) in items {
+            if order == 0 {
+                let rel = passes[ti].readies[k].2.map(|r| (ti, r));
+                ready.insert(job, (ts, rel));
+            } else if let Some((rts, rel)) = ready.remove(&job) {
+                passes[ti].tl.jobs[k].latency_ns = Some(ts - rts);
+                if let Some((rti, r)) = rel {
+                    let index = passes[ti].tl.index;
+                    passes[rti].tl.releases[r].started = Some((index, ts));
+                }
+            }
+        }
+
+        // Wake arrows: from the waker to the end of the wakee's sleep.
+        let sleeps: HashMap<u32, Vec<(u64, u64)>> = passes
+            .iter()
+            .map(|p| (p.tl.index, p.sleeps.clone()))
+            .collect();
+        for p in &mut passes {
+            for w in &mut p.tl.wakes {
+                w.target_ns = w
+                    .wakee
+                    .and_then(|i| sleeps.get(&i))
+                    .and_then(|s| wake_target(s, w.ts_ns));
+            }
+        }
+
+        // Frames: a begin and an end with the same number.
+        let mut begins: HashMap<u64, u64> = HashMap::new();
+        let mut ends: HashMap<u64, u64> = HashMap::new();
+        for p in &passes {
+            for &(frame, is_begin, ts) in &p.frame_marks {
+                let m = if is_begin { &mut begins } else { &mut ends };
+                m.entry(frame).or_insert(ts);
+            }
+        }
+        let mut frames: Vec<FrameSpan> = begins
+            .iter()
+            .filter_map(|(&frame, &b)| {
+                let e = *ends.get(&frame)?;
+                (e >= b).then_some(FrameSpan {
+                    frame,
+                    begin_ns: b,
+                    end_ns: e,
+                })
+            })
+            .collect();
+        frames.sort_by_key(|f| f.frame);
+
+        let threads = passes
+            .into_iter()
+            .map(|p| {
+                let mut tl = p.tl;
+                tl.jobs.sort_by_key(|s| span_order(s.begin_ns, s.end_ns));
+                tl.waits.sort_by_key(|s| span_order(s.begin_ns, s.end_ns));
+                tl
+            })
+            .collect();
+        Capture {
+            duration_ns: dur,
+            names: names.names,
+            threads,
+            frames,
+        }
+    }
+
+    /// Summarise the capture (see [`Summary`](super::Summary)).
+    pub fn summary(&self) -> super::Summary {
+        self.analyse().summary()
+    }
+
+    /// Write the capture as Chrome trace event JSON (see
+    /// [`Capture::write_chrome_json`]).
+    pub fn write_chrome_json<W: std::io::Write>(&self, w: W) -> std::io::Result<()> {
+        self.analyse().write_chrome_json(w)
+    }
+}
+
+#[cfg(all(test, not(loom), not(miri)))]
+mod tests {
+    use super::{wake_target, WAKE_SLACK_NS};
+
+    #[test]
+    fn wake_targets_the_containing_or_nearest_sleep() {
+        let s = [(10, 20), (30, 40), (100, 110)];
+        assert_eq!(wake_target(&s, 15), Some(20)); // inside
+        assert_eq!(wake_target(&s, 21), Some(20)); // just after the first
+        assert_eq!(wake_target(&s, 29), Some(40)); // just before the second
+        assert_eq!(wake_target(&s, 200), Some(110));
+        assert_eq!(wake_target(&s, 0), Some(20));
+        assert_eq!(wake_target(&[], 5), None);
+        // Too far from any sleep: the wakee was awake.
+        assert_eq!(wake_target(&s, 110 + WAKE_SLACK_NS + 1), None);
+        assert_eq!(
+            wake_target(&[(WAKE_SLACK_NS + 10, WAKE_SLACK_NS + 20)], 5),
+            None
+        );
+    }
+}
