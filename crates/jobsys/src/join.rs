@@ -148,6 +148,7 @@ impl Registry {
     /// sleep on the latch.
     fn wait_latch(&self, ctx: &Context, job: &StackHeader) {
         let _depth = DepthGuard::new(ctx);
+        let _trace = crate::trace::WaitTrace::new(self, ctx, crate::trace::JobId::of_stack(job));
         let latch = &job.latch;
         let start = Instant::now();
         let mut step = 1u32;
@@ -176,9 +177,11 @@ impl Registry {
             if latch.compare_exchange(PENDING, SLEEPING).is_err() {
                 return; // DONE meanwhile
             }
+            crate::trace::sleep_begin(self, ctx);
             while latch.load(Ordering::Acquire) == SLEEPING {
                 latch.wait(SLEEPING);
             }
+            crate::trace::sleep_end(self, ctx);
             return;
         }
     }

@@ -212,6 +212,7 @@ impl Registry {
         let Some(st) = slot.pin(gen) else {
             return false;
         };
+        let mut traced = None;
         if phase_of(st) != RUNNABLE {
             self.unpin(ctx, slot);
             return false;
@@ -236,7 +237,12 @@ impl Registry {
                     let poisoned = if prev == 0 { POISONED } else { 0 };
                     let n = h.pieces - prev;
                     if h.done.fetch_add(n, Ordering::AcqRel) + n == h.pieces {
-                        return self.finish_pieces(ctx, slot, gen, closure, poisoned);
+                        let r = self.finish_pieces(ctx, slot, gen, closure, poisoned);
+                        if let Some(name) = traced {
+                            let id = crate::trace::JobId::of_slot(slot, gen);
+                            crate::trace::job_end(self, ctx, id, name);
+                        }
+                        return r;
                     }
                 }
                 break;
@@ -250,6 +256,7 @@ impl Registry {
             if !ran {
                 ran = true;
                 on_claim();
+                traced = crate::trace::job_begin_slot(self, ctx, slot, gen);
             }
             if last < h.pieces {
                 // More to hand out: let idle workers join.
@@ -285,8 +292,15 @@ impl Registry {
             }
             let done = h.done.fetch_add(finished_pieces, Ordering::AcqRel) + finished_pieces;
             if done == h.pieces {
-                return self.finish_pieces(ctx, slot, gen, closure, 0);
+                let r = self.finish_pieces(ctx, slot, gen, closure, 0);
+                if let Some(name) = traced {
+                    crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
+                }
+                return r;
             }
+        }
+        if let Some(name) = traced {
+            crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
         }
         self.unpin(ctx, slot);
         ran

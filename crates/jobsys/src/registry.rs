@@ -96,6 +96,9 @@ pub(crate) struct Registry {
     pub drained: Futex,
     pub policy: IdlePolicy,
     pub wait_spin: Duration,
+    /// The tracer's state (on/off, one event buffer per context).
+    #[cfg(feature = "trace")]
+    pub(crate) trace: crate::trace::TraceState,
     /// Workers take jobs that waiters need first (`Config`).
     pub inheritance: bool,
     /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
@@ -167,6 +170,8 @@ impl Registry {
                 drained: Futex::new(0),
                 policy,
                 wait_spin,
+                #[cfg(feature = "trace")]
+                trace: crate::trace::TraceState::new(cap),
                 inheritance,
                 hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
             }
@@ -377,6 +382,7 @@ impl Registry {
         if deps.is_empty() {
             slot.state
                 .store(u64::from(gen) | RUNNABLE | flags, Ordering::Release);
+            crate::trace::job_ready(self, ctx, crate::trace::JobId::of_slot(slot, gen));
             ctx.push(
                 Entry {
                     slot: handle.slot,
@@ -392,6 +398,7 @@ impl Registry {
             .store(u64::from(gen) | WAITING | flags, Ordering::Release);
         self.attach_deps(ctx, slot, deps);
         if slot.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            crate::trace::job_ready(self, ctx, crate::trace::JobId::of_slot(slot, gen));
             self.make_runnable(ctx, slot);
         }
         handle
@@ -441,12 +448,21 @@ impl Registry {
         std::sync::atomic::fence(Ordering::SeqCst);
         let uncovered = n.saturating_sub(self.sleep.searching() as usize);
         let woken = self.sleep.wake_many(uncovered.min(self.num_workers));
-        let woken = if woken == 0 && uncovered > 0 {
+        for &w in &woken {
+            crate::trace::wake_issued(self, ctx, Some(w));
+        }
+        let woken = if woken.is_empty() && uncovered > 0 {
             // Nobody asleep to wake, or a race with parking workers: the
             // usual single notify keeps the no-lost-wake-up guarantee.
-            usize::from(self.sleep.notify_work())
+            match self.sleep.notify_work() {
+                Some(w) => {
+                    crate::trace::wake_issued(self, ctx, Some(w));
+                    1
+                }
+                None => 0,
+            }
         } else {
-            woken
+            woken.len()
         };
         bump_by(&ctx.counters.wakes, woken as u64);
         woken
@@ -554,7 +570,7 @@ impl Registry {
         if waited {
             ctx.push_needed(e, crate::wait::still_queued);
             if !ctx.is_top_level_worker() {
-                self.waiters.wake_all_parked();
+                self.wake_parked_waiters(ctx);
             }
         }
         waited
@@ -570,9 +586,12 @@ impl Registry {
         if e.is_stack() {
             // Stack jobs are taken from deques exactly once: no claim.
             on_claim();
+            let id = crate::trace::JobId::of_entry(e);
+            crate::trace::job_begin(self, ctx, id, "join");
             // SAFETY: the joiner keeps the job alive until its latch is set,
             // which `run_stack_job` does last.
             unsafe { crate::join::run_stack_job(e.stack_header(), ctx.index) };
+            crate::trace::job_end(self, ctx, id, "join");
             return true;
         }
         let slot = e.slot();
@@ -605,6 +624,7 @@ impl Registry {
             self.finish(ctx, slot, gen, FAILED | POISONED);
             return;
         }
+        let traced = crate::trace::job_begin_slot(self, ctx, slot, gen);
         // SAFETY: owner-only state of the calling thread's context.
         unsafe { ctx.owner() }.running.push((slot, gen));
         // SAFETY: we hold the claim; the payload is initialised and consumed
@@ -618,6 +638,9 @@ impl Registry {
                 slot.set_failure(Arc::new(Failure::from_panic(p)));
                 self.finish(ctx, slot, gen, FAILED);
             }
+        }
+        if let Some(name) = traced {
+            crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
         }
     }
 
@@ -646,7 +669,9 @@ impl Registry {
             return;
         }
         if pins_of(prev) > 1 {
-            self.waiters.wake_target(slot);
+            for w in self.waiters.wake_target(slot) {
+                crate::trace::wake_issued(self, ctx, Some(w));
+            }
         }
         // Release dependents. AcqRel: Acquire pairs with the edges' CAS in
         // `attach_deps`; Release publishes our failure to later attachers.
@@ -670,23 +695,39 @@ impl Registry {
                 dependent.set_failure(f.clone());
             }
             if dependent.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                let dgen = gen_of(dependent.state.load(Ordering::Relaxed));
+                crate::trace::job_released(
+                    self,
+                    ctx,
+                    crate::trace::JobId::of_slot(dependent, dgen),
+                );
                 waited_buried |= top_is_waited;
                 top_is_waited = self.make_runnable(ctx, dependent);
             }
             e = next;
         }
         if waited_buried && ctx.is_top_level_worker() {
-            self.waiters.wake_all_parked();
+            self.wake_parked_waiters(ctx);
         }
         self.unpin(ctx, slot);
+    }
+
+    /// Wake every thread parked in `complete` (a needed job became runnable).
+    fn wake_parked_waiters(&self, ctx: &Context) {
+        for w in self.waiters.wake_all_parked() {
+            crate::trace::wake_issued(self, ctx, Some(w));
+        }
     }
 
     /// Work was pushed on a deque: wake a worker if needed (nothing to do
     /// without workers).
     #[inline]
     pub(crate) fn notify_work(&self, ctx: &Context) {
-        if self.num_workers != 0 && self.sleep.notify_work() {
-            bump(&ctx.counters.wakes);
+        if self.num_workers != 0 {
+            if let Some(w) = self.sleep.notify_work() {
+                crate::trace::wake_issued(self, ctx, Some(w));
+                bump(&ctx.counters.wakes);
+            }
         }
     }
 
@@ -753,6 +794,7 @@ impl Registry {
             // Short deques are stolen one entry at a time (see steal_into).
             while let Some(e) = victim.steal_into(ctx.local(prio)) {
                 bump(&ctx.counters.steals);
+                crate::trace::steal(self, ctx, v as u32);
                 let more = !victim.is_empty() || !ctx.local(prio).is_empty();
                 if self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, more)) {
                     return true;
@@ -789,7 +831,8 @@ impl Registry {
         if *searching {
             *searching = false;
             if matches!(self.policy, IdlePolicy::WhippingBoy) {
-                if self.sleep.hand_over() {
+                if let Some(w) = self.sleep.hand_over() {
+                    crate::trace::wake_issued(self, ctx, Some(w));
                     bump(&ctx.counters.wakes);
                 }
             } else if self.sleep.stop_searching() && more_visible {
@@ -884,12 +927,16 @@ impl Registry {
                 },
                 IdlePolicy::AlwaysSpin => NEVER_SLEEP_ROUND,
             };
+            if !budget.is_zero() {
+                crate::trace::spin_begin(&self, ctx);
+            }
             let (found, spun) = self.spin_until_work(budget);
             bump_by(&ctx.counters.spin_ns, spun.as_nanos() as u64);
             if let Some(a) = &mut adaptive {
                 a.spun(spun);
             }
             if found || never_sleep {
+                crate::trace::search_begin(&self, ctx);
                 continue;
             }
             // The whipping boy (the last searcher) does not park; it goes
@@ -905,12 +952,15 @@ impl Registry {
             // Re-check after unregistering as awake (see sleep/README.md).
             if self.work_visible() || self.terminating.load(Ordering::SeqCst) || self.is_hot() {
                 self.sleep.cancel_park(idx);
+                crate::trace::search_begin(&self, ctx);
                 searching = true;
                 woken = false;
                 continue;
             }
             bump(&ctx.counters.sleeps);
+            crate::trace::sleep_begin(&self, ctx);
             self.sleep.park(idx);
+            crate::trace::sleep_end(&self, ctx);
             searching = true;
             woken = true;
         }

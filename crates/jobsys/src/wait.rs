@@ -69,34 +69,42 @@ impl Waiters {
     }
 
     /// `slot` finished while pinned by someone: wake its parked waiters.
-    pub(crate) fn wake_target(&self, slot: &Slot) {
+    /// Returns the contexts woken (for the tracer's arrows).
+    pub(crate) fn wake_target(&self, slot: &Slot) -> Vec<u32> {
         if self.count.load(Ordering::SeqCst) == 0 {
-            return;
+            return Vec::new();
         }
         let p = lock(&self.parked);
+        let mut woken = Vec::new();
         for &(ctx, s) in p.iter() {
             if std::ptr::eq(s, slot) {
                 // SAFETY: parked contexts belong to the live registry.
                 let c = unsafe { &*ctx };
                 c.park.store(WOKEN, Ordering::Release);
                 c.park.wake_one();
+                woken.push(c.index);
             }
         }
+        woken
     }
 
     /// A needed job became runnable where nobody may run it soon: wake all
     /// parked waiters so they look again.
-    pub(crate) fn wake_all_parked(&self) {
+    /// Returns the contexts woken (for the tracer's arrows).
+    pub(crate) fn wake_all_parked(&self) -> Vec<u32> {
         if self.count.load(Ordering::SeqCst) == 0 {
-            return;
+            return Vec::new();
         }
         let p = lock(&self.parked);
+        let mut woken = Vec::with_capacity(p.len());
         for &(ctx, _) in p.iter() {
             // SAFETY: as in `wake_target`.
             let c = unsafe { &*ctx };
             c.park.store(WOKEN, Ordering::Release);
             c.park.wake_one();
+            woken.push(c.index);
         }
+        woken
     }
 }
 
@@ -149,6 +157,7 @@ impl Registry {
             return Err(JobError::WaitOnSelf);
         }
         let _depth = DepthGuard::new(ctx);
+        let _trace = crate::trace::WaitTrace::new(self, ctx, crate::trace::JobId::of_handle(h));
         // Fast path: `h` is on top of our own deque (fork/join, W1 single).
         if phase_of(s) == RUNNABLE && s & crate::parallel_for::PFOR == 0 {
             let local = ctx.local(slot.prio());
@@ -362,9 +371,11 @@ impl Registry {
             self.unpin(ctx, slot);
             return helped.map(|_| ());
         }
+        crate::trace::sleep_begin(self, ctx);
         while ctx.park.load(Ordering::Acquire) != WOKEN {
             ctx.park.wait(0);
         }
+        crate::trace::sleep_end(self, ctx);
         self.waiters.unregister(ctx);
         self.unpin(ctx, slot);
         Ok(())

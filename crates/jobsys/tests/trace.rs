@@ -146,7 +146,7 @@ fn frame_graph(js: &JobSystem, frames: usize) {
 }
 
 #[test]
-#[ignore = "needs core hooks"]
+
 fn a_frame_graph_records_jobs_states_wakes_and_releases() {
     let js = system(2);
     js.trace_start();
@@ -221,7 +221,7 @@ fn a_frame_graph_records_jobs_states_wakes_and_releases() {
 }
 
 #[test]
-#[ignore = "needs core hooks"]
+
 fn overflow_under_load_drops_and_counts() {
     let js = system(2);
     js.trace_start_with(TraceConfig {

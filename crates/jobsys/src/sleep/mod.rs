@@ -70,29 +70,27 @@ impl Sleep {
     ///
     /// Cost when nothing needs waking: a fence and one load, no syscall.
     #[inline]
-    pub(crate) fn notify_work(&self) -> bool {
+    pub(crate) fn notify_work(&self) -> Option<u32> {
         // SeqCst fence: orders the caller's push before the load of `state`.
         // Pairs with the SeqCst `fetch_sub` in `prepare_park` followed by
         // the sleeper's re-check of the deques.
         fence(Ordering::SeqCst);
         let s = self.state.load(Ordering::SeqCst);
         if s & SEARCHING_MASK != 0 || (s >> 16) >= self.num_workers {
-            return false;
+            return None;
         }
         self.wake_one_slow()
     }
 
     #[cold]
-    fn wake_one_slow(&self) -> bool {
+    fn wake_one_slow(&self) -> Option<u32> {
         let mut sleepers = lock(&self.sleepers);
         // Re-check under the lock: `awake` only grows under this lock.
         let s = self.state.load(Ordering::SeqCst);
         if s & SEARCHING_MASK != 0 {
-            return false;
+            return None;
         }
-        let Some(idx) = sleepers.pop() else {
-            return false;
-        };
+        let idx = sleepers.pop()?;
         // The woken worker counts as awake and searching from now on, so
         // the next notifier does not wake another one for the same work.
         self.state
@@ -105,7 +103,7 @@ impl Sleep {
         drop(sleepers);
         // A late futex wake is harmless: `park` re-checks the word.
         w.wake_one();
-        true
+        Some(idx)
     }
 
     /// Try to become a searching worker. Fails when half of the awake
@@ -178,7 +176,7 @@ impl Sleep {
     /// The whipping boy took a job: wake a sleeper to take over the role
     /// (counted as searching) and stop searching, in one step under the lock.
     /// Returns whether a successor was woken.
-    pub(crate) fn hand_over(&self) -> bool {
+    pub(crate) fn hand_over(&self) -> Option<u32> {
         let mut sleepers = lock(&self.sleepers);
         let next = sleepers.pop();
         if next.is_some() {
@@ -193,7 +191,7 @@ impl Sleep {
         if let Some(idx) = next {
             self.words[idx as usize].wake_one();
         }
-        next.is_some()
+        next
     }
 
     /// For the loom model: under the whipping-boy policy, whenever a worker
@@ -230,10 +228,10 @@ impl Sleep {
     }
 
     /// Wake up to `n` sleeping workers at once (a flushed batch of `n`
-    /// jobs), counting each as awake and searching. Returns how many woke.
-    pub(crate) fn wake_many(&self, n: usize) -> usize {
+    /// jobs), counting each as awake and searching. Returns those woken.
+    pub(crate) fn wake_many(&self, n: usize) -> Vec<u32> {
         if n == 0 {
-            return 0;
+            return Vec::new();
         }
         let mut sleepers = lock(&self.sleepers);
         let k = n.min(sleepers.len());
@@ -249,7 +247,7 @@ impl Sleep {
         for &idx in &woken {
             self.words[idx as usize].wake_one();
         }
-        woken.len()
+        woken
     }
 
     /// Workers searching right now.

@@ -101,55 +101,11 @@ pub use validate::validate_chrome_json;
 #[cfg(feature = "trace")]
 pub(crate) use recorder::TraceState;
 
-/// The tracer state of `reg`.
-///
-/// CORE: when `Registry` gets its field —
-/// `#[cfg(feature = "trace")] pub(crate) trace: crate::trace::TraceState,`
-/// initialised in `Registry::new` with
-/// `#[cfg(feature = "trace")] trace: crate::trace::TraceState::new(cap),`
-/// (`cap` = `num_workers + MAX_EXTERNAL`, the number of contexts) — make
-/// this body `&reg.trace` and delete `mod interim`.
+/// The tracer state of `reg` (one buffer per context, on/off).
 #[cfg(feature = "trace")]
 #[inline]
 pub(crate) fn state(reg: &Registry) -> &TraceState {
-    interim::state(reg)
-}
-
-/// Until the registry has a `trace` field: one leaked `TraceState` per
-/// registry that ever traced, found by registry id through a thread-local
-/// cache (no lock once cached).
-#[cfg(feature = "trace")]
-mod interim {
-    use super::TraceState;
-    use crate::registry::{Registry, MAX_EXTERNAL};
-    use std::cell::Cell;
-    use std::sync::Mutex;
-
-    static STATES: Mutex<Vec<(u32, &'static TraceState)>> = Mutex::new(Vec::new());
-
-    thread_local! {
-        static LAST: Cell<(u32, *const TraceState)> = const { Cell::new((0, std::ptr::null())) };
-    }
-
-    pub(super) fn state(reg: &Registry) -> &'static TraceState {
-        let (id, p) = LAST.try_with(Cell::get).unwrap_or((0, std::ptr::null()));
-        if id == reg.id && !p.is_null() {
-            // SAFETY: `p` came from `Box::leak` below: it lives forever.
-            return unsafe { &*p };
-        }
-        let mut all = STATES.lock().unwrap_or_else(|e| e.into_inner());
-        let st = match all.iter().find(|(i, _)| *i == reg.id) {
-            Some(&(_, st)) => st,
-            None => {
-                let st: &'static TraceState =
-                    Box::leak(Box::new(TraceState::new(reg.num_workers + MAX_EXTERNAL)));
-                all.push((reg.id, st));
-                st
-            }
-        };
-        let _ = LAST.try_with(|c| c.set((reg.id, st as *const TraceState)));
-        st
-    }
+    registry_state(reg)
 }
 
 /// Record one event for the calling thread (out of line: only runs while
@@ -159,6 +115,13 @@ mod interim {
 #[inline(never)]
 fn record(reg: &Registry, ctx: &Context, kind: u8, id: u64, name: &'static str) {
     state(reg).record(ctx.index, kind, id, name);
+}
+
+/// The tracer state of `reg` lives in the registry.
+#[cfg(feature = "trace")]
+#[inline]
+fn registry_state(reg: &Registry) -> &TraceState {
+    &reg.trace
 }
 
 macro_rules! hook {
@@ -226,6 +189,34 @@ hook!(
     /// This thread's wait for `job` ended.
     wait_end(job: JobId) => WAIT_END, job.0, ""
 );
+
+/// `job_begin` for the job in `slot`: the name (`Registry::job_name`, an
+/// interned-name lookup) is only resolved while recording. Returns the name
+/// it recorded, to pass to [`job_end`] after `finish` (when the slot may
+/// already hold another job); `None` when not recording.
+#[inline(always)]
+#[allow(dead_code)] // called by the core
+pub(crate) fn job_begin_slot(
+    reg: &Registry,
+    ctx: &Context,
+    slot: &crate::store::Slot,
+    gen: u32,
+) -> Option<&'static str> {
+    #[cfg(feature = "trace")]
+    if recorder::active() {
+        let name = Registry::job_name(slot);
+        record(
+            reg,
+            ctx,
+            event::JOB_BEGIN,
+            JobId::of_slot(slot, gen).0,
+            name,
+        );
+        return Some(name);
+    }
+    let _ = (reg, ctx, slot, gen);
+    None
+}
 
 /// Records a wait's begin when made and its end when dropped, so every
 /// return path (and unwinding) closes the wait.
