@@ -1,0 +1,290 @@
+/*
+ * jobsys.h - the C API of jobsys, a work-stealing job system for
+ * frame-based programs (game engines). C11 and C++ compatible.
+ *
+ * Link: libjobsys_capi.a -lpthread -ldl -lm (or libjobsys_capi.so);
+ * build with `cargo build -p jobsys-capi --release`. See docs/c-api.md.
+ *
+ * The model: a job is a function pointer plus a `void* data`. Scheduling a
+ * job returns a handle; a job may depend on other handles and runs after
+ * they all finished. `jobsys_complete` waits for a handle and, while it
+ * waits, runs the work that handle needs on the calling thread.
+ *
+ * Conventions, for every function below unless its comment says otherwise:
+ * - Returns a jobsys_error: JOBSYS_OK (0) or a failure code. On failure,
+ *   jobsys_last_error_message() says what went wrong, no out-parameter is
+ *   written, nothing was scheduled, and the system stays usable.
+ * - Thread-safe: any thread may call it on the same system at the same
+ *   time, including jobs running on the system's workers.
+ * - JOBSYS_ERR_NULL_ARGUMENT if the system (or another required pointer)
+ *   is NULL. A pointer to a destroyed system cannot be detected: using one
+ *   is undefined behaviour, as with free().
+ * - Handles are checked: a zeroed, forged or corrupted handle gives
+ *   JOBSYS_ERR_INVALID_HANDLE, one from another (or a destroyed) system
+ *   JOBSYS_ERR_FOREIGN_HANDLE.
+ * - No Rust panic ever unwinds into your code: an internal failure is
+ *   returned as JOBSYS_ERR_INTERNAL (a jobsys bug; please report it).
+ *
+ * Jobs (the callbacks you pass):
+ * - run on any thread (a worker, or a thread waiting in jobsys_complete),
+ *   so `data` must be usable from any thread; a parallel_for callback runs
+ *   on several threads at once, each call with its own piece of the range.
+ * - end only by returning. Never longjmp out of a job and never let a C++
+ *   exception escape it (the C++ wrapper catches them for you): that
+ *   would unwind through jobsys' frames, which is undefined behaviour.
+ * - may call any function here, including scheduling more jobs and
+ *   waiting for them (jobsys_complete), except jobsys_destroy on their own
+ *   system.
+ * - report failure with jobsys_fail(message) and then return: the job is
+ *   failed, jobs that depend on it do not run and fail too, and
+ *   jobsys_complete on any of them returns JOBSYS_ERR_JOB_FAILED /
+ *   JOBSYS_ERR_DEPENDENCY_FAILED with the message.
+ * - If jobsys itself panics in the Rust code around a job (a jobsys bug),
+ *   the process aborts with a message on stderr rather than unwind into C.
+ */
+#ifndef JOBSYS_H
+#define JOBSYS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Types -------------------------------------------------------------- */
+
+/* What every function returns. */
+typedef enum jobsys_error {
+    JOBSYS_OK = 0,
+    JOBSYS_ERR_NULL_ARGUMENT = 1,      /* a required pointer was NULL */
+    JOBSYS_ERR_INVALID_ARGUMENT = 2,   /* a value out of range (begin > end, bad priority, ...) */
+    JOBSYS_ERR_CONFIG = 3,             /* jobsys_create: the configuration was rejected */
+    JOBSYS_ERR_INVALID_HANDLE = 4,     /* a handle no system gave out */
+    JOBSYS_ERR_FOREIGN_HANDLE = 5,     /* a handle of another (or a destroyed) system */
+    JOBSYS_ERR_JOB_FAILED = 6,         /* the job called jobsys_fail */
+    JOBSYS_ERR_DEPENDENCY_FAILED = 7,  /* a job it depends on failed, so it did not run */
+    JOBSYS_ERR_WAIT_ON_SELF = 8,       /* a job waited on itself or on a job that needs it */
+    JOBSYS_ERR_BAD_STATE = 9,          /* not allowed here/now (see the function) */
+    JOBSYS_ERR_INTERNAL = 10,          /* a bug in jobsys; the message says where */
+    JOBSYS_ERR_IO = 11                 /* a file could not be written */
+} jobsys_error;
+
+/* How idle workers wait for work (see README "Idle policies"). */
+typedef enum jobsys_idle_policy {
+    JOBSYS_IDLE_DEFAULT = 0,          /* $JOBSYS_IDLE_POLICY if set, else SPIN_THEN_SLEEP 30 us */
+    JOBSYS_IDLE_SPIN_THEN_SLEEP = 1,  /* spin for spin_us, then sleep */
+    JOBSYS_IDLE_WHIPPING_BOY = 2,     /* one worker always awake; scheduling never wakes */
+    JOBSYS_IDLE_ALWAYS_SPIN = 3,      /* never sleep (burns every worker's core) */
+    JOBSYS_IDLE_ADAPTIVE = 4          /* spin only when work usually comes soon */
+} jobsys_idle_policy;
+
+/* Job priority. Runnable HIGH jobs are taken before NORMAL before LOW. */
+typedef enum jobsys_priority {
+    JOBSYS_PRIORITY_NORMAL = 0,       /* 0, so a zeroed jobsys_job_desc is the default */
+    JOBSYS_PRIORITY_HIGH = 1,
+    JOBSYS_PRIORITY_LOW = 2
+} jobsys_priority;
+
+/* Settings for jobsys_create. Fill with jobsys_config_init, then change fields. */
+typedef struct jobsys_config {
+    int32_t workers;                  /* worker threads, at most 512; -1 (default): $JOBSYS_WORKERS,
+                                         else the CPUs this process may use - 1 */
+    jobsys_idle_policy idle_policy;   /* default JOBSYS_IDLE_DEFAULT */
+    uint32_t spin_us;                 /* SPIN_THEN_SLEEP: spin time in microseconds (default 30) */
+    uint32_t adaptive_max_spin_us;    /* ADAPTIVE: longest spin (default 50) */
+    float adaptive_cpu_cap;           /* ADAPTIVE: share of a core to spin, 0..1 (default 0.1) */
+    bool priority_inheritance;        /* workers first take jobs a waiter needs (default true) */
+    bool exclude_efficiency_cores;    /* keep workers off E-cores / LITTLE cores (default false) */
+    bool pin_workers;                 /* pin each worker to its own CPU (default false) */
+    bool trace;                       /* start a trace capture at once (default false) */
+} jobsys_config;
+
+/* A job system. Opaque; created by jobsys_create, freed by jobsys_destroy. */
+typedef struct jobsys_system jobsys_system;
+
+/* Names a scheduled job. A plain 128-bit value: copy, store and compare it
+ * freely (equal fields = same job). A zeroed handle is never valid. A
+ * handle stays valid for the life of its system: once the job finished it
+ * reads as complete (and a failed job keeps reporting its failure). */
+typedef struct jobsys_handle {
+    uint64_t id;
+    uint64_t gen;
+} jobsys_handle;
+
+/* A job: called once with the data given to jobsys_schedule*. */
+typedef void (*jobsys_job_fn)(void *data);
+
+/* A parallel_for piece: called for the indices [begin, end). */
+typedef void (*jobsys_range_fn)(void *data, uint32_t begin, uint32_t end);
+
+/* Called once with `data` when a job will never call its function again:
+ * after its last call, or without any call if it never ran (a dependency
+ * failed). The place to free `data`. Not called when scheduling failed. */
+typedef void (*jobsys_release_fn)(void *data);
+
+/* Optional per-job settings; pass NULL for "unnamed, NORMAL, no release". */
+typedef struct jobsys_job_desc {
+    const char *name;                 /* for the tracer; NULL: unnamed. Copied: each distinct
+                                         name is kept once, for the process's life */
+    jobsys_priority priority;         /* default JOBSYS_PRIORITY_NORMAL */
+    jobsys_release_fn release;        /* NULL: none */
+} jobsys_job_desc;
+
+/* Counters (jobsys_get_stats, jobsys_take_stats, jobsys_get_worker_stats). */
+typedef struct jobsys_stats {
+    uint64_t workers;                 /* worker threads (1 for one worker's counters) */
+    uint64_t jobs_scheduled;          /* each schedule, parallel_for and combine counts one */
+    uint64_t jobs_finished;           /* ran, or failed because a dependency failed */
+    uint64_t wakes;                   /* sleeping workers woken */
+    uint64_t futile_wakes;            /* woken workers that found nothing to do */
+    uint64_t sleeps;                  /* times a worker went to sleep */
+    uint64_t spin_time_ns;            /* time workers spent spinning idle */
+    uint64_t steals;                  /* jobs taken from another thread's queue */
+    uint64_t failed_steals;           /* steal sweeps that found nothing */
+} jobsys_stats;
+
+/* ---- Errors ------------------------------------------------------------- */
+
+/* Message of the most recent failing call on this thread ("" if none); owned by jobsys, valid
+ * until this thread's next failing call. Never fails. */
+const char *jobsys_last_error_message(void);
+
+/* Name of an error code, e.g. "JOBSYS_ERR_INVALID_HANDLE" ("JOBSYS_ERR_UNKNOWN" if it is none);
+ * static storage. Never fails. */
+const char *jobsys_error_name(jobsys_error code);
+
+/* ---- Create and destroy ------------------------------------------------- */
+
+/* Fill *config with the defaults. Errors: NULL_ARGUMENT. */
+jobsys_error jobsys_config_init(jobsys_config *config);
+
+/* Start a system (its worker threads) configured by *config (NULL: defaults) and store it in *out.
+ * Errors: NULL_ARGUMENT (out), CONFIG (a bad value: workers < -1 or > 512, unknown idle_policy,
+ * adaptive_cpu_cap outside 0..1; or the OS refused threads/affinity/nice). */
+jobsys_error jobsys_create(const jobsys_config *config, jobsys_system **out);
+
+/* Run every job scheduled so far (and those they schedule) to the end, stop and join the workers,
+ * close open hot zones, free the system; `sys` is invalid afterwards. No other thread may use
+ * `sys` during or after the call (its own jobs may, while it drains). Errors: NULL_ARGUMENT;
+ * BAD_STATE if called from inside one of this system's jobs (nothing is destroyed). Job failures
+ * are not reported here. */
+jobsys_error jobsys_destroy(jobsys_system *sys);
+
+/* *out = the number of worker threads. Errors: NULL_ARGUMENT. */
+jobsys_error jobsys_workers(const jobsys_system *sys, uint32_t *out);
+
+/* ---- Jobs --------------------------------------------------------------- */
+
+/* Schedule fn(data) to run on some thread; *out (if out is not NULL) = its handle. desc may be
+ * NULL. Errors: NULL_ARGUMENT (sys, fn), INVALID_ARGUMENT (desc->priority). */
+jobsys_error jobsys_schedule(jobsys_system *sys, const jobsys_job_desc *desc, jobsys_job_fn fn,
+                             void *data, jobsys_handle *out);
+
+/* Schedule fn(data) to run after every job in deps[0..ndeps) finished (deps may be NULL if ndeps
+ * is 0; jobsys copies the array); if one failed, fn is not called and this job fails too. Errors:
+ * as jobsys_schedule, plus NULL_ARGUMENT (deps NULL with ndeps > 0), INVALID_HANDLE,
+ * FOREIGN_HANDLE. */
+jobsys_error jobsys_schedule_after(jobsys_system *sys, const jobsys_job_desc *desc,
+                                   const jobsys_handle *deps, size_t ndeps, jobsys_job_fn fn,
+                                   void *data, jobsys_handle *out);
+
+/* Run fn(data, b, e) over pieces [b, e) that cover [begin, end) exactly once, on all threads;
+ * batch = indices per piece (the last may be shorter), 0 = auto (about 16 pieces per thread).
+ * Empty range: *out is complete at once. Errors: as jobsys_schedule, plus INVALID_ARGUMENT
+ * (begin > end). */
+jobsys_error jobsys_parallel_for(jobsys_system *sys, const jobsys_job_desc *desc, uint32_t begin,
+                                 uint32_t end, uint32_t batch, jobsys_range_fn fn, void *data,
+                                 jobsys_handle *out);
+
+/* jobsys_parallel_for that starts after every job in deps[0..ndeps) finished. Errors: as
+ * jobsys_parallel_for and jobsys_schedule_after. */
+jobsys_error jobsys_parallel_for_after(jobsys_system *sys, const jobsys_job_desc *desc,
+                                       const jobsys_handle *deps, size_t ndeps, uint32_t begin,
+                                       uint32_t end, uint32_t batch, jobsys_range_fn fn, void *data,
+                                       jobsys_handle *out);
+
+/* *out = one handle that completes when all of handles[0..n) have (n = 0: complete at once); fails
+ * if any of them fails. Errors: NULL_ARGUMENT (sys, out, handles with n > 0), INVALID_HANDLE,
+ * FOREIGN_HANDLE. */
+jobsys_error jobsys_combine(jobsys_system *sys, const jobsys_handle *handles, size_t n,
+                            jobsys_handle *out);
+
+/* Wait until h finished, running work h needs on this thread meanwhile (flushes this thread's
+ * batch first). Errors: NULL_ARGUMENT, INVALID_HANDLE, FOREIGN_HANDLE, JOB_FAILED,
+ * DEPENDENCY_FAILED (every later call on h reports it again), WAIT_ON_SELF (a job waited on itself
+ * or on a job that needs it). */
+jobsys_error jobsys_complete(jobsys_system *sys, jobsys_handle h);
+
+/* *done = whether h finished (successfully or not). Never blocks, never runs a job. Errors:
+ * NULL_ARGUMENT (sys, done), INVALID_HANDLE, FOREIGN_HANDLE. */
+jobsys_error jobsys_is_complete(jobsys_system *sys, jobsys_handle h, bool *done);
+
+/* Inside a job: mark the job running on this thread as failed with a copy of message (NULL: a
+ * generic one), then return from the job as usual. The first message counts. Errors: BAD_STATE
+ * when no job is running on this thread (in a release callback, for one). */
+jobsys_error jobsys_fail(const char *message);
+
+/* ---- Batching and hot zones --------------------------------------------- */
+
+/* jobsys_schedule that wakes no worker: the job waits in this thread's queue (awake workers may
+ * take it) until jobsys_flush, or jobsys_complete on this thread. desc may be NULL or give only
+ * `release` (batched jobs take no name/priority yet). Errors: as jobsys_schedule, plus
+ * INVALID_ARGUMENT (desc with a name or priority). */
+jobsys_error jobsys_schedule_batched(jobsys_system *sys, const jobsys_job_desc *desc,
+                                     jobsys_job_fn fn, void *data, jobsys_handle *out);
+
+/* jobsys_schedule_batched after deps[0..ndeps) (a job still waiting for deps is woken for as usual
+ * when they finish). Errors: as jobsys_schedule_batched and jobsys_schedule_after. */
+jobsys_error jobsys_schedule_batched_after(jobsys_system *sys, const jobsys_job_desc *desc,
+                                           const jobsys_handle *deps, size_t ndeps,
+                                           jobsys_job_fn fn, void *data, jobsys_handle *out);
+
+/* Publish this thread's batched jobs, waking as many sleeping workers as there is work for, at
+ * once; *woken (if not NULL) = how many woke. Errors: NULL_ARGUMENT. */
+jobsys_error jobsys_flush(jobsys_system *sys, uint32_t *woken);
+
+/* Open a hot zone: while any is open, idle workers spin instead of sleeping (wakes sleeping
+ * workers once). Zones nest. Errors: NULL_ARGUMENT. */
+jobsys_error jobsys_hot_zone_begin(jobsys_system *sys);
+
+/* Close one open hot zone (any thread may close one another thread opened). Errors: NULL_ARGUMENT,
+ * BAD_STATE (none open). */
+jobsys_error jobsys_hot_zone_end(jobsys_system *sys);
+
+/* ---- Statistics --------------------------------------------------------- */
+
+/* *out = counters summed over all threads since the system started. Errors: NULL_ARGUMENT (sys,
+ * out). */
+jobsys_error jobsys_get_stats(const jobsys_system *sys, jobsys_stats *out);
+
+/* *out = counters since the previous jobsys_take_stats call (or the start): call once per frame.
+ * Errors: NULL_ARGUMENT (sys, out). */
+jobsys_error jobsys_take_stats(jobsys_system *sys, jobsys_stats *out);
+
+/* *out = counters of worker number `worker` (0-based). Errors: NULL_ARGUMENT (sys, out),
+ * INVALID_ARGUMENT (no such worker). */
+jobsys_error jobsys_get_worker_stats(const jobsys_system *sys, uint32_t worker, jobsys_stats *out);
+
+/* ---- Tracing ------------------------------------------------------------ */
+
+/* Start recording what every thread of the system does (jobs, steals, spins, sleeps, wakes,
+ * waits); near-zero cost while not recording. Errors: NULL_ARGUMENT, BAD_STATE (a capture is
+ * already running). */
+jobsys_error jobsys_trace_start(jobsys_system *sys);
+
+/* Stop recording; the system keeps this capture (replacing an earlier one) for jobsys_trace_write.
+ * Errors: NULL_ARGUMENT, BAD_STATE (no capture running). */
+jobsys_error jobsys_trace_stop(jobsys_system *sys);
+
+/* Write the last stopped capture to the file `path` (created or truncated) as Chrome trace event
+ * JSON, for ui.perfetto.dev or `jobsys-trace`. Errors: NULL_ARGUMENT (sys, path), BAD_STATE
+ * (nothing stopped yet), IO. */
+jobsys_error jobsys_trace_write(jobsys_system *sys, const char *path);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* JOBSYS_H */

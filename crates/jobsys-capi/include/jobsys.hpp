@@ -1,0 +1,329 @@
+// jobsys.hpp - header-only C++17 wrapper over the jobsys C API (jobsys.h).
+//
+//   jobsys::System js;                                  // default config
+//   auto physics = js.schedule([&] { step(world); }, {"physics", JOBSYS_PRIORITY_HIGH});
+//   auto anim    = js.schedule_after({physics}, [&] { animate(world); });
+//   auto parts   = js.parallel_for(0, n, [&](uint32_t i) { update(p[i]); });
+//   js.complete(js.combine({anim, parts}));             // throws jobsys::Error if a job failed
+//
+// - Callables are moved to the heap and freed by the job's release callback:
+//   after the job ran, or without running if a dependency failed. Jobs
+//   capturing by reference must be completed before what they reference dies.
+// - An exception escaping a job is caught in the job (it must never unwind
+//   into jobsys) and fails it, with e.what() as the message: complete() on
+//   it, or on anything depending on it, throws jobsys::Error.
+// - A parallel_for callable is called from several threads at once, through
+//   a const reference: f(i) per index, or f(begin, end) per piece if it
+//   takes two uint32_t.
+// - Errors from the C API are thrown as jobsys::Error (code + message).
+// - Thread-safety is the C API's: every member function may be called from
+//   any thread, including from jobs, except the destructor.
+#ifndef JOBSYS_HPP
+#define JOBSYS_HPP
+
+#include "jobsys.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace jobsys {
+
+// A failed C API call or job: the code and jobsys_last_error_message().
+class Error : public std::runtime_error {
+public:
+    Error(jobsys_error code, const std::string &message)
+        : std::runtime_error(message), code_(code) {}
+    jobsys_error code() const noexcept { return code_; }
+
+private:
+    jobsys_error code_;
+};
+
+namespace detail {
+
+inline void check(jobsys_error e) {
+    if (e != JOBSYS_OK)
+        throw Error(e, std::string(jobsys_error_name(e)) + ": " + jobsys_last_error_message());
+}
+
+// Trampolines: C callbacks that call the heap-allocated callable.
+template <class F>
+void run(void *p) noexcept {
+    try {
+        (*static_cast<F *>(p))();
+    } catch (const std::exception &e) {
+        jobsys_fail(e.what());
+    } catch (...) {
+        jobsys_fail("a C++ exception that is not a std::exception");
+    }
+}
+
+template <class F>
+void run_range(void *p, uint32_t begin, uint32_t end) noexcept {
+    try {
+        const F &f = *static_cast<const F *>(p);
+        if constexpr (std::is_invocable_v<const F &, uint32_t, uint32_t>) {
+            f(begin, end);
+        } else {
+            for (uint32_t i = begin; i < end; ++i) f(i);
+        }
+    } catch (const std::exception &e) {
+        jobsys_fail(e.what());
+    } catch (...) {
+        jobsys_fail("a C++ exception that is not a std::exception");
+    }
+}
+
+template <class F>
+void release(void *p) noexcept {
+    delete static_cast<F *>(p);
+}
+
+} // namespace detail
+
+// Names a scheduled job; a plain value (copy, compare, store in containers).
+// A default-constructed Handle is invalid.
+class Handle {
+public:
+    Handle() noexcept : h_{0, 0} {}
+    explicit Handle(jobsys_handle h) noexcept : h_(h) {}
+    jobsys_handle raw() const noexcept { return h_; }
+    friend bool operator==(Handle a, Handle b) noexcept {
+        return a.h_.id == b.h_.id && a.h_.gen == b.h_.gen;
+    }
+    friend bool operator!=(Handle a, Handle b) noexcept { return !(a == b); }
+
+private:
+    jobsys_handle h_;
+};
+
+// Dependencies: {a, b}, a std::vector<Handle>, or a pointer and a count.
+// Holds a copy in the form the C API takes (no allocation up to 8
+// handles); used as a function argument only.
+class Deps {
+public:
+    Deps() noexcept : data_(small_), n_(0) {}
+    Deps(std::initializer_list<Handle> l) : Deps(l.begin(), l.size()) {}
+    Deps(const std::vector<Handle> &v) : Deps(v.data(), v.size()) {}
+    Deps(const Handle *p, std::size_t n) : data_(small_), n_(n) {
+        jobsys_handle *out = small_;
+        if (n > 8) {
+            big_.resize(n);
+            out = big_.data();
+        }
+        for (std::size_t i = 0; i < n; ++i) out[i] = p[i].raw();
+        data_ = out;
+    }
+    Deps(const Deps &) = delete;
+    Deps &operator=(const Deps &) = delete;
+    const jobsys_handle *data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return n_; }
+
+private:
+    jobsys_handle small_[8];
+    std::vector<jobsys_handle> big_;
+    const jobsys_handle *data_;
+    std::size_t n_;
+};
+
+// Name (for the tracer; copied) and priority of a job.
+struct JobDesc {
+    const char *name = nullptr;
+    jobsys_priority priority = JOBSYS_PRIORITY_NORMAL;
+};
+
+// The defaults of jobsys_config_init, to change before constructing a System.
+inline jobsys_config default_config() {
+    jobsys_config c;
+    detail::check(jobsys_config_init(&c));
+    return c;
+}
+
+class System;
+
+// An open hot zone; closes when destroyed (see jobsys_hot_zone_begin).
+class HotZone {
+public:
+    HotZone(HotZone &&o) noexcept : sys_(std::exchange(o.sys_, nullptr)) {}
+    HotZone &operator=(HotZone &&) = delete;
+    HotZone(const HotZone &) = delete;
+    ~HotZone() {
+        if (sys_) jobsys_hot_zone_end(sys_);
+    }
+
+private:
+    friend class System;
+    explicit HotZone(jobsys_system *s) : sys_(s) { detail::check(jobsys_hot_zone_begin(s)); }
+    jobsys_system *sys_;
+};
+
+// A job system (RAII over jobsys_system*). Move-only. The destructor runs
+// every job scheduled so far, then stops the workers (jobsys_destroy); it
+// must not run inside one of this system's own jobs.
+class System {
+public:
+    System() : System(default_config()) {}
+    explicit System(const jobsys_config &config) { detail::check(jobsys_create(&config, &sys_)); }
+    // Default configuration with `workers` worker threads.
+    explicit System(int32_t workers) : System(with_workers(workers)) {}
+    ~System() {
+        if (sys_) jobsys_destroy(sys_);
+    }
+    System(System &&o) noexcept : sys_(std::exchange(o.sys_, nullptr)) {}
+    System &operator=(System &&o) noexcept {
+        if (this != &o) {
+            if (sys_) jobsys_destroy(sys_);
+            sys_ = std::exchange(o.sys_, nullptr);
+        }
+        return *this;
+    }
+    System(const System &) = delete;
+    System &operator=(const System &) = delete;
+
+    jobsys_system *raw() const noexcept { return sys_; }
+
+    uint32_t workers() const {
+        uint32_t n = 0;
+        detail::check(jobsys_workers(sys_, &n));
+        return n;
+    }
+
+    // Run f() on some thread.
+    template <class F>
+    Handle schedule(F &&f, const JobDesc &desc = {}) {
+        return schedule_after({}, std::forward<F>(f), desc);
+    }
+
+    // Run f() after every job in deps finished (not at all if one failed).
+    template <class F>
+    Handle schedule_after(const Deps &deps, F &&f, const JobDesc &desc = {}) {
+        return submit<F>(jobsys_schedule_after, deps, std::forward<F>(f), desc);
+    }
+
+    // schedule() that wakes no worker until flush().
+    template <class F>
+    Handle schedule_batched(F &&f) {
+        return schedule_batched_after({}, std::forward<F>(f));
+    }
+
+    template <class F>
+    Handle schedule_batched_after(const Deps &deps, F &&f) {
+        return submit<F>(jobsys_schedule_batched_after, deps, std::forward<F>(f), JobDesc{});
+    }
+
+    // f(i) for every i in [begin, end) (or f(b, e) per piece), on all
+    // threads; batch = indices per piece, 0 = auto.
+    template <class F>
+    Handle parallel_for(uint32_t begin, uint32_t end, F &&f, uint32_t batch = 0,
+                        const JobDesc &desc = {}) {
+        return parallel_for_after({}, begin, end, std::forward<F>(f), batch, desc);
+    }
+
+    template <class F>
+    Handle parallel_for_after(const Deps &deps, uint32_t begin, uint32_t end, F &&f, uint32_t batch = 0,
+                              const JobDesc &desc = {}) {
+        using Fn = std::decay_t<F>;
+        static_assert(std::is_invocable_v<const Fn &, uint32_t, uint32_t> ||
+                          std::is_invocable_v<const Fn &, uint32_t>,
+                      "parallel_for takes f(uint32_t i) or f(uint32_t begin, uint32_t end), callable as const");
+        Fn *p = new Fn(std::forward<F>(f));
+        jobsys_job_desc d{desc.name, desc.priority, &detail::release<Fn>};
+        jobsys_handle h;
+        jobsys_error e = jobsys_parallel_for_after(sys_, &d, deps.data(), deps.size(), begin, end,
+                                                   batch, &detail::run_range<Fn>, p, &h);
+        if (e != JOBSYS_OK) {
+            delete p; // not scheduled: release is not called
+            detail::check(e);
+        }
+        return Handle(h);
+    }
+
+    // One handle for all of `handles`.
+    Handle combine(const Deps &handles) {
+        jobsys_handle h;
+        detail::check(jobsys_combine(sys_, handles.data(), handles.size(), &h));
+        return Handle(h);
+    }
+
+    // Wait for h, helping; throws Error if it (or a dependency) failed.
+    void complete(Handle h) { detail::check(jobsys_complete(sys_, h.raw())); }
+
+    // complete() that returns the code instead of throwing.
+    jobsys_error try_complete(Handle h) noexcept { return jobsys_complete(sys_, h.raw()); }
+
+    bool is_complete(Handle h) const {
+        bool done = false;
+        detail::check(jobsys_is_complete(sys_, h.raw(), &done));
+        return done;
+    }
+
+    // Publish this thread's batched jobs; returns how many workers woke.
+    uint32_t flush() {
+        uint32_t woken = 0;
+        detail::check(jobsys_flush(sys_, &woken));
+        return woken;
+    }
+
+    HotZone hot_zone() { return HotZone(sys_); }
+
+    // Tracing: start a capture, stop it, write the last stopped one as
+    // Chrome trace JSON to `path`.
+    void trace_start() { detail::check(jobsys_trace_start(sys_)); }
+    void trace_stop() { detail::check(jobsys_trace_stop(sys_)); }
+    void trace_write(const char *path) { detail::check(jobsys_trace_write(sys_, path)); }
+
+    jobsys_stats stats() const {
+        jobsys_stats s;
+        detail::check(jobsys_get_stats(sys_, &s));
+        return s;
+    }
+    jobsys_stats take_stats() {
+        jobsys_stats s;
+        detail::check(jobsys_take_stats(sys_, &s));
+        return s;
+    }
+    jobsys_stats worker_stats(uint32_t worker) const {
+        jobsys_stats s;
+        detail::check(jobsys_get_worker_stats(sys_, worker, &s));
+        return s;
+    }
+
+private:
+    static jobsys_config with_workers(int32_t workers) {
+        jobsys_config c = default_config();
+        c.workers = workers;
+        return c;
+    }
+
+    using ScheduleFn = jobsys_error (*)(jobsys_system *, const jobsys_job_desc *,
+                                        const jobsys_handle *, size_t, jobsys_job_fn, void *,
+                                        jobsys_handle *);
+
+    template <class F>
+    Handle submit(ScheduleFn fn, const Deps &deps, F &&f, const JobDesc &desc) {
+        using Fn = std::decay_t<F>;
+        static_assert(std::is_invocable_v<Fn &>, "a job is callable with no arguments");
+        Fn *p = new Fn(std::forward<F>(f));
+        jobsys_job_desc d{desc.name, desc.priority, &detail::release<Fn>};
+        jobsys_handle h;
+        jobsys_error e = fn(sys_, &d, deps.data(), deps.size(), &detail::run<Fn>, p, &h);
+        if (e != JOBSYS_OK) {
+            delete p; // not scheduled: release is not called
+            detail::check(e);
+        }
+        return Handle(h);
+    }
+
+    jobsys_system *sys_ = nullptr;
+};
+
+} // namespace jobsys
+
+#endif // JOBSYS_HPP

@@ -1,0 +1,323 @@
+//! `jobsys_system`: create/destroy, hot zones, flush, worker count, stats.
+//!
+//! A `jobsys_system*` is a `Box<System>` handed to C. Every job scheduled
+//! through it is recorded in its handle table, which is what lets
+//! `jobsys_destroy` run every scheduled job *while the system is still
+//! whole* (jobs may call back into it) before it drops the `JobSystem`,
+//! whose own shutdown then finds nothing left to run and joins the workers.
+
+use crate::config::Config;
+use crate::errors::{ffi, non_null, Code, Error, Result};
+use crate::handles::{next_serial, Handle, Lookup, Table};
+use crate::jobs::running_in;
+use jobsys::trace::Trace;
+use jobsys::{HotZone, JobHandle, JobSystem};
+use std::sync::{Mutex, MutexGuard};
+
+/// What a `jobsys_system*` points to.
+pub struct System {
+    pub js: JobSystem,
+    /// Identifies this system's handles (see `handles`).
+    pub serial: u32,
+    handles: Mutex<Table>,
+    /// Open hot zones; `jobsys_hot_zone_end` drops the newest.
+    hot_zones: Mutex<Vec<HotZone>>,
+    /// The last capture `jobsys_trace_stop` took.
+    last_trace: Mutex<Option<Trace>>,
+}
+
+// C may use one system from any number of threads at once.
+const _: () = {
+    const fn shared_across_threads<T: Send + Sync>() {}
+    shared_across_threads::<System>()
+};
+
+/// Lock `m`, ignoring poisoning (no code that holds these locks can panic
+/// halfway through an update that matters).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl System {
+    /// Record a job just scheduled on this system; its C handle.
+    pub fn record(&self, job: JobHandle) -> Handle {
+        lock(&self.handles).insert(&self.js, job)
+    }
+
+    /// The last stopped capture (see `trace`).
+    pub fn last_trace(&self) -> MutexGuard<'_, Option<Trace>> {
+        lock(&self.last_trace)
+    }
+
+    pub fn lookup(&self, h: Handle) -> Result<Lookup> {
+        lock(&self.handles).lookup(h)
+    }
+
+    pub fn resolve(&self, hs: &[Handle]) -> Result<Vec<JobHandle>> {
+        if hs.is_empty() {
+            return Ok(Vec::new());
+        }
+        lock(&self.handles).resolve(hs)
+    }
+
+    /// Wait (helping) until every job recorded so far, and every job those
+    /// schedule, has finished. Failures are not reported here.
+    fn drain(&self) {
+        loop {
+            let pending = lock(&self.handles).pending_jobs();
+            if pending.iter().all(|&h| self.js.is_complete(h)) {
+                return;
+            }
+            for h in pending {
+                let _ = self.js.try_complete(h);
+            }
+        }
+    }
+}
+
+/// The system behind `sys`, or `NullArgument`.
+///
+/// # Safety
+/// `sys` is NULL or a pointer from `jobsys_create` not yet destroyed.
+pub unsafe fn system<'a>(sys: *const System) -> Result<&'a System> {
+    non_null(sys, "system")?;
+    // SAFETY: non-NULL; the caller promises it is a live system.
+    Ok(unsafe { &*sys })
+}
+
+/// Write `v` through `out` if `out` is not NULL.
+///
+/// # Safety
+/// `out` is NULL or valid for a write of `T`.
+pub unsafe fn write_opt<T>(out: *mut T, v: T) {
+    if !out.is_null() {
+        // SAFETY: non-NULL and writable, as the caller promises.
+        unsafe { out.write(v) };
+    }
+}
+
+/// Start a job system configured by `*config` (NULL: the defaults).
+///
+/// # Safety
+/// `config` is NULL or points to a `jobsys_config`; `out` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_create(config: *const Config, out: *mut *mut System) -> Code {
+    ffi("jobsys_create", || {
+        non_null(out, "out")?;
+        let config = if config.is_null() {
+            Config::default()
+        } else {
+            // SAFETY: non-NULL; the caller promises it points to a config.
+            unsafe { config.read() }
+        };
+        let js = config
+            .builder()?
+            .build()
+            .map_err(|e| Error::new(Code::Config, e.to_string()))?;
+        let serial = next_serial();
+        let sys = Box::new(System {
+            js,
+            serial,
+            handles: Mutex::new(Table::new(serial)),
+            hot_zones: Mutex::new(Vec::new()),
+            last_trace: Mutex::new(None),
+        });
+        if config.trace != 0 {
+            sys.js.trace_start();
+        }
+        // SAFETY: checked non-NULL; the caller promises it is writable.
+        unsafe { out.write(Box::into_raw(sys)) };
+        Ok(())
+    })
+}
+
+/// Run every scheduled job, stop the workers, free the system.
+///
+/// # Safety
+/// `sys` is NULL or a live system; no thread other than this system's own
+/// jobs uses it during or after this call.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_destroy(sys: *mut System) -> Code {
+    ffi("jobsys_destroy", || {
+        // SAFETY: as promised by the caller.
+        let s = unsafe { system(sys) }?;
+        if running_in(s.serial) {
+            return Err(Error::new(
+                Code::BadState,
+                "called from inside one of this system's own jobs (it would wait for itself); destroy it from outside",
+            ));
+        }
+        s.drain();
+        // SAFETY: `sys` came from `Box::into_raw` in `jobsys_create` and is
+        // destroyed once; no job of this system is left to use it (drained)
+        // and the caller promises nobody else does.
+        drop(unsafe { Box::from_raw(sys) });
+        Ok(())
+    })
+}
+
+/// `*out` = the number of worker threads.
+///
+/// # Safety
+/// `sys` is NULL or live; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_workers(sys: *const System, out: *mut u32) -> Code {
+    ffi("jobsys_workers", || {
+        // SAFETY: as promised by the caller.
+        let s = unsafe { system(sys) }?;
+        non_null(out, "out")?;
+        // SAFETY: non-NULL, writable as promised.
+        unsafe { out.write(s.js.workers() as u32) };
+        Ok(())
+    })
+}
+
+/// Publish this thread's batched jobs; `*woken` (if not NULL) = workers woken.
+///
+/// # Safety
+/// `sys` is NULL or live; `woken` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_flush(sys: *const System, woken: *mut u32) -> Code {
+    ffi("jobsys_flush", || {
+        // SAFETY: as promised by the caller.
+        let s = unsafe { system(sys) }?;
+        let n = s.js.flush();
+        // SAFETY: NULL or writable, as promised.
+        unsafe { write_opt(woken, n as u32) };
+        Ok(())
+    })
+}
+
+/// Open a hot zone (idle workers spin instead of sleeping until it ends).
+///
+/// # Safety
+/// `sys` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_hot_zone_begin(sys: *const System) -> Code {
+    ffi("jobsys_hot_zone_begin", || {
+        // SAFETY: as promised by the caller.
+        let s = unsafe { system(sys) }?;
+        let zone = s.js.hot_zone();
+        lock(&s.hot_zones).push(zone);
+        Ok(())
+    })
+}
+
+/// Close one open hot zone.
+///
+/// # Safety
+/// `sys` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_hot_zone_end(sys: *const System) -> Code {
+    ffi("jobsys_hot_zone_end", || {
+        // SAFETY: as promised by the caller.
+        let s = unsafe { system(sys) }?;
+        let zone = lock(&s.hot_zones).pop();
+        match zone {
+            Some(z) => {
+                drop(z);
+                Ok(())
+            }
+            None => Err(Error::new(Code::BadState, "no hot zone is open")),
+        }
+    })
+}
+
+/// `jobsys_stats` (the header's field order).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub workers: u64,
+    pub jobs_scheduled: u64,
+    pub jobs_finished: u64,
+    pub wakes: u64,
+    pub futile_wakes: u64,
+    pub sleeps: u64,
+    pub spin_time_ns: u64,
+    pub steals: u64,
+    pub failed_steals: u64,
+}
+
+impl From<jobsys::Stats> for Stats {
+    fn from(s: jobsys::Stats) -> Stats {
+        Stats {
+            workers: s.workers as u64,
+            jobs_scheduled: s.jobs_scheduled,
+            jobs_finished: s.jobs_finished,
+            wakes: s.wakes,
+            futile_wakes: s.futile_wakes,
+            sleeps: s.sleeps,
+            spin_time_ns: u64::try_from(s.spin_time.as_nanos()).unwrap_or(u64::MAX),
+            steals: s.steals,
+            failed_steals: s.failed_steals,
+        }
+    }
+}
+
+/// The body of the three stats functions.
+///
+/// # Safety
+/// As for `jobsys_stats`.
+unsafe fn stats_into(
+    name: &str,
+    sys: *const System,
+    out: *mut Stats,
+    get: impl FnOnce(&JobSystem) -> Result<jobsys::Stats>,
+) -> Code {
+    ffi(name, || {
+        // SAFETY: as promised by the caller.
+        let s = unsafe { system(sys) }?;
+        non_null(out, "out")?;
+        let st = Stats::from(get(&s.js)?);
+        // SAFETY: non-NULL, writable as promised.
+        unsafe { out.write(st) };
+        Ok(())
+    })
+}
+
+/// `*out` = counters summed over all threads since the system started.
+///
+/// # Safety
+/// `sys` is NULL or live; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_get_stats(sys: *const System, out: *mut Stats) -> Code {
+    // SAFETY: the caller's promises are `stats_into`'s.
+    unsafe { stats_into("jobsys_get_stats", sys, out, |js| Ok(js.stats())) }
+}
+
+/// `*out` = counters since the previous `jobsys_take_stats` (per frame).
+///
+/// # Safety
+/// `sys` is NULL or live; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_take_stats(sys: *const System, out: *mut Stats) -> Code {
+    // SAFETY: the caller's promises are `stats_into`'s.
+    unsafe { stats_into("jobsys_take_stats", sys, out, |js| Ok(js.take_stats())) }
+}
+
+/// `*out` = counters of worker `worker` (0-based).
+///
+/// # Safety
+/// `sys` is NULL or live; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_get_worker_stats(
+    sys: *const System,
+    worker: u32,
+    out: *mut Stats,
+) -> Code {
+    // SAFETY: the caller's promises are `stats_into`'s.
+    unsafe {
+        stats_into("jobsys_get_worker_stats", sys, out, |js| {
+            js.worker_stats()
+                .get(worker as usize)
+                .copied()
+                .ok_or_else(|| {
+                    Error::new(
+                        Code::InvalidArgument,
+                        format!("worker {worker}: the system has {} workers", js.workers()),
+                    )
+                })
+        })
+    }
+}

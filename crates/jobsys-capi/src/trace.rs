@@ -1,0 +1,80 @@
+//! The tracer from C: start a capture, stop it (the system keeps the last
+//! stopped capture), write that capture to a file as Chrome trace event JSON
+//! (open it in ui.perfetto.dev; `jobsys-trace` summarises and compares such
+//! files). `jobsys_config.trace` starts a capture in `jobsys_create`.
+
+use crate::errors::{ffi, non_null, Code, Error};
+use crate::system::{system, System};
+use std::ffi::{c_char, CStr};
+use std::path::PathBuf;
+
+/// Start recording what every thread of the system does.
+///
+/// # Safety
+/// `sys` is NULL or a live system.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_trace_start(sys: *const System) -> Code {
+    ffi("jobsys_trace_start", || {
+        // SAFETY: `sys` is NULL or a live system, as the caller promises.
+        let s = unsafe { system(sys) }?;
+        if s.js.trace_start() {
+            Ok(())
+        } else {
+            Err(Error::new(Code::BadState, "a capture is already running"))
+        }
+    })
+}
+
+/// Stop recording; the system keeps the capture for `jobsys_trace_write`.
+///
+/// # Safety
+/// `sys` is NULL or a live system.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_trace_stop(sys: *const System) -> Code {
+    ffi("jobsys_trace_stop", || {
+        // SAFETY: `sys` is NULL or a live system, as the caller promises.
+        let s = unsafe { system(sys) }?;
+        if !s.js.is_tracing() {
+            return Err(Error::new(Code::BadState, "no capture is running"));
+        }
+        let trace = s.js.trace_stop();
+        *s.last_trace() = Some(trace);
+        Ok(())
+    })
+}
+
+/// Write the last stopped capture to the file `path` as Chrome trace JSON.
+///
+/// # Safety
+/// `sys` is NULL or a live system; `path` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_trace_write(sys: *const System, path: *const c_char) -> Code {
+    ffi("jobsys_trace_write", || {
+        // SAFETY: `sys` is NULL or a live system, as the caller promises.
+        let s = unsafe { system(sys) }?;
+        non_null(path, "path")?;
+        // SAFETY: non-NULL and NUL-terminated, as the caller promises.
+        let path = path_from_c(unsafe { CStr::from_ptr(path) });
+        let last = s.last_trace();
+        let trace = last.as_ref().ok_or_else(|| {
+            Error::new(
+                Code::BadState,
+                "no capture to write: call jobsys_trace_start and jobsys_trace_stop first",
+            )
+        })?;
+        let io = |e: std::io::Error| Error::new(Code::Io, format!("{}: {e}", path.display()));
+        let file = std::fs::File::create(&path).map_err(io)?;
+        trace.write_chrome_json(file).map_err(io)
+    })
+}
+
+#[cfg(unix)]
+fn path_from_c(p: &CStr) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(p.to_bytes()).into()
+}
+
+#[cfg(not(unix))]
+fn path_from_c(p: &CStr) -> PathBuf {
+    p.to_string_lossy().into_owned().into()
+}

@@ -1,0 +1,515 @@
+/*
+ * The C API from C: every function in jobsys.h is called here (tests/header.rs
+ * checks that), with good and bad input. After each bad call the system must
+ * still work (check_usable). Run by tests/c_programs.rs, also under valgrind.
+ *
+ * Prints the sizes of the header's structs (compared with the Rust side) and
+ * "api_test: ok" at the end; any failed check exits with status 1.
+ */
+#define _POSIX_C_SOURCE 199309L /* nanosleep */
+#include "jobsys.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n",        \
+                    __FILE__, __LINE__, #cond, jobsys_last_error_message());     \
+            exit(1);                                                             \
+        }                                                                        \
+    } while (0)
+
+#define EXPECT(call, code)                                                       \
+    do {                                                                         \
+        jobsys_error e_ = (call);                                                \
+        if (e_ != (code)) {                                                      \
+            fprintf(stderr, "%s:%d: %s returned %s, expected %s (last error: %s)\n", \
+                    __FILE__, __LINE__, #call, jobsys_error_name(e_),            \
+                    jobsys_error_name(code), jobsys_last_error_message());       \
+            exit(1);                                                             \
+        }                                                                        \
+    } while (0)
+
+#define OK(call) EXPECT(call, JOBSYS_OK)
+
+/* The last error message contains `text`. */
+#define MESSAGE_HAS(text) CHECK(strstr(jobsys_last_error_message(), (text)) != NULL)
+
+static atomic_int ran;      /* jobs that ran */
+static atomic_int released; /* release callbacks */
+
+static void count_job(void *data) {
+    (void)data;
+    atomic_fetch_add(&ran, 1);
+}
+
+static void count_release(void *data) {
+    (void)data;
+    atomic_fetch_add(&released, 1);
+}
+
+static void sum_range(void *data, uint32_t begin, uint32_t end) {
+    atomic_uint_fast64_t *sum = data;
+    for (uint32_t i = begin; i < end; i++) atomic_fetch_add(sum, i);
+}
+
+static void fail_job(void *data) { jobsys_fail((const char *)data); }
+
+static void fail_range(void *data, uint32_t begin, uint32_t end) {
+    (void)data;
+    if (begin <= 50 && 50 < end) jobsys_fail("piece with 50");
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void slow_job(void *data) {
+    (void)data;
+    sleep_ms(1);
+    atomic_fetch_add(&ran, 1);
+}
+
+/* A job that schedules two more jobs on its own system. */
+static void spawning_job(void *data) {
+    jobsys_system *sys = data;
+    jobsys_handle h;
+    CHECK(jobsys_schedule(sys, NULL, slow_job, NULL, &h) == JOBSYS_OK);
+    CHECK(jobsys_schedule_after(sys, NULL, &h, 1, count_job, NULL, NULL) == JOBSYS_OK);
+    atomic_fetch_add(&ran, 1);
+}
+
+struct call_from_job {
+    jobsys_system *sys;
+    jobsys_handle target;
+    jobsys_error result;
+};
+
+static void destroy_from_job(void *data) {
+    struct call_from_job *c = data;
+    c->result = jobsys_destroy(c->sys);
+}
+
+static void complete_from_job(void *data) {
+    struct call_from_job *c = data;
+    c->result = jobsys_complete(c->sys, c->target);
+}
+
+static void fail_outside_job(void *data) {
+    /* A release callback is not a job. */
+    jobsys_error *result = data;
+    *result = jobsys_fail("not in a job");
+}
+
+static void count_into(void *data) { atomic_fetch_add((atomic_int *)data, 1); }
+
+/* The system still schedules, runs and completes jobs. */
+static void check_usable(jobsys_system *sys) {
+    atomic_int count = 0;
+    jobsys_handle a, b;
+    OK(jobsys_schedule(sys, NULL, count_into, &count, &a));
+    OK(jobsys_schedule_after(sys, NULL, &a, 1, count_into, &count, &b));
+    OK(jobsys_complete(sys, b));
+    CHECK(atomic_load(&count) == 2);
+}
+
+static jobsys_system *create(int32_t workers) {
+    jobsys_config cfg;
+    OK(jobsys_config_init(&cfg));
+    cfg.workers = workers;
+    jobsys_system *sys = NULL;
+    OK(jobsys_create(&cfg, &sys));
+    CHECK(sys != NULL);
+    return sys;
+}
+
+static void test_errors_and_config(void) {
+    CHECK(strcmp(jobsys_error_name(JOBSYS_ERR_INVALID_HANDLE), "JOBSYS_ERR_INVALID_HANDLE") == 0);
+    CHECK(strcmp(jobsys_error_name(JOBSYS_OK), "JOBSYS_OK") == 0);
+    CHECK(strcmp(jobsys_error_name((jobsys_error)999), "JOBSYS_ERR_UNKNOWN") == 0);
+
+    EXPECT(jobsys_config_init(NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    MESSAGE_HAS("jobsys_config_init: config is NULL");
+
+    jobsys_config cfg;
+    OK(jobsys_config_init(&cfg));
+    CHECK(cfg.workers == -1 && cfg.idle_policy == JOBSYS_IDLE_DEFAULT && cfg.spin_us == 30);
+    CHECK(cfg.priority_inheritance && !cfg.pin_workers && !cfg.exclude_efficiency_cores);
+    EXPECT(jobsys_create(&cfg, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+
+    jobsys_system *sys = NULL;
+    cfg.workers = -2;
+    EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
+    cfg.workers = 100000;
+    EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
+    MESSAGE_HAS("100000 workers");
+    cfg.workers = 1;
+    cfg.idle_policy = (jobsys_idle_policy)42;
+    EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
+    cfg.idle_policy = JOBSYS_IDLE_ADAPTIVE;
+    cfg.adaptive_cpu_cap = 2.0f;
+    EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
+    MESSAGE_HAS("cpu_cap");
+    CHECK(sys == NULL);
+
+    /* Every policy, and NULL config (the defaults), gives a working system. */
+    const jobsys_idle_policy policies[] = {JOBSYS_IDLE_DEFAULT, JOBSYS_IDLE_SPIN_THEN_SLEEP,
+                                           JOBSYS_IDLE_WHIPPING_BOY, JOBSYS_IDLE_ALWAYS_SPIN,
+                                           JOBSYS_IDLE_ADAPTIVE};
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
+        OK(jobsys_config_init(&cfg));
+        cfg.workers = 1;
+        cfg.idle_policy = policies[i];
+        cfg.spin_us = 0;
+        cfg.priority_inheritance = (i % 2) == 0;
+        OK(jobsys_create(&cfg, &sys));
+        uint32_t workers = 0;
+        OK(jobsys_workers(sys, &workers));
+        CHECK(workers == 1);
+        check_usable(sys);
+        OK(jobsys_destroy(sys));
+    }
+    OK(jobsys_create(NULL, &sys));
+    check_usable(sys);
+    OK(jobsys_destroy(sys));
+}
+
+static void test_null_arguments(jobsys_system *sys) {
+    jobsys_handle h;
+    jobsys_stats st;
+    bool done;
+    uint32_t n;
+    OK(jobsys_schedule(sys, NULL, count_job, NULL, &h));
+
+    EXPECT(jobsys_destroy(NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    MESSAGE_HAS("jobsys_destroy: system is NULL");
+    EXPECT(jobsys_workers(NULL, &n), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_workers(sys, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_schedule(NULL, NULL, count_job, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_schedule_after(NULL, NULL, &h, 1, count_job, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_parallel_for(NULL, NULL, 0, 10, 0, sum_range, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_parallel_for_after(NULL, NULL, &h, 1, 0, 10, 0, sum_range, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_combine(NULL, &h, 1, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_complete(NULL, h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_is_complete(NULL, h, &done), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_schedule_batched(NULL, NULL, count_job, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_schedule_batched_after(NULL, NULL, &h, 1, count_job, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_flush(NULL, &n), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_hot_zone_begin(NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_hot_zone_end(NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_get_stats(NULL, &st), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_take_stats(NULL, &st), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_get_worker_stats(NULL, 0, &st), JOBSYS_ERR_NULL_ARGUMENT);
+
+    /* NULL function, NULL out-parameters that are required, NULL arrays. */
+    EXPECT(jobsys_schedule(sys, NULL, NULL, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    MESSAGE_HAS("fn is NULL");
+    EXPECT(jobsys_schedule_after(sys, NULL, &h, 1, NULL, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_schedule_batched(sys, NULL, NULL, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_parallel_for(sys, NULL, 0, 10, 0, NULL, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_schedule_after(sys, NULL, NULL, 2, count_job, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_combine(sys, NULL, 2, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_combine(sys, &h, 1, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_is_complete(sys, h, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_get_stats(sys, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    OK(jobsys_complete(sys, h));
+
+    /* NULL deps with ndeps 0, NULL out for fire-and-forget jobs. */
+    static atomic_int fire_and_forget;
+    OK(jobsys_schedule_after(sys, NULL, NULL, 0, count_into, &fire_and_forget, NULL));
+    OK(jobsys_schedule(sys, NULL, count_into, &fire_and_forget, NULL));
+    while (atomic_load(&fire_and_forget) < 2) sleep_ms(1);
+    OK(jobsys_combine(sys, NULL, 0, &h));
+    OK(jobsys_is_complete(sys, h, &done));
+    CHECK(done);
+    check_usable(sys);
+}
+
+static void test_invalid_handles(jobsys_system *sys) {
+    jobsys_handle zero = {0, 0}, good, h;
+    bool done;
+    int before = atomic_load(&ran);
+    OK(jobsys_schedule(sys, NULL, count_job, NULL, &good));
+    jobsys_handle bad_gen = good, bad_index = good;
+    bad_gen.gen += 1000;
+    bad_index.id += 100000;
+
+    EXPECT(jobsys_complete(sys, zero), JOBSYS_ERR_INVALID_HANDLE);
+    MESSAGE_HAS("not a handle");
+    EXPECT(jobsys_complete(sys, bad_gen), JOBSYS_ERR_INVALID_HANDLE);
+    EXPECT(jobsys_complete(sys, bad_index), JOBSYS_ERR_INVALID_HANDLE);
+    EXPECT(jobsys_is_complete(sys, zero, &done), JOBSYS_ERR_INVALID_HANDLE);
+    jobsys_handle deps[2] = {good, bad_gen};
+    atomic_store(&released, 0);
+    jobsys_job_desc desc = {NULL, JOBSYS_PRIORITY_NORMAL, count_release};
+    EXPECT(jobsys_schedule_after(sys, &desc, deps, 2, count_job, NULL, &h), JOBSYS_ERR_INVALID_HANDLE);
+    MESSAGE_HAS("handle [1] of 2");
+    EXPECT(jobsys_parallel_for_after(sys, &desc, deps, 2, 0, 8, 0, sum_range, NULL, &h), JOBSYS_ERR_INVALID_HANDLE);
+    EXPECT(jobsys_schedule_batched_after(sys, &desc, deps, 2, count_job, NULL, &h), JOBSYS_ERR_INVALID_HANDLE);
+    EXPECT(jobsys_combine(sys, deps, 2, &h), JOBSYS_ERR_INVALID_HANDLE);
+    OK(jobsys_complete(sys, good));
+    /* Nothing was scheduled, and release is not called for failed calls. */
+    CHECK(atomic_load(&ran) == before + 1);
+    CHECK(atomic_load(&released) == 0);
+
+    /* A handle of another system, alive or destroyed. */
+    jobsys_system *other = create(1);
+    jobsys_handle theirs;
+    OK(jobsys_schedule(other, NULL, count_job, NULL, &theirs));
+    EXPECT(jobsys_complete(sys, theirs), JOBSYS_ERR_FOREIGN_HANDLE);
+    MESSAGE_HAS("another");
+    EXPECT(jobsys_schedule_after(sys, NULL, &theirs, 1, count_job, NULL, &h), JOBSYS_ERR_FOREIGN_HANDLE);
+    OK(jobsys_complete(other, theirs));
+    OK(jobsys_destroy(other));
+    EXPECT(jobsys_is_complete(sys, theirs, &done), JOBSYS_ERR_FOREIGN_HANDLE);
+
+    /* Handles of jobs that finished long ago (their table entries reused)
+     * read as complete. */
+    jobsys_handle first;
+    OK(jobsys_schedule(sys, NULL, count_job, NULL, &first));
+    OK(jobsys_complete(sys, first));
+    for (int i = 0; i < 200; i++) {
+        OK(jobsys_schedule(sys, NULL, count_job, NULL, &h));
+        OK(jobsys_complete(sys, h));
+    }
+    OK(jobsys_is_complete(sys, first, &done));
+    CHECK(done);
+    OK(jobsys_complete(sys, first));
+    OK(jobsys_schedule_after(sys, NULL, &first, 1, count_job, NULL, &h));
+    OK(jobsys_complete(sys, h));
+    check_usable(sys);
+}
+
+static void test_parallel_for(jobsys_system *sys) {
+    const uint32_t batches[] = {0, 1, 7, 1000, 5000};
+    for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
+        atomic_uint_fast64_t sum = 0;
+        jobsys_handle h;
+        OK(jobsys_parallel_for(sys, NULL, 10, 1010, batches[i], sum_range, &sum, &h));
+        OK(jobsys_complete(sys, h));
+        /* 10 + 11 + ... + 1009 */
+        CHECK(atomic_load(&sum) == (uint64_t)(10 + 1009) * 1000 / 2);
+    }
+    /* begin > end is an error; an empty range is complete at once. */
+    jobsys_handle h;
+    bool done = false;
+    EXPECT(jobsys_parallel_for(sys, NULL, 5, 4, 0, sum_range, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("begin 5 > end 4");
+    atomic_store(&released, 0);
+    jobsys_job_desc desc = {"empty", JOBSYS_PRIORITY_HIGH, count_release};
+    OK(jobsys_parallel_for(sys, &desc, 7, 7, 0, sum_range, NULL, &h));
+    OK(jobsys_is_complete(sys, h, &done));
+    CHECK(done);
+    CHECK(atomic_load(&released) == 1);
+    /* After dependencies, named, low priority. */
+    atomic_uint_fast64_t sum = 0;
+    jobsys_handle dep, pf;
+    desc.name = "pfor";
+    desc.priority = JOBSYS_PRIORITY_LOW;
+    OK(jobsys_schedule(sys, NULL, slow_job, NULL, &dep));
+    OK(jobsys_parallel_for_after(sys, &desc, &dep, 1, 0, 100, 3, sum_range, &sum, &pf));
+    OK(jobsys_complete(sys, pf));
+    CHECK(atomic_load(&sum) == 99 * 100 / 2);
+    CHECK(atomic_load(&released) == 2);
+    check_usable(sys);
+}
+
+static void test_descs(jobsys_system *sys) {
+    jobsys_handle h;
+    jobsys_job_desc desc = {"physics", JOBSYS_PRIORITY_HIGH, NULL};
+    OK(jobsys_schedule(sys, &desc, count_job, NULL, &h));
+    OK(jobsys_complete(sys, h));
+    desc.priority = (jobsys_priority)7;
+    EXPECT(jobsys_schedule(sys, &desc, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("priority = 7");
+    /* Batched jobs take a release callback but no name or priority. */
+    desc.priority = JOBSYS_PRIORITY_LOW;
+    desc.name = NULL;
+    EXPECT(jobsys_schedule_batched(sys, &desc, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    atomic_store(&released, 0);
+    jobsys_job_desc rel = {NULL, JOBSYS_PRIORITY_NORMAL, count_release};
+    OK(jobsys_schedule_batched(sys, &rel, count_job, NULL, &h));
+    OK(jobsys_complete(sys, h));
+    CHECK(atomic_load(&released) == 1);
+    check_usable(sys);
+}
+
+static void test_failures(jobsys_system *sys) {
+    jobsys_handle bad, after, both, ok, pf;
+    atomic_store(&released, 0);
+    int before = atomic_load(&ran);
+    jobsys_job_desc rel = {"dependent", JOBSYS_PRIORITY_NORMAL, count_release};
+    OK(jobsys_schedule(sys, NULL, fail_job, "boom", &bad));
+    OK(jobsys_schedule_after(sys, &rel, &bad, 1, count_job, NULL, &after));
+    OK(jobsys_schedule(sys, NULL, count_job, NULL, &ok));
+    jobsys_handle pair[2] = {ok, bad};
+    OK(jobsys_combine(sys, pair, 2, &both));
+
+    EXPECT(jobsys_complete(sys, bad), JOBSYS_ERR_JOB_FAILED);
+    MESSAGE_HAS("boom");
+    EXPECT(jobsys_complete(sys, bad), JOBSYS_ERR_JOB_FAILED); /* reported again */
+    EXPECT(jobsys_complete(sys, after), JOBSYS_ERR_DEPENDENCY_FAILED);
+    MESSAGE_HAS("boom");
+    EXPECT(jobsys_complete(sys, both), JOBSYS_ERR_DEPENDENCY_FAILED);
+    OK(jobsys_complete(sys, ok));
+    bool done = false;
+    OK(jobsys_is_complete(sys, after, &done));
+    CHECK(done);
+    /* The dependent did not run, but its data was released. */
+    CHECK(atomic_load(&ran) == before + 1);
+    CHECK(atomic_load(&released) == 1);
+    /* A job scheduled after a failed one later still fails. */
+    OK(jobsys_schedule_after(sys, NULL, &bad, 1, count_job, NULL, &after));
+    EXPECT(jobsys_complete(sys, after), JOBSYS_ERR_DEPENDENCY_FAILED);
+    /* A failing parallel_for piece fails the whole loop. */
+    OK(jobsys_parallel_for(sys, NULL, 0, 100, 10, fail_range, NULL, &pf));
+    EXPECT(jobsys_complete(sys, pf), JOBSYS_ERR_JOB_FAILED);
+    MESSAGE_HAS("piece with 50");
+    /* Outside a job (here, and in a release callback) jobsys_fail is an error. */
+    EXPECT(jobsys_fail("not in a job"), JOBSYS_ERR_BAD_STATE);
+    jobsys_error from_release = JOBSYS_OK;
+    jobsys_job_desc fail_in_release = {NULL, JOBSYS_PRIORITY_NORMAL, fail_outside_job};
+    OK(jobsys_schedule(sys, &fail_in_release, count_job, &from_release, &ok));
+    OK(jobsys_complete(sys, ok));
+    CHECK(from_release == JOBSYS_ERR_BAD_STATE);
+    EXPECT(jobsys_fail(NULL), JOBSYS_ERR_BAD_STATE);
+    check_usable(sys);
+}
+
+static void test_calls_from_jobs(void) {
+    /* No workers: a job runs only when this thread completes it. */
+    jobsys_system *sys = create(0);
+    struct call_from_job c = {sys, {0, 0}, JOBSYS_OK};
+    jobsys_handle h;
+    OK(jobsys_schedule(sys, NULL, complete_from_job, &c, &h));
+    c.target = h;
+    OK(jobsys_complete(sys, h));
+    CHECK(c.result == JOBSYS_ERR_WAIT_ON_SELF);
+
+    OK(jobsys_schedule(sys, NULL, destroy_from_job, &c, &h));
+    OK(jobsys_complete(sys, h));
+    CHECK(c.result == JOBSYS_ERR_BAD_STATE);
+    check_usable(sys);
+    OK(jobsys_destroy(sys));
+}
+
+static void test_batching_hot_zones_stats(jobsys_system *sys) {
+    jobsys_handle hs[16], all, after;
+    int before = atomic_load(&ran);
+    OK(jobsys_hot_zone_begin(sys));
+    OK(jobsys_hot_zone_begin(sys));
+    for (int i = 0; i < 16; i++) OK(jobsys_schedule_batched(sys, NULL, count_job, NULL, &hs[i]));
+    OK(jobsys_schedule_batched_after(sys, NULL, hs, 16, count_job, NULL, &after));
+    uint32_t woken = 99;
+    OK(jobsys_flush(sys, &woken));
+    CHECK(woken <= 16);
+    OK(jobsys_flush(sys, NULL));
+    OK(jobsys_combine(sys, hs, 16, &all));
+    OK(jobsys_complete(sys, all));
+    OK(jobsys_complete(sys, after));
+    CHECK(atomic_load(&ran) == before + 17);
+    OK(jobsys_hot_zone_end(sys));
+    OK(jobsys_hot_zone_end(sys));
+    EXPECT(jobsys_hot_zone_end(sys), JOBSYS_ERR_BAD_STATE);
+    MESSAGE_HAS("no hot zone is open");
+
+    jobsys_stats st, frame, w0;
+    OK(jobsys_get_stats(sys, &st));
+    CHECK(st.workers == 2 && st.jobs_scheduled >= 17 && st.jobs_finished >= 17);
+    OK(jobsys_take_stats(sys, &frame));
+    OK(jobsys_take_stats(sys, &frame));
+    CHECK(frame.jobs_scheduled < st.jobs_scheduled);
+    OK(jobsys_get_worker_stats(sys, 1, &w0));
+    CHECK(w0.workers == 1);
+    EXPECT(jobsys_get_worker_stats(sys, 2, &w0), JOBSYS_ERR_INVALID_ARGUMENT);
+    check_usable(sys);
+}
+
+static void test_trace(void) {
+    jobsys_config cfg;
+    OK(jobsys_config_init(&cfg));
+    cfg.workers = 1;
+    cfg.trace = true; /* recording from the start */
+    jobsys_system *sys;
+    OK(jobsys_create(&cfg, &sys));
+    EXPECT(jobsys_trace_write(sys, "unused.json"), JOBSYS_ERR_BAD_STATE);
+    MESSAGE_HAS("no capture to write");
+    EXPECT(jobsys_trace_start(sys), JOBSYS_ERR_BAD_STATE);
+    jobsys_job_desc named = {"traced job", JOBSYS_PRIORITY_NORMAL, NULL};
+    jobsys_handle h;
+    OK(jobsys_schedule(sys, &named, count_job, NULL, &h));
+    OK(jobsys_complete(sys, h));
+    OK(jobsys_trace_stop(sys));
+    EXPECT(jobsys_trace_stop(sys), JOBSYS_ERR_BAD_STATE);
+    EXPECT(jobsys_trace_start(NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_trace_stop(NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_trace_write(NULL, "x.json"), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_trace_write(sys, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_trace_write(sys, "/nonexistent-dir/trace.json"), JOBSYS_ERR_IO);
+    MESSAGE_HAS("/nonexistent-dir/trace.json");
+    const char *path = getenv("JOBSYS_TEST_TRACE");
+    if (path != NULL) {
+        OK(jobsys_trace_write(sys, path));
+        FILE *f = fopen(path, "r");
+        CHECK(f != NULL);
+        char head[16] = {0};
+        CHECK(fread(head, 1, 15, f) == 15);
+        fclose(f);
+        CHECK(strncmp(head, "{\"traceEvents\"", 14) == 0);
+    }
+    /* A second capture replaces the first. */
+    OK(jobsys_trace_start(sys));
+    OK(jobsys_trace_stop(sys));
+    check_usable(sys);
+    OK(jobsys_destroy(sys));
+}
+
+static void test_destroy_while_running(void) {
+    jobsys_system *sys = create(2);
+    atomic_store(&ran, 0);
+    atomic_store(&released, 0);
+    jobsys_job_desc rel = {NULL, JOBSYS_PRIORITY_LOW, count_release};
+    jobsys_handle prev;
+    OK(jobsys_schedule(sys, &rel, slow_job, NULL, &prev));
+    for (int i = 0; i < 20; i++) {
+        jobsys_handle h;
+        OK(jobsys_schedule_after(sys, &rel, &prev, 1, slow_job, NULL, &h));
+        prev = h;
+    }
+    for (int i = 0; i < 10; i++) OK(jobsys_schedule(sys, NULL, spawning_job, sys, NULL));
+    OK(jobsys_schedule_batched(sys, NULL, count_job, NULL, NULL)); /* never flushed */
+    OK(jobsys_hot_zone_begin(sys));                              /* never closed */
+    /* destroy runs every job (21 chained + 10 spawning + 20 spawned + 1
+     * batched), then joins the workers. */
+    OK(jobsys_destroy(sys));
+    CHECK(atomic_load(&ran) == 21 + 10 + 20 + 1);
+    CHECK(atomic_load(&released) == 21);
+}
+
+int main(void) {
+    printf("sizes: config=%zu handle=%zu job_desc=%zu stats=%zu\n", sizeof(jobsys_config),
+           sizeof(jobsys_handle), sizeof(jobsys_job_desc), sizeof(jobsys_stats));
+    CHECK(strcmp(jobsys_last_error_message(), "") == 0);
+
+    test_errors_and_config();
+    jobsys_system *sys = create(2);
+    test_null_arguments(sys);
+    test_invalid_handles(sys);
+    test_parallel_for(sys);
+    test_descs(sys);
+    test_failures(sys);
+    test_batching_hot_zones_stats(sys);
+    OK(jobsys_destroy(sys));
+    test_calls_from_jobs();
+    test_trace();
+    test_destroy_while_running();
+
+    printf("api_test: ok\n");
+    return 0;
+}

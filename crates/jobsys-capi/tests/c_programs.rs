@@ -1,0 +1,121 @@
+//! The C and C++ programs, compiled with `-Wall -Wextra -Werror` against
+//! `include/` and linked with the static library: the two frame-graph
+//! examples print the checksum computed here, the C API test (bad input of
+//! every kind) and the C++ wrapper test pass.
+
+mod common;
+
+use common::{build_c, build_cpp, run};
+use jobsys_capi::config::Config;
+use jobsys_capi::handles::Handle;
+use jobsys_capi::jobs::JobDesc;
+use jobsys_capi::system::Stats;
+use std::mem::size_of;
+use std::process::Command;
+
+/// The checksum of `examples/c/frame.c`, computed serially.
+fn expected_frame_checksum() -> u64 {
+    const PARTICLES: u64 = 10_000;
+    const FRAMES: u64 = 10;
+    let mut pos: Vec<u64> = (0..PARTICLES).collect();
+    let mut vel: Vec<u64> = (0..PARTICLES).map(|i| i * i).collect();
+    let (mut ai, mut checksum) = (1u64, 0xcbf2_9ce4_8422_2325u64);
+    for frame in 0..FRAMES {
+        let seed = checksum ^ (frame + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        for (i, v) in vel.iter_mut().enumerate() {
+            *v = v
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(seed ^ i as u64);
+        }
+        for _ in 0..256 {
+            ai = ai
+                .wrapping_mul(2_862_933_555_777_941_757)
+                .wrapping_add(3_037_000_493)
+                .wrapping_add(seed);
+        }
+        for (i, p) in pos.iter_mut().enumerate() {
+            *p = p.wrapping_add((vel[i] >> 17) + i as u64);
+        }
+        let mut h = checksum;
+        for &p in &pos {
+            h = (h ^ p).wrapping_mul(0x0100_0000_01b3);
+        }
+        checksum = h ^ ai;
+    }
+    checksum
+}
+
+/// The checksum a frame example printed.
+fn checksum_of(stdout: &str) -> u64 {
+    let hex = stdout
+        .split("checksum ")
+        .nth(1)
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no checksum in {stdout:?}"));
+    u64::from_str_radix(hex, 16).unwrap_or_else(|_| panic!("bad checksum in {stdout:?}"))
+}
+
+fn run_with_workers(exe: &std::path::Path, workers: &str) -> String {
+    let mut cmd = Command::new(exe);
+    cmd.env("JOBSYS_WORKERS", workers);
+    run(cmd, 60)
+}
+
+#[test]
+fn c_frame_example_prints_the_checksum() {
+    let exe = build_c("examples/c/frame.c");
+    let want = expected_frame_checksum();
+    for workers in ["0", "2"] {
+        let out = run_with_workers(&exe, workers);
+        assert!(out.starts_with("frame graph (C): 10 frames"), "{out}");
+        assert_eq!(checksum_of(&out), want, "JOBSYS_WORKERS={workers}: {out}");
+    }
+}
+
+#[test]
+fn cpp_frame_example_prints_the_same_checksum() {
+    let exe = build_cpp("examples/cpp/frame.cpp");
+    let want = expected_frame_checksum();
+    for workers in ["0", "2"] {
+        let out = run_with_workers(&exe, workers);
+        assert!(out.starts_with("frame graph (C++): 10 frames"), "{out}");
+        assert_eq!(checksum_of(&out), want, "JOBSYS_WORKERS={workers}: {out}");
+    }
+}
+
+#[test]
+fn c_api_test_passes_and_its_structs_match_the_rust_side() {
+    let exe = build_c("tests/c/api_test.c");
+    let trace = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("api_test_trace.json");
+    let _ = std::fs::remove_file(&trace);
+    let mut cmd = Command::new(exe);
+    cmd.env("JOBSYS_TEST_TRACE", &trace);
+    let out = run(cmd, 60);
+    assert!(out.ends_with("api_test: ok\n"), "{out}");
+    // jobsys_trace_write wrote a valid Chrome trace with the named job in it.
+    let json = std::fs::read_to_string(&trace).expect("the trace file");
+    jobsys::trace::validate_chrome_json(json.as_bytes()).expect("a valid Chrome trace");
+    assert!(
+        json.contains("traced job"),
+        "the job's name is in the trace"
+    );
+    let sizes = format!(
+        "sizes: config={} handle={} job_desc={} stats={}",
+        size_of::<Config>(),
+        size_of::<Handle>(),
+        size_of::<JobDesc>(),
+        size_of::<Stats>()
+    );
+    assert!(
+        out.starts_with(&sizes),
+        "struct sizes differ between jobsys.h and the Rust side:\n  C:    {}\n  Rust: {sizes}",
+        out.lines().next().unwrap_or("")
+    );
+}
+
+#[test]
+fn cpp_wrapper_test_passes() {
+    let exe = build_cpp("tests/cpp/wrapper_test.cpp");
+    let out = run(Command::new(exe), 60);
+    assert!(out.ends_with("wrapper_test: ok\n"), "{out}");
+}

@@ -1,0 +1,157 @@
+// The C++ wrapper (jobsys.hpp): every member, exceptions turned into failed
+// jobs, and every heap-allocated callable freed exactly once, also for jobs
+// that never ran. Run by tests/c_programs.rs; prints "wrapper_test: ok".
+#include "jobsys.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            std::exit(1);                                                              \
+        }                                                                              \
+    } while (0)
+
+namespace {
+
+std::atomic<int> live{0}; // Tracked objects alive (copies and moves included).
+std::atomic<int> ran{0};
+
+// Counts itself, so the test sees every callable freed.
+struct Tracked {
+    Tracked() { ++live; }
+    Tracked(const Tracked &) { ++live; }
+    Tracked(Tracked &&) noexcept { ++live; }
+    ~Tracked() { --live; }
+};
+
+template <class F>
+void expect_error(F &&f, jobsys_error code, const char *text) {
+    try {
+        f();
+    } catch (const jobsys::Error &e) {
+        if (e.code() != code || std::strstr(e.what(), text) == nullptr) {
+            std::fprintf(stderr, "wrong error: %s (code %d, expected %d with \"%s\")\n", e.what(),
+                         int(e.code()), int(code), text);
+            std::exit(1);
+        }
+        return;
+    }
+    std::fprintf(stderr, "no jobsys::Error thrown (expected \"%s\")\n", text);
+    std::exit(1);
+}
+
+void test_jobs(jobsys::System &js) {
+    Tracked t;
+    auto a = js.schedule([t] { ++ran; }, {"a", JOBSYS_PRIORITY_HIGH});
+    auto b = js.schedule_after({a}, [t] { ++ran; });
+    CHECK(a != b && a == a);
+    js.complete(b);
+    CHECK(js.is_complete(a) && js.is_complete(b));
+    CHECK(ran == 2);
+
+    // More than 8 dependencies (the Deps copy leaves its inline buffer).
+    std::vector<jobsys::Handle> many;
+    for (int i = 0; i < 20; i++) many.push_back(js.schedule([] { ++ran; }));
+    auto all = js.combine(many);
+    auto after = js.schedule_after(many, [] { ++ran; });
+    js.complete(js.combine({all, after}));
+    CHECK(ran == 2 + 21);
+    CHECK(js.try_complete(all) == JOBSYS_OK);
+}
+
+void test_parallel_for(jobsys::System &js) {
+    std::vector<std::atomic<int>> hits(1000);
+    Tracked t;
+    auto h = js.parallel_for(0, 1000, [&hits, t](uint32_t i) { hits[i]++; });
+    js.complete(h);
+    for (auto &x : hits) CHECK(x == 1);
+    std::atomic<uint64_t> pieces{0}, sum{0};
+    auto p = js.parallel_for_after(
+        {h}, 0, 1000,
+        [&](uint32_t b, uint32_t e) {
+            pieces++;
+            for (uint32_t i = b; i < e; i++) sum += i;
+        },
+        100, {"pieces", JOBSYS_PRIORITY_LOW});
+    js.complete(p);
+    CHECK(pieces == 10 && sum == 999 * 1000 / 2);
+}
+
+void test_failures(jobsys::System &js) {
+    Tracked t;
+    int before = ran;
+    auto bad = js.schedule([t]() { throw std::runtime_error("exploded"); });
+    auto dep = js.schedule_after({bad}, [t] { ++ran; }); // never runs
+    auto odd = js.schedule([] { throw 42; });
+    auto pf = js.parallel_for(0, 100, [](uint32_t i) {
+        if (i == 70) throw std::out_of_range("index 70");
+    });
+    expect_error([&] { js.complete(bad); }, JOBSYS_ERR_JOB_FAILED, "exploded");
+    expect_error([&] { js.complete(dep); }, JOBSYS_ERR_DEPENDENCY_FAILED, "exploded");
+    expect_error([&] { js.complete(odd); }, JOBSYS_ERR_JOB_FAILED, "not a std::exception");
+    expect_error([&] { js.complete(pf); }, JOBSYS_ERR_JOB_FAILED, "index 70");
+    CHECK(js.try_complete(dep) == JOBSYS_ERR_DEPENDENCY_FAILED);
+    CHECK(ran == before);
+    expect_error([&] { js.complete(jobsys::Handle()); }, JOBSYS_ERR_INVALID_HANDLE, "not a handle");
+    expect_error([&] { js.worker_stats(999); }, JOBSYS_ERR_INVALID_ARGUMENT, "worker 999");
+    expect_error([&] { js.parallel_for(5, 1, [](uint32_t) {}); }, JOBSYS_ERR_INVALID_ARGUMENT, "begin 5");
+}
+
+void test_batching_and_stats(jobsys::System &js) {
+    int before = ran;
+    {
+        auto zone = js.hot_zone();
+        auto zone2 = std::move(zone);
+        std::vector<jobsys::Handle> hs;
+        for (int i = 0; i < 10; i++) hs.push_back(js.schedule_batched([] { ++ran; }));
+        hs.push_back(js.schedule_batched_after({hs[0]}, [] { ++ran; }));
+        CHECK(js.flush() <= 11);
+        js.complete(js.combine(hs));
+    }
+    CHECK(ran == before + 11);
+    CHECK(jobsys_hot_zone_end(js.raw()) == JOBSYS_ERR_BAD_STATE); // both guards closed one zone
+    jobsys_stats s = js.stats();
+    CHECK(s.jobs_scheduled > 0 && s.workers == js.workers());
+    js.take_stats();
+    CHECK(js.worker_stats(0).workers == 1);
+}
+
+} // namespace
+
+int main() {
+    {
+        jobsys_config c = jobsys::default_config();
+        c.workers = 2;
+        c.idle_policy = JOBSYS_IDLE_WHIPPING_BOY;
+        jobsys::System first(c);
+        jobsys::System js(std::move(first)); // moved-from `first` destroys nothing
+        CHECK(first.raw() == nullptr && js.workers() == 2);
+        test_jobs(js);
+        test_parallel_for(js);
+        test_failures(js);
+        test_batching_and_stats(js);
+
+        // Jobs still queued when the System goes out of scope run first.
+        for (int i = 0; i < 50; i++) js.schedule([t = Tracked()] { ++ran; });
+    }
+    CHECK(live == 0);
+    {
+        jobsys::System zero(0);
+        auto h = zero.schedule([] { ++ran; });
+        zero.complete(h);
+        jobsys_config bad = jobsys::default_config();
+        bad.workers = -5;
+        expect_error([&] { jobsys::System s(bad); }, JOBSYS_ERR_CONFIG, "workers = -5");
+    }
+    std::printf("wrapper_test: ok\n");
+    return 0;
+}

@@ -1,0 +1,39 @@
+//! The C API test (`tests/c/api_test.c`) under valgrind memcheck: no invalid
+//! reads or writes, no leaks. Allocations that live as long as the process
+//! and that memcheck misclassifies are suppressed in `tests/valgrind.supp`,
+//! each with the reason.
+//!
+//! Without valgrind installed the test is skipped with a note, unless
+//! `JOBSYS_REQUIRE_VALGRIND=1` (CI sets it), which makes that a failure.
+
+mod common;
+
+use std::process::Command;
+
+#[test]
+fn c_api_test_is_clean_under_valgrind() {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        assert!(
+            std::env::var("JOBSYS_REQUIRE_VALGRIND").as_deref() != Ok("1"),
+            "valgrind is not installed, and JOBSYS_REQUIRE_VALGRIND=1"
+        );
+        eprintln!("SKIPPED: valgrind is not installed");
+        return;
+    }
+    let exe = common::build_c("tests/c/api_test.c");
+    let mut cmd = Command::new("valgrind");
+    cmd.args([
+        "--error-exitcode=1",
+        "--leak-check=full",
+        "--errors-for-leak-kinds=definite,possible",
+        "--num-callers=40",
+        "-q",
+    ])
+    .arg(format!(
+        "--suppressions={}",
+        common::crate_dir().join("tests/valgrind.supp").display()
+    ))
+    .arg(exe);
+    let out = common::run(cmd, 300);
+    assert!(out.ends_with("api_test: ok\n"), "{out}");
+}
