@@ -168,9 +168,7 @@ impl Registry {
                 continue;
             }
             if start.elapsed() < self.wait_spin {
-                for _ in 0..step {
-                    std::hint::spin_loop();
-                }
+                self.pause(step);
                 step = (step * 2).min(256);
                 continue;
             }

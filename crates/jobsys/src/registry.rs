@@ -101,6 +101,9 @@ pub(crate) struct Registry {
     pub(crate) trace: crate::trace::TraceState,
     /// Workers take jobs that waiters need first (`Config`).
     pub inheritance: bool,
+    /// More threads (workers + the caller) than CPUs this process may use:
+    /// idle spins yield the CPU instead of holding it.
+    pub oversubscribed: bool,
     /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
     pub hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
 }
@@ -173,6 +176,8 @@ impl Registry {
                 #[cfg(feature = "trace")]
                 trace: crate::trace::TraceState::new(cap),
                 inheritance,
+                oversubscribed: num_workers + 1
+                    > std::thread::available_parallelism().map_or(1, |n| n.get()),
                 hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
             }
         })
@@ -992,10 +997,22 @@ impl Registry {
             if spent >= budget || self.terminating.load(Ordering::Relaxed) {
                 return (false, spent);
             }
+            self.pause(step);
+            step = (step * 2).min(64);
+        }
+    }
+
+    /// One backoff step of an idle spin: `step` spin-loop hints, or, when
+    /// the system has more threads than CPUs, a `yield_now` so the OS runs a
+    /// thread that has work instead of one that only looks for it.
+    #[inline]
+    pub(crate) fn pause(&self, step: u32) {
+        if self.oversubscribed {
+            std::thread::yield_now();
+        } else {
             for _ in 0..step {
                 std::hint::spin_loop();
             }
-            step = (step * 2).min(64);
         }
     }
 

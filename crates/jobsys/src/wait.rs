@@ -343,9 +343,7 @@ impl Registry {
             if start.elapsed() >= self.wait_spin {
                 return Ok(false);
             }
-            for _ in 0..step {
-                std::hint::spin_loop();
-            }
+            self.pause(step);
             step = (step * 2).min(256);
         }
     }
