@@ -13,7 +13,7 @@
 
 use crate::context::{Context, HIGH, NORMAL, PRIORITIES};
 use crate::deque::Entry;
-use crate::registry::Registry;
+use crate::registry::{Registry, MAX_PAUSES};
 use crate::sleep::Futex;
 use crate::sync::Ordering;
 use crate::wait::DepthGuard;
@@ -169,7 +169,7 @@ impl Registry {
             }
             if start.elapsed() < self.wait_spin {
                 self.pause(step);
-                step = (step * 2).min(256);
+                step = (step * 2).min(MAX_PAUSES);
                 continue;
             }
             if latch.compare_exchange(PENDING, SLEEPING).is_err() {

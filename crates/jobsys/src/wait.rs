@@ -21,7 +21,7 @@ use crate::context::{Context, HIGH, PRIORITIES};
 use crate::deque::Entry;
 use crate::error::JobError;
 use crate::handle::JobHandle;
-use crate::registry::Registry;
+use crate::registry::{Registry, MAX_PAUSES};
 use crate::store::*;
 use crate::sync::lock;
 use std::collections::HashSet;
@@ -344,7 +344,7 @@ impl Registry {
                 return Ok(false);
             }
             self.pause(step);
-            step = (step * 2).min(256);
+            step = (step * 2).min(MAX_PAUSES);
         }
     }
 

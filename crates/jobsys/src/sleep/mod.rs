@@ -106,15 +106,15 @@ impl Sleep {
         Some(idx)
     }
 
-    /// Try to become a searching worker. Fails when half of the awake
-    /// workers already search (more searchers only contend on the deques).
+    /// Try to become the searching worker. Fails when one already searches:
+    /// one searcher finds new work as fast as several (the cascade wakes more
+    /// when there is more), and every extra one burns a core spinning while
+    /// the system idles (W5).
     #[inline]
     pub(crate) fn try_become_searching(&self) -> bool {
         let mut s = self.state.load(Ordering::SeqCst);
         loop {
-            let searching = s & SEARCHING_MASK;
-            let awake = s >> 16;
-            if searching > 0 && 2 * searching >= awake {
+            if s & SEARCHING_MASK > 0 {
                 return false;
             }
             match self.state.compare_exchange_weak(
