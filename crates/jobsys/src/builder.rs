@@ -156,10 +156,10 @@ pub struct Config {
     /// it buys (the waiter still helps with them itself).
     pub no_priority_inheritance: bool,
     /// Keep workers off efficiency cores (LITTLE / E-cores) and leave them
-    /// out of the default count. See `docs/topology.md`.
+    /// out of the default count. See `docs/cores.md`.
     pub exclude_efficiency_cores: bool,
     /// Pin each worker to its own CPU, keeping the calling thread's CPU
-    /// free of workers. See `docs/topology.md`.
+    /// free of workers. See `docs/cores.md`.
     pub pin_workers: bool,
     /// Nice value (−20..=19) each worker sets on itself (Linux); `None`
     /// leaves them as spawned. Lowering it needs `CAP_SYS_NICE`.

@@ -75,7 +75,7 @@ impl CgroupQuota {
     }
 
     /// The quota rounded **down** to whole CPUs, at least 1; `None` when
-    /// unlimited or absent. Rounding down is deliberate (docs/topology.md):
+    /// unlimited or absent. Rounding down is deliberate (docs/cores.md):
     /// a frame-based program that uses more threads than its quota gets
     /// throttled — every thread stopped until the next period, up to
     /// 100 ms — which is far worse for a frame than one core fewer.

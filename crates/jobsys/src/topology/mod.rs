@@ -21,7 +21,7 @@
 //! without the files (VMs, containers, other OSes) everything still works
 //! and [`Topology`] says what it could not find.
 //!
-//! The rules (also in `docs/topology.md`):
+//! The rules (also in `docs/cores.md`):
 //! - usable CPUs = the affinity mask ∩ online CPUs (optionally without
 //!   efficiency cores), capped by the cgroup quota rounded **down** (at
 //!   least 1);
