@@ -6,12 +6,15 @@
 //!   count, total, mean, p99; warnings (dropped events, rapid switching);
 //! - `compare A.json B.json [--frames]`: per job name count, total and mean
 //!   in A and in B, absolute and relative difference, sorted by absolute
-//!   difference (with `--frames`: averages per frame, and frame times).
+//!   difference (with `--frames`: averages per frame, and frame times);
+//! - `render CAPTURE.json -o timeline.svg [--from-ms A --to-ms B]`: the
+//!   timeline as an SVG picture (see `jobsys_trace::render`).
 //!
-//! `--json` prints the same as JSON.
+//! `--json` prints the summary or comparison as JSON.
 
 use clap::{Parser, Subcommand};
 use jobsys::trace::{compare, Capture, CompareOptions};
+use jobsys_trace::render;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -19,7 +22,7 @@ use std::process::ExitCode;
 #[command(
     name = "jobsys-trace",
     version,
-    about = "Summarise and compare jobsys trace captures"
+    about = "Summarise, compare and render jobsys trace captures"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -52,6 +55,32 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Draw the timeline as SVG: thread states, job slices, wake and
+    /// release arrows, frames.
+    Render {
+        /// A capture written by `Trace::write_chrome_json`.
+        capture: PathBuf,
+        /// The SVG file to write.
+        #[arg(short, long, value_name = "SVG")]
+        out: PathBuf,
+        /// Start of the window, in milliseconds since the capture started.
+        #[arg(long, value_name = "MS")]
+        from_ms: Option<f64>,
+        /// End of the window, in milliseconds since the capture started.
+        #[arg(long, value_name = "MS")]
+        to_ms: Option<f64>,
+        /// Picture width in pixels.
+        #[arg(long, default_value_t = 1600)]
+        width: u32,
+    },
+}
+
+/// Milliseconds (from the command line) as nanoseconds.
+fn ms_to_ns(ms: f64, what: &str) -> Result<u64, String> {
+    if !(ms.is_finite() && ms >= 0.0) {
+        return Err(format!("{what}: {ms} is not a time (milliseconds >= 0)"));
+    }
+    Ok((ms * 1e6).round() as u64)
 }
 
 fn load(path: &Path) -> Result<Capture, String> {
@@ -104,6 +133,38 @@ fn run(cli: Cli) -> Result<(), String> {
                 println!("A: {}\nB: {}", a.display(), b.display());
                 print!("{cmp}");
             }
+        }
+        Cmd::Render {
+            capture,
+            out,
+            from_ms,
+            to_ms,
+            width,
+        } => {
+            let c = load(&capture)?;
+            let mut opt = render::Options::whole(&c, width);
+            if let Some(ms) = from_ms {
+                opt.from_ns = ms_to_ns(ms, "--from-ms")?;
+            }
+            if let Some(ms) = to_ms {
+                opt.to_ns = ms_to_ns(ms, "--to-ms")?;
+            }
+            if opt.from_ns >= opt.to_ns.min(c.duration_ns) {
+                return Err(format!(
+                    "empty window: the capture lasts {:.3} ms (--from-ms must be below \
+                     --to-ms and the capture's end)",
+                    c.duration_ns as f64 / 1e6
+                ));
+            }
+            let svg = render::render(&c, &opt);
+            std::fs::write(&out, svg).map_err(|e| format!("{}: {e}", out.display()))?;
+            eprintln!(
+                "wrote {} ({} threads, {:.3} ms to {:.3} ms)",
+                out.display(),
+                c.threads.len(),
+                opt.from_ns as f64 / 1e6,
+                opt.to_ns.min(c.duration_ns) as f64 / 1e6
+            );
         }
     }
     Ok(())
