@@ -1,11 +1,13 @@
 //! A small frame graph, captured: 3 frames of about 30 jobs (dependencies,
 //! a `parallel_for`) on 2 workers and the main thread, with a short pause
 //! between frames (as if waiting for vsync) so the workers sleep and get
-//! woken. Writes the capture as Chrome trace JSON; the picture in
+//! woken. Writes the capture as Chrome trace JSON (the second argument,
+//! if any, is the number of workers); the picture in
 //! `docs/tracing.md` is this capture drawn by `jobsys-trace render`:
 //!
 //! ```text
 //! cargo run --release -p jobsys-trace --example frame_graph -- capture.json
+//! cargo run --release -p jobsys-trace --example frame_graph -- five.json 5
 //! cargo run --release -p jobsys-trace -- render capture.json -o docs/img/trace-timeline.svg
 //! ```
 
@@ -52,7 +54,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "capture.json".into());
-    let js = JobSystem::builder().workers(2).build()?;
+    let workers = match std::env::args().nth(2) {
+        Some(n) => n.parse()?,
+        None => 2,
+    };
+    let js = JobSystem::builder().workers(workers).build()?;
     frame(&js); // warm up (first-touch allocations) outside the capture
     std::thread::sleep(Duration::from_millis(2));
     js.trace_start();

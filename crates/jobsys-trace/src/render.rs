@@ -61,19 +61,16 @@ const WAKE_COLOUR: &str = "#1f3fbf";
 const RELEASE_COLOUR: &str = "#8e24aa";
 const FRAME_COLOUR: &str = "#333333";
 
-/// Job slice colours, chosen by a hash of the job name.
-const JOB_PALETTE: [&str; 10] = [
-    "#a6cee3", "#b2df8a", "#fdbf6f", "#cab2d6", "#ffff99", "#fb9a99", "#8dd3c7", "#bebada",
-    "#fccde5", "#d9d9d9",
+/// Job slice colours, one per job name (by its index in
+/// [`Capture::names`], so the names of one capture get distinct colours
+/// as far as the palette goes).
+const JOB_PALETTE: [&str; 12] = [
+    "#a6cee3", "#fb9a99", "#b2df8a", "#fdbf6f", "#cab2d6", "#ffff99", "#8dd3c7", "#fccde5",
+    "#bebada", "#80b1d3", "#ccebc5", "#d9d9d9",
 ];
 
-fn job_colour(name: &str) -> &'static str {
-    // FNV-1a: stable across runs, so a name keeps its colour.
-    let mut h: u32 = 0x811c_9dc5;
-    for b in name.bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    JOB_PALETTE[h as usize % JOB_PALETTE.len()]
+fn job_colour(name_index: u32) -> &'static str {
+    JOB_PALETTE[name_index as usize % JOB_PALETTE.len()]
 }
 
 const LEFT: f64 = 150.0; // name column
@@ -393,7 +390,7 @@ fn row(w: &mut String, c: &Capture, g: &Geometry, t: &ThreadTimeline, plot_w: f6
             r##"<g class="job"><title>{} ({} µs)</title><rect x="{x1:.2}" y="{jy:.1}" width="{wpx:.2}" height="{jh:.1}" fill="{}" stroke="#555" stroke-width="0.4"/>"##,
             esc(name),
             us(j.end_ns - j.begin_ns),
-            job_colour(name)
+            job_colour(j.name)
         );
         // Label where at least three characters fit.
         let fit = ((wpx - 4.0) / CHAR_W).floor();
