@@ -46,6 +46,9 @@ pub enum Command {
     ParallelFor,
     /// W3: the generated engine frame graph (the seed experiment).
     FrameGraph,
+    /// W3 at D = 5 us with Low-priority background jobs in every frame,
+    /// jobsys with priority inheritance on and off (issue 6).
+    FrameGraphBackground,
     /// W4: latency from schedule to start, cold and burst.
     WakeLatency,
     /// W5: CPU burned by idle workers in a mostly-serial frame.
@@ -69,6 +72,7 @@ impl Command {
                 SpawnEmpty,
                 ParallelFor,
                 FrameGraph,
+                FrameGraphBackground,
                 WakeLatency,
                 IdleCost,
                 WakePrimitives,

@@ -147,6 +147,8 @@ pub struct BlockSystem {
     pub policy: PolicySpec,
     /// Worker threads.
     pub workers: usize,
+    /// Priority inheritance (the library's default: on).
+    pub inheritance: bool,
     inner: Rc<BlockInner>,
 }
 
@@ -156,11 +158,18 @@ impl BlockSystem {
         BlockSystem {
             policy,
             workers,
+            inheritance: true,
             inner: Rc::new(BlockInner {
                 sys: RefCell::new(None),
                 totals: Cell::new(Counters::default()),
             }),
         }
+    }
+
+    /// The same, with priority inheritance `on` or off (not started yet).
+    pub fn with_inheritance(mut self, on: bool) -> Self {
+        self.inheritance = on;
+        self
     }
 
     /// The rows' label.
@@ -183,11 +192,13 @@ impl BlockSystem {
     /// The block hook that starts and stops the system.
     pub fn hook(&self) -> impl FnMut(bool) -> Result<()> + 'static {
         let (inner, workers, policy) = (self.inner.clone(), self.workers, self.policy.policy);
+        let inheritance = self.inheritance;
         move |entering| {
             if entering {
                 let js = JobSystem::builder()
                     .workers(workers)
                     .idle_policy(policy)
+                    .priority_inheritance(inheritance)
                     .build()?;
                 *inner.sys.borrow_mut() = Some(js);
             } else if let Some(js) = inner.sys.borrow_mut().take() {

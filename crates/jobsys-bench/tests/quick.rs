@@ -108,6 +108,22 @@ fn frame_graph_quick_and_replot() {
 }
 
 #[test]
+fn frame_graph_background_quick() {
+    let rows = quick("frame-graph-background", &["--workers", "0,1"], &[]);
+    assert_eq!(impls(&rows), ["ideal", "jobsys", "rayon", "serial"]);
+    for on in [true, false] {
+        let n = rows
+            .iter()
+            .filter(|r| r.params.get("priority_inheritance") == Some(&on.into()))
+            .count();
+        assert_eq!(n, 2, "jobsys rows with priority_inheritance = {on}");
+    }
+    assert!(rows
+        .iter()
+        .all(|r| r.param_f64("background_jobs_per_frame") == Some(4.0)));
+}
+
+#[test]
 fn wake_latency_quick() {
     let rows = quick("wake-latency", &[], &["wake-latency.svg"]);
     assert!(rows

@@ -10,6 +10,7 @@
 //!
 //! The executors are public so W7 (contended) runs the same code.
 
+use super::frame_graph_background::Background;
 use super::{emit, serial_share};
 use crate::count;
 use crate::error::{check, Result};
@@ -256,7 +257,19 @@ pub fn contestant<'a>(
     label: Label,
     exec: Exec<'a>,
     f: &'static Frame,
+    shape: (usize, usize, usize),
+) -> Contestant<'a> {
+    contestant_with(label, exec, f, shape, None)
+}
+
+/// [`contestant`], optionally with background jobs started at the start of
+/// every timed frame and drained (untimed) after it (W3 background).
+pub fn contestant_with<'a>(
+    label: Label,
+    exec: Exec<'a>,
+    f: &'static Frame,
     (warmup, blocks, per_block): (usize, usize, usize),
+    bg: Option<&'static Background>,
 ) -> Contestant<'a> {
     let n = f.graph.nodes.len();
     let pieces = f.graph.total_pieces();
@@ -264,6 +277,7 @@ pub fn contestant<'a>(
     let mut deps = Vec::with_capacity(16);
     let rf = RayonFrame::new(f.graph);
     let mut checked = false;
+    let mut bg_hs = Vec::new();
     let who = format!("{NAME} {} {}", label.imp, case_name(f.d_ns));
     let hook = match &exec {
         Exec::Jobsys(sys) => Some(sys.hook()),
@@ -286,6 +300,9 @@ pub fn contestant<'a>(
         }
         let before_timed = count::total();
         let t = Instant::now();
+        if let Some(bg) = bg {
+            bg.start(&exec, js.as_ref(), &mut bg_hs);
+        }
         match (&exec, &js) {
             (Exec::Jobsys(_), Some(js)) => jobsys_frame::<false>(js, f, &mut hs, &mut deps)?,
             (Exec::Rayon(pool), _) => rayon_frame::<false>(pool, f, &rf),
@@ -293,6 +310,9 @@ pub fn contestant<'a>(
         }
         let ms = t.elapsed().as_nanos() as f64 / 1e6;
         let ran = count::total() - before_timed;
+        if let Some(bg) = bg {
+            bg.drain(&exec, js.as_ref(), &mut bg_hs, &who)?;
+        }
         check(ran == pieces, || {
             format!("{who}: {ran} pieces ran, expected {pieces}")
         })?;
@@ -351,7 +371,6 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     // 20 warm-up frames for the default 20 blocks.
     let warmup = 1;
     let groups = ctx.workers.len();
-    let cores = ctx.cores();
     let bar = ctx.progress.bar(NAME, (DURATIONS_NS.len() * groups) as u64);
     let mut rows = Vec::new();
     for d in DURATIONS_NS {
@@ -402,19 +421,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                     &ctx.machine,
                 ));
             }
-            let threads = (w + 1).min(cores);
-            let mut params = graph_params(g, d);
-            params.insert("ideal_threads".into(), threads.into());
-            rows.push(Row::reference(
-                NAME,
-                &case,
-                "ideal",
-                Some(w),
-                params,
-                "ms",
-                work_ms / threads as f64,
-                &ctx.machine,
-            ));
+            rows.push(ideal_row(ctx, NAME, &case, w, graph_params(g, d), work_ms));
             bar.inc();
         }
         rows.push(Row::measured(
@@ -430,16 +437,6 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     }
     bar.finish();
     sort_rows(&mut rows);
-    let xideal = |r: &Row, all: &[Row]| {
-        let w = r.workers.unwrap_or(0);
-        match all
-            .iter()
-            .find(|i| i.imp == "ideal" && i.case == r.case && i.workers == Some(w))
-        {
-            Some(i) if r.n > 0 => format!("{:.2}x", r.median / i.median),
-            _ => "-".into(),
-        }
-    };
     let cal = spin::calibrate();
     let notes = vec![
         graph_note(g),
@@ -469,6 +466,42 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     let svg = crate::plot::frame_graph(&rows, &ctx.out)?;
     ctx.progress.print(&format!("   plot: {}\n", svg.display()));
     Ok(())
+}
+
+/// Table cell: the row's median over the ideal row of its case and workers.
+pub fn xideal(r: &Row, all: &[Row]) -> String {
+    let w = r.workers.unwrap_or(0);
+    match all
+        .iter()
+        .find(|i| i.imp == "ideal" && i.case == r.case && i.workers == Some(w))
+    {
+        Some(i) if r.n > 0 => format!("{:.2}x", r.median / i.median),
+        _ => "-".into(),
+    }
+}
+
+/// The ideal reference row of `case` for `w` workers: `work_ms` over
+/// min(w + 1, cores) threads.
+pub fn ideal_row(
+    ctx: &Ctx,
+    workload: &str,
+    case: &str,
+    w: usize,
+    mut params: serde_json::Map<String, serde_json::Value>,
+    work_ms: f64,
+) -> Row {
+    let threads = (w + 1).min(ctx.cores());
+    params.insert("ideal_threads".into(), threads.into());
+    Row::reference(
+        workload,
+        case,
+        "ideal",
+        Some(w),
+        params,
+        "ms",
+        work_ms / threads as f64,
+        &ctx.machine,
+    )
 }
 
 /// Order rows: by duration, serial first, then by worker count, jobsys

@@ -3,6 +3,7 @@
 
 pub mod contended;
 pub mod frame_graph;
+pub mod frame_graph_background;
 pub mod idle_cost;
 pub mod parallel_for;
 pub mod spawn_empty;
@@ -23,6 +24,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::SpawnEmpty => spawn_empty::run(ctx),
         Command::ParallelFor => parallel_for::run(ctx),
         Command::FrameGraph => frame_graph::run(ctx),
+        Command::FrameGraphBackground => frame_graph_background::run(ctx),
         Command::WakeLatency => wake_latency::run(ctx),
         Command::IdleCost => idle_cost::run(ctx),
         Command::WakePrimitives => wake_primitives::run(ctx),
@@ -32,10 +34,11 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
 }
 
 /// JSON file names (without `.json`) of the workloads.
-pub const NAMES: [&str; 7] = [
+pub const NAMES: [&str; 8] = [
     spawn_empty::NAME,
     parallel_for::NAME,
     frame_graph::NAME,
+    frame_graph_background::NAME,
     wake_latency::NAME,
     idle_cost::NAME,
     wake_primitives::NAME,
