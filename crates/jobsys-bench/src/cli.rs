@@ -32,6 +32,13 @@ pub struct Cli {
     #[arg(long, global = true, value_delimiter = ',', num_args = 1..)]
     pub policy: Option<Vec<String>>,
 
+    /// frame-graph only: after measuring, run 5 more frames (D = 0.5 us) on
+    /// jobsys with the highest worker count and the first selected idle
+    /// policy, traced with frame markers; write the Chrome trace JSON to
+    /// FILE (open it in ui.perfetto.dev or with jobsys-trace).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
     /// Directory for the JSON and SVG files.
     #[arg(long, global = true, default_value = "target/jobsys-bench")]
     pub out: PathBuf,

@@ -46,6 +46,8 @@ pub struct Ctx {
     pub quick: bool,
     /// `--out`.
     pub out: PathBuf,
+    /// `--trace FILE` (frame-graph).
+    pub trace: Option<PathBuf>,
     /// The jobsys idle policies to run (`--policy`).
     pub policies: Vec<pools::PolicySpec>,
     /// This machine.
@@ -112,6 +114,12 @@ where
 pub fn run_cli(cli: &Cli) -> Result<()> {
     let machine = Machine::detect();
     let workloads = cli.command.workloads();
+    if cli.trace.is_some() && !workloads.contains(&Command::FrameGraph) {
+        return Err(Error::Args(clap::Error::raw(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--trace applies to frame-graph (or all) only\n",
+        )));
+    }
     let progress = Progress::new(std::io::stdout().is_terminal(), workloads.len() as u64);
     let ctx = Ctx {
         workers: cli
@@ -122,6 +130,7 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
         samples: cli.samples,
         quick: cli.quick,
         out: cli.out.clone(),
+        trace: cli.trace.clone(),
         policies: pools::select_policies(cli.policy.as_deref())?,
         machine,
         progress,

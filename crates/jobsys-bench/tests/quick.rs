@@ -108,6 +108,24 @@ fn frame_graph_quick_and_replot() {
 }
 
 #[test]
+fn frame_graph_trace() {
+    let dir = out_dir("frame-graph-trace");
+    let file = dir.join("trace").join("frames.json");
+    let file_s = file.to_str().expect("utf-8 temp dir");
+    let rows = quick("frame-graph", &["--workers", "0,1", "--trace", file_s], &[]);
+    assert!(rows.iter().any(|r| r.imp == "jobsys"));
+    let f = std::fs::File::open(&file).expect("trace written");
+    jobsys::trace::validate_chrome_json(std::io::BufReader::new(f)).expect("valid Chrome JSON");
+    let text = std::fs::read_to_string(&file).expect("trace text");
+    assert!(text.contains("\"frame 4\""), "5 frame markers");
+    // --trace belongs to frame-graph.
+    assert!(matches!(
+        run(&["spawn-empty", "--quick", "--trace", file_s]),
+        Err(jobsys_bench::Error::Args(_))
+    ));
+}
+
+#[test]
 fn frame_graph_background_quick() {
     let rows = quick("frame-graph-background", &["--workers", "0,1"], &[]);
     assert_eq!(impls(&rows), ["ideal", "jobsys", "rayon", "serial"]);

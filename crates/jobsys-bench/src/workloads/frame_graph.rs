@@ -465,6 +465,56 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     )?;
     let svg = crate::plot::frame_graph(&rows, &ctx.out)?;
     ctx.progress.print(&format!("   plot: {}\n", svg.display()));
+    if let Some(path) = &ctx.trace {
+        trace_frames(ctx, g, path)?;
+    }
+    Ok(())
+}
+
+/// Frames `--trace` captures, after as many untraced warm-up frames.
+pub const TRACE_FRAMES: usize = 5;
+
+/// `--trace FILE`: on a fresh jobsys system with the highest worker count
+/// and the first selected policy, run [`TRACE_FRAMES`] warm-up frames, then
+/// trace as many frames of D = [`DURATIONS_NS`]\[0\], each inside a frame
+/// marker (pieces counted), and write the Chrome trace JSON to `path`.
+fn trace_frames(ctx: &Ctx, g: &'static FrameGraph, path: &std::path::Path) -> Result<()> {
+    let w = ctx.workers.iter().copied().max().unwrap_or(0);
+    let policy = ctx.policies.first().map(|p| p.policy).unwrap_or_default();
+    let js = JobSystem::builder()
+        .workers(w)
+        .idle_policy(policy)
+        .build()?;
+    let f = Frame::leak(g, DURATIONS_NS[0]);
+    let (mut hs, mut deps) = (Vec::new(), Vec::new());
+    for _ in 0..TRACE_FRAMES {
+        jobsys_frame::<false>(&js, f, &mut hs, &mut deps)?;
+    }
+    let before = count::total();
+    check(js.trace_start(), || {
+        format!("{NAME} --trace: a capture is already running")
+    })?;
+    for _ in 0..TRACE_FRAMES {
+        let _frame = js.frame();
+        jobsys_frame::<false>(&js, f, &mut hs, &mut deps)?;
+    }
+    let trace = js.trace_stop();
+    let (ran, want) = (
+        count::total() - before,
+        TRACE_FRAMES as u64 * g.total_pieces(),
+    );
+    check(ran == want, || {
+        format!("{NAME} --trace: {ran} pieces ran, expected {want}")
+    })?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    trace.write_chrome_json(std::io::BufWriter::new(std::fs::File::create(path)?))?;
+    ctx.progress.print(&format!(
+        "   trace: {} ({TRACE_FRAMES} frames, {}, workers={w})\n",
+        path.display(),
+        case_name(f.d_ns)
+    ));
     Ok(())
 }
 
