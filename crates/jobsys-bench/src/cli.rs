@@ -64,7 +64,10 @@ pub enum Command {
     WakePrimitives,
     /// W7: the frame graph against a CPU hog, and oversubscribed.
     Contended,
-    /// Every workload, in order.
+    /// W4 + W5 per idle policy from the JSON in --out: one table and the
+    /// plot latency-vs-cpu.svg (no measurement; `all` ends with it).
+    Policies,
+    /// Every workload, in order, then `policies`.
     All,
     /// Redraw the SVG plots from the JSON files in --out.
     Plot,
@@ -84,6 +87,7 @@ impl Command {
                 IdleCost,
                 WakePrimitives,
                 Contended,
+                Policies,
             ],
             Plot => vec![],
             w => vec![w],

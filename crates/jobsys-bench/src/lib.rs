@@ -135,8 +135,10 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
         machine,
         progress,
     };
-    if cli.command == Command::Plot {
-        return workloads::replot(&ctx);
+    match cli.command {
+        Command::Plot => return workloads::replot(&ctx),
+        Command::Policies => return workloads::policies::run(&ctx),
+        _ => {}
     }
     let cal = spin::calibrate();
     ctx.progress.print(&format!(

@@ -6,9 +6,12 @@
 //!   job duration, a line per implementation, serial and ideal as references.
 //! - [`wake_latency`]: W4 latency distribution (CDF) per policy and workers.
 //! - [`wake_primitives`]: W6 box plots of the cost against waiter count.
+//! - [`latency_vs_cpu`]: W4 cold latency against W5 extra CPU, a point per
+//!   policy and worker count.
 
 use crate::error::{Error, Result};
 use crate::json::Row;
+use crate::workloads::policies::Point;
 use plotters::coord::Shift;
 use plotters::data::Quartiles;
 use plotters::prelude::*;
@@ -349,6 +352,85 @@ pub fn wake_primitives(rows: &[Row], out: &Path) -> Result<PathBuf> {
             .draw()
             .map_err(perr)?;
     }
+    root.present().map_err(perr)?;
+    Ok(path.clone())
+}
+
+/// Points of `points` with both figures: (name, workers, extra cores, us).
+fn lat_cpu_xy(points: &[Point]) -> Vec<(String, usize, f64, f64)> {
+    points
+        .iter()
+        .filter_map(|p| Some((p.name.clone(), p.workers, p.extra_cpu?, p.cold_p50?)))
+        .collect()
+}
+
+/// Issue 4: W4 cold p50 latency (log) against W5 extra CPU, one labelled
+/// point per policy (and rayon) per worker count; the good corner is
+/// low-left. `rows` only name the machine.
+pub fn latency_vs_cpu(points: &[Point], rows: &[Row], out: &Path) -> Result<PathBuf> {
+    let path = out.join("latency-vs-cpu.svg");
+    let xy = lat_cpu_xy(points);
+    if xy.is_empty() {
+        return Err(Error::Plot(
+            "latency-vs-cpu: no worker count with both W4 and W5 rows".into(),
+        ));
+    }
+    let root = canvas(
+        &path,
+        (900, 620),
+        &format!("W4 latency against W5 CPU burned{}", machine_note(rows)),
+    )?;
+    let (x0, x1) = xy
+        .iter()
+        .fold((0.0f64, 0.0f64), |(a, b), p| (a.min(p.2), b.max(p.2)));
+    let pad = ((x1 - x0) * 0.15).max(0.02);
+    let (y0, y1) = xy
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(a, b), p| (a.min(p.3), b.max(p.3)));
+    let (y0, y1) = (y0.max(0.01) * 0.6, (y1 * 2.5).max(y0 * 10.0));
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "good corner: low-left (fast wake-up, little CPU)",
+            ("sans-serif", 16),
+        )
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((x0 - pad)..(x1 + pad), (y0..y1).log_scale())
+        .map_err(perr)?;
+    chart
+        .configure_mesh()
+        .x_desc("W5 extra CPU, cores (median)")
+        .y_desc("W4 cold p50 latency, us (log)")
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(perr)?;
+    let mut names: Vec<&str> = Vec::new();
+    for p in &xy {
+        if !names.contains(&p.0.as_str()) {
+            names.push(&p.0);
+        }
+    }
+    for (i, name) in names.iter().enumerate() {
+        let style = ShapeStyle::from(color(i)).filled();
+        let pts: Vec<_> = xy.iter().filter(|p| p.0 == *name).collect();
+        chart
+            .draw_series(pts.iter().map(|p| {
+                EmptyElement::at((p.2, p.3))
+                    + Circle::new((0, 0), 5, style)
+                    + Text::new(format!("w={}", p.1), (7, -12), ("sans-serif", 13))
+            }))
+            .map_err(perr)?
+            .label(name.to_string())
+            .legend(move |(x, y)| Circle::new((x + 10, y), 5, style));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(perr)?;
     root.present().map_err(perr)?;
     Ok(path.clone())
 }

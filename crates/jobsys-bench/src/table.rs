@@ -113,8 +113,19 @@ pub fn render(
         body.push(cells);
     }
 
+    let mut out = format!("== {title} ==\n");
+    for n in notes {
+        out.push_str(&format!("   {n}\n"));
+    }
+    out.push_str(&grid(&header, &body, 2));
+    out
+}
+
+/// Align `body` under `header`: the first `text_cols` columns left-aligned,
+/// the others right-aligned; an empty row is a blank line.
+pub fn grid(header: &[String], body: &[Vec<String>], text_cols: usize) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for cells in &body {
+    for cells in body {
         for (w, c) in widths.iter_mut().zip(cells) {
             *w = (*w).max(c.chars().count());
         }
@@ -125,8 +136,7 @@ pub fn render(
             if i > 0 {
                 s.push_str("  ");
             }
-            // Text columns left-aligned, numbers right-aligned.
-            if i < 2 {
+            if i < text_cols {
                 s.push_str(&format!("{c:<w$}"));
             } else {
                 s.push_str(&format!("{c:>w$}"));
@@ -134,22 +144,15 @@ pub fn render(
         }
         s.trim_end().to_string()
     };
-    let mut out = String::new();
-    out.push_str(&format!("== {title} ==\n"));
-    for n in notes {
-        out.push_str(&format!("   {n}\n"));
-    }
-    out.push_str(&line(&header));
+    let mut out = line(header);
     out.push('\n');
     out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
     out.push('\n');
-    for cells in &body {
-        if cells.is_empty() {
-            out.push('\n');
-        } else {
+    for cells in body {
+        if !cells.is_empty() {
             out.push_str(&line(cells));
-            out.push('\n');
         }
+        out.push('\n');
     }
     out
 }

@@ -187,3 +187,37 @@ fn bad_arguments_are_an_error() {
         Err(jobsys_bench::Error::Args(_))
     ));
 }
+
+#[test]
+fn policies_table_and_plot() {
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = out_dir("policies");
+    let o = out.to_str().expect("utf-8 temp dir");
+    // Without the W4 and W5 JSON there is nothing to combine.
+    assert!(run(&["policies", "--out", o]).is_err());
+    let quick = ["--quick", "--samples", "2", "--out", o];
+    run(&[&["wake-latency", "--workers", "1"], &quick[..]].concat()).expect("wake-latency");
+    run(&[&["idle-cost", "--workers", "0,1"], &quick[..]].concat()).expect("idle-cost");
+    run(&["policies", "--out", o]).expect("policies");
+    let svg = std::fs::read_to_string(out.join("latency-vs-cpu.svg")).expect("svg");
+    assert!(
+        svg.starts_with("<svg") && svg.contains("w=1"),
+        "labelled points"
+    );
+    let lat = json::read(&json::path_for(&out, "wake-latency")).expect("W4 rows");
+    let idle = json::read(&json::path_for(&out, "idle-cost")).expect("W5 rows");
+    let points = jobsys_bench::workloads::policies::combine(&lat, &idle);
+    let policies = jobsys_bench::pools::policies().len();
+    assert_eq!(
+        points.len(),
+        2 * (policies + 1),
+        "jobsys per policy + rayon, 2 worker counts"
+    );
+    assert!(points
+        .iter()
+        .filter(|p| p.workers == 1)
+        .all(|p| p.cold_p50.is_some() && p.extra_cpu.is_some()));
+    std::fs::remove_file(out.join("latency-vs-cpu.svg")).expect("svg");
+    run(&["plot", "--out", o]).expect("plot");
+    assert!(out.join("latency-vs-cpu.svg").exists());
+}

@@ -6,6 +6,7 @@ pub mod frame_graph;
 pub mod frame_graph_background;
 pub mod idle_cost;
 pub mod parallel_for;
+pub mod policies;
 pub mod spawn_empty;
 pub mod wake_latency;
 pub mod wake_primitives;
@@ -29,6 +30,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::IdleCost => idle_cost::run(ctx),
         Command::WakePrimitives => wake_primitives::run(ctx),
         Command::Contended => contended::run(ctx),
+        Command::Policies => policies::run(ctx),
         Command::All | Command::Plot => unreachable!("not a workload"),
     }
 }
@@ -106,9 +108,15 @@ pub fn replot(ctx: &Ctx) -> Result<()> {
             drawn += 1;
         }
     }
+    if let Some((lat, idle)) = policies::read_rows(&ctx.out)? {
+        let points = policies::combine(&lat, &idle);
+        let svg = plot::latency_vs_cpu(&points, &lat, &ctx.out)?;
+        ctx.progress.print(&format!("plot: {}", svg.display()));
+        drawn += 1;
+    }
     if drawn == 0 {
         return Err(Error::Plot(format!(
-            "no frame-graph, wake-latency or wake-primitives JSON in {}",
+            "no frame-graph, wake-latency, idle-cost or wake-primitives JSON in {}",
             ctx.out.display()
         )));
     }
