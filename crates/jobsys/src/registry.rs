@@ -749,7 +749,8 @@ impl Registry {
     /// deques are visited from a random victim. Returns whether anything ran.
     pub(crate) fn find_and_run(&self, ctx: &Context, searching: &mut bool) -> bool {
         if self.pop_and_run(ctx, HIGH, searching)
-            || (self.inheritance && self.run_needed(ctx, searching))
+            || (self.inheritance
+                && self.run_needed(ctx, &mut || self.found_work(ctx, searching, true)))
         {
             return true;
         }
@@ -766,9 +767,11 @@ impl Registry {
     }
 
     /// Run a job from a `needed` deque (ours first).
-    fn run_needed(&self, ctx: &Context, searching: &mut bool) -> bool {
+    /// `on_claim` as in `run_entry`. Shared by workers (priority
+    /// inheritance) and threads in `complete` (helping).
+    pub(crate) fn run_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
         while let Some(e) = ctx.pop_needed() {
-            if self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, true)) {
+            if self.run_entry(ctx, e, on_claim) {
                 return true;
             }
         }
@@ -780,7 +783,7 @@ impl Registry {
                 continue;
             }
             while let Some(e) = self.context(v).needed.steal() {
-                if self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, true)) {
+                if self.run_entry(ctx, e, on_claim) {
                     return true;
                 }
             }

@@ -241,25 +241,7 @@ impl Registry {
             }
         }
         // 4. Needed entries offered by any thread (our own first).
-        while let Some(e) = ctx.pop_needed() {
-            if self.run_entry(ctx, e, noop) {
-                return Ok(true);
-            }
-        }
-        let n = self.num_contexts();
-        let start = (ctx.next_random() % n as u64) as usize;
-        for k in 0..n {
-            let v = (start + k) % n;
-            if v == ctx.index as usize {
-                continue;
-            }
-            while let Some(e) = self.context(v).needed.steal() {
-                if self.run_entry(ctx, e, noop) {
-                    return Ok(true);
-                }
-            }
-        }
-        Ok(false)
+        Ok(self.run_needed(ctx, noop))
     }
 
     /// Walk `h`'s unfinished dependencies (depth-first, each node once),
