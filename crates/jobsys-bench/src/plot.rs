@@ -91,7 +91,7 @@ pub fn frame_graph(rows: &[Row], out: &Path) -> Result<PathBuf> {
             .unwrap_or(1)
             .max(1) as f64;
         // Headroom at the top for the legend.
-        let max_y = rs.iter().map(|r| r.median).fold(0.0, f64::max) * 1.45;
+        let max_y = rs.iter().map(|r| r.median).fold(0.0, f64::max) * 1.6;
         let mut chart = ChartBuilder::on(area)
             .caption(format!("{case} (jobs spin D)"), ("sans-serif", 18))
             .margin(10)
