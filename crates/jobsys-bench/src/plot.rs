@@ -5,7 +5,8 @@
 //! - [`frame_graph`]: W3 frame time against worker count, one panel per
 //!   job duration, a line per implementation, serial and ideal as references.
 //! - [`wake_latency`]: W4 latency distribution (CDF) per policy and workers.
-//! - [`wake_primitives`]: W6 box plots of the cost against waiter count.
+//! - [`wake_primitives`]: W6 box plots (quartiles, p10-p90 whiskers, p99
+//!   dot) of the cost against waiter count.
 //! - [`latency_vs_cpu`]: W4 cold latency against W5 extra CPU, a point per
 //!   policy and worker count.
 
@@ -13,7 +14,6 @@ use crate::error::{Error, Result};
 use crate::json::Row;
 use crate::workloads::policies::Point;
 use plotters::coord::Shift;
-use plotters::data::Quartiles;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -237,7 +237,7 @@ pub fn wake_latency(rows: &[Row], out: &Path) -> Result<PathBuf> {
     Ok(path.clone())
 }
 
-/// W6: box plots (quartiles, 1.5 IQR whiskers) of release cost and
+/// W6: box plots (quartiles, p10-p90 whiskers, a p99 dot) of release cost and
 /// wake-to-run against waiter count, a box per primitive.
 pub fn wake_primitives(rows: &[Row], out: &Path) -> Result<PathBuf> {
     let path = out.join("wake-primitives.svg");
@@ -284,18 +284,19 @@ pub fn wake_primitives(rows: &[Row], out: &Path) -> Result<PathBuf> {
             continue;
         }
         let vals = rs.iter().flat_map(|r| r.samples.iter().flatten().copied());
-        let (lo, hi) = vals.fold((f32::MAX, 0.0f32), |(lo, hi), v| {
-            (lo.min(v as f32), hi.max(v as f32))
-        });
+        let (lo, hi) = vals.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
         let lo = lo.clamp(0.005, 1e9) * 0.8;
         let hi = (hi * 1.25).max(lo * 10.0);
         let n = waiters.len().max(1);
         let mut chart = ChartBuilder::on(area)
-            .caption(format!("{metric}, {op}"), ("sans-serif", 18))
+            .caption(
+                format!("{metric}, {op} (box: quartiles, whiskers: p10-p90, dot: p99)"),
+                ("sans-serif", 16),
+            )
             .margin(10)
             .x_label_area_size(35)
             .y_label_area_size(55)
-            .build_cartesian_2d((0..n - 1).into_segmented(), (lo..hi).log_scale())
+            .build_cartesian_2d(-0.5..n as f64 - 0.5, (lo..hi).log_scale())
             .map_err(perr)?;
         let labels = waiters.clone();
         chart
@@ -303,46 +304,73 @@ pub fn wake_primitives(rows: &[Row], out: &Path) -> Result<PathBuf> {
             .x_desc("blocked waiters N")
             .y_desc("us (log)")
             .light_line_style(TRANSPARENT)
+            .disable_x_mesh()
+            .x_labels(n)
             .y_label_formatter(&|v| format!("{v}"))
-            .x_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => {
-                    labels.get(*i).map_or(String::new(), |n| n.to_string())
+            .x_label_formatter(&|v| {
+                let i = v.round();
+                if (v - i).abs() < 1e-6 && i >= 0.0 {
+                    labels
+                        .get(i as usize)
+                        .map_or(String::new(), |n| n.to_string())
+                } else {
+                    String::new()
                 }
-                _ => String::new(),
             })
             .draw()
             .map_err(perr)?;
         let np = prims.len().max(1) as f64;
+        let hw = 0.3 / np; // half the width of one box
         for (pi, prim) in prims.iter().enumerate() {
             let style = ShapeStyle::from(color(pi)).stroke_width(2);
-            let boxes: Vec<_> = rs
+            // (x, p10, q1, median, q3, p90, p99) per waiter count.
+            let boxes: Vec<[f64; 7]> = rs
                 .iter()
                 .filter(|r| &r.imp == prim)
                 .filter_map(|r| {
                     let wi = waiters.iter().position(|&w| {
                         Some(w) == r.params.get("waiters").and_then(|v| v.as_u64())
                     })?;
-                    let v: Vec<f64> = r
-                        .samples
-                        .iter()
-                        .flatten()
-                        .map(|&x| x.max(f64::from(lo)))
-                        .collect();
-                    let q = Quartiles::new(&v);
-                    Some(
-                        Boxplot::new_vertical(SegmentValue::CenterOf(wi), &q)
-                            .width(14)
-                            .whisker_width(0.6)
-                            .offset((pi as f64 - (np - 1.0) / 2.0) * 18.0)
-                            .style(style),
-                    )
+                    let mut v: Vec<f64> = r.samples.iter().flatten().map(|&x| x.max(lo)).collect();
+                    v.sort_by(f64::total_cmp);
+                    let q = |p| crate::stats::percentile(&v, p);
+                    let x = wi as f64 + (pi as f64 - (np - 1.0) / 2.0) * 2.6 * hw;
+                    Some([x, q(10.0), q(25.0), q(50.0), q(75.0), q(90.0), q(99.0)])
                 })
                 .collect();
             chart
-                .draw_series(boxes)
+                .draw_series(
+                    boxes
+                        .iter()
+                        .map(|b| Rectangle::new([(b[0] - hw, b[2]), (b[0] + hw, b[4])], style)),
+                )
                 .map_err(perr)?
                 .label(prim.clone())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], style));
+            chart
+                .draw_series(boxes.iter().flat_map(|b| {
+                    [
+                        PathElement::new(vec![(b[0] - hw, b[3]), (b[0] + hw, b[3])], style),
+                        PathElement::new(vec![(b[0], b[1]), (b[0], b[2])], style),
+                        PathElement::new(vec![(b[0], b[4]), (b[0], b[5])], style),
+                        PathElement::new(
+                            vec![(b[0] - hw / 2.0, b[1]), (b[0] + hw / 2.0, b[1])],
+                            style,
+                        ),
+                        PathElement::new(
+                            vec![(b[0] - hw / 2.0, b[5]), (b[0] + hw / 2.0, b[5])],
+                            style,
+                        ),
+                    ]
+                }))
+                .map_err(perr)?;
+            chart
+                .draw_series(
+                    boxes
+                        .iter()
+                        .map(|b| Circle::new((b[0], b[6]), 2, style.filled())),
+                )
+                .map_err(perr)?;
         }
         chart
             .configure_series_labels()
