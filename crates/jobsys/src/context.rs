@@ -129,10 +129,10 @@ impl Context {
         &self.stealers[prio]
     }
 
-    /// Is any of this context's deques (not counting `needed`) non-empty?
+    /// Is any of this context's deques (the `needed` one included) non-empty?
     #[inline]
     pub(crate) fn has_work(&self) -> bool {
-        self.stealers.iter().any(|s| !s.is_empty())
+        self.stealers.iter().any(|s| !s.is_empty()) || !self.needed.is_empty()
     }
 
     /// Owner-only scratch state.

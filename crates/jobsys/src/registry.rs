@@ -574,14 +574,20 @@ impl Registry {
             slot: NonNull::from(slot),
             gen: gen_of(s),
         };
-        ctx.push(e, slot.prio());
-        self.notify_work(ctx);
         let waited = s & WAITED != 0;
-        if waited {
+        if waited && self.inheritance {
+            // Only on the needed deque, which every thread searches right
+            // after its own High work: one entry, no stale twin to pop later.
             ctx.push_needed(e, crate::wait::still_queued);
-            if !ctx.is_top_level_worker() {
-                self.wake_parked_waiters(ctx);
+        } else {
+            ctx.push(e, slot.prio());
+            if waited {
+                ctx.push_needed(e, crate::wait::still_queued);
             }
+        }
+        self.notify_work(ctx);
+        if waited && !ctx.is_top_level_worker() {
+            self.wake_parked_waiters(ctx);
         }
         waited
     }
