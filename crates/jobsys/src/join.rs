@@ -13,14 +13,13 @@
 
 use crate::context::{Context, HIGH, NORMAL, PRIORITIES};
 use crate::deque::Entry;
-use crate::registry::{Registry, MAX_PAUSES};
+use crate::registry::Registry;
 use crate::sleep::Futex;
 use crate::sync::Ordering;
 use crate::wait::DepthGuard;
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::thread;
-use std::time::Instant;
 
 const PENDING: u32 = 0;
 const DONE: u32 = 1;
@@ -150,8 +149,7 @@ impl Registry {
         let _depth = DepthGuard::new(ctx);
         let _trace = crate::trace::WaitTrace::new(self, ctx, crate::trace::JobId::of_stack(job));
         let latch = &job.latch;
-        let start = Instant::now();
-        let mut step = 1u32;
+        let mut backoff = self.backoff();
         loop {
             if latch.load(Ordering::Acquire) == DONE {
                 return;
@@ -167,9 +165,9 @@ impl Registry {
             if matches!(self.help_needed(ctx), Ok(true)) {
                 continue;
             }
-            if start.elapsed() < self.wait_spin {
-                self.pause(step);
-                step = (step * 2).min(MAX_PAUSES);
+            let spent = backoff.elapsed();
+            if spent < self.wait_spin {
+                backoff.snooze(spent);
                 continue;
             }
             if latch.compare_exchange(PENDING, SLEEPING).is_err() {

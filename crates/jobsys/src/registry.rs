@@ -8,7 +8,7 @@ use crate::deque::Entry;
 use crate::desc::JobDesc;
 use crate::error::Failure;
 use crate::handle::JobHandle;
-use crate::sleep::{AdaptiveSpin, Futex, Park, Sleep};
+use crate::sleep::{AdaptiveSpin, Backoff, Futex, Park, Sleep};
 use crate::store::*;
 use crate::wait::Waiters;
 use std::cell::{Cell, RefCell};
@@ -107,11 +107,6 @@ pub(crate) struct Registry {
     /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
     pub hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
 }
-
-/// Most spin-loop hints between two looks for work while idle. A `pause`
-/// costs ~140 cycles on recent x86, so 8 keep a spinning thread's reaction
-/// time well under a microsecond.
-pub(crate) const MAX_PAUSES: u32 = 8;
 
 /// How long a never-sleeping worker spins between full searches.
 const NEVER_SLEEP_ROUND: Duration = Duration::from_micros(50);
@@ -1001,33 +996,25 @@ impl Registry {
         if budget.is_zero() {
             return (false, Duration::ZERO);
         }
-        let start = Instant::now();
-        let mut step = 1u32;
+        let mut backoff = self.backoff();
         loop {
             if self.work_visible() {
-                return (true, start.elapsed());
+                return (true, backoff.elapsed());
             }
-            let spent = start.elapsed();
+            let spent = backoff.elapsed();
             if spent >= budget || self.terminating.load(Ordering::Relaxed) {
                 return (false, spent);
             }
-            self.pause(step);
-            step = (step * 2).min(MAX_PAUSES);
+            backoff.snooze(spent);
         }
     }
 
-    /// One backoff step of an idle spin: `step` spin-loop hints, or, when
-    /// the system has more threads than CPUs, a `yield_now` so the OS runs a
-    /// thread that has work instead of one that only looks for it.
+    /// Start an idle spin (`sleep/backoff.rs`: spin-loop hints with backoff,
+    /// a `yield_now` every few microseconds, every step when the system has
+    /// more threads than CPUs).
     #[inline]
-    pub(crate) fn pause(&self, step: u32) {
-        if self.oversubscribed {
-            std::thread::yield_now();
-        } else {
-            for _ in 0..step {
-                std::hint::spin_loop();
-            }
-        }
+    pub(crate) fn backoff(&self) -> Backoff {
+        Backoff::new(self.oversubscribed)
     }
 
     /// Is a hot zone open?

@@ -21,13 +21,12 @@ use crate::context::{Context, HIGH, PRIORITIES};
 use crate::deque::Entry;
 use crate::error::JobError;
 use crate::handle::JobHandle;
-use crate::registry::{Registry, MAX_PAUSES};
+use crate::registry::Registry;
 use crate::store::*;
 use crate::sync::lock;
 use std::collections::HashSet;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
-use std::time::Instant;
 
 /// Threads parked in `complete`, with the slot each waits on.
 pub(crate) struct Waiters {
@@ -312,8 +311,7 @@ impl Registry {
         if self.wait_spin.is_zero() {
             return Ok(false);
         }
-        let start = Instant::now();
-        let mut step = 1u32;
+        let mut backoff = self.backoff();
         loop {
             let s = h.slot().state.load(Ordering::Acquire);
             if gen_of(s) != h.gen || phase_of(s) == FINISHED {
@@ -322,11 +320,11 @@ impl Registry {
             if self.help_once(ctx, h, marked)? {
                 return Ok(true);
             }
-            if start.elapsed() >= self.wait_spin {
+            let spent = backoff.elapsed();
+            if spent >= self.wait_spin {
                 return Ok(false);
             }
-            self.pause(step);
-            step = (step * 2).min(MAX_PAUSES);
+            backoff.snooze(spent);
         }
     }
 

@@ -12,9 +12,11 @@
 //!   fence in `notify_work`.
 
 mod adaptive;
+mod backoff;
 mod futex;
 
 pub(crate) use adaptive::AdaptiveSpin;
+pub(crate) use backoff::Backoff;
 pub(crate) use futex::Futex;
 
 use crate::sync::{fence, lock, Mutex, Ordering};
