@@ -39,6 +39,16 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
+    /// trace-cost only: a prebuilt `jobsys-w1` without jobsys's `trace`
+    /// feature, instead of building one with cargo.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub notrace_bin: Option<PathBuf>,
+
+    /// trace-cost only: a prebuilt `jobsys-w1` built with `--features
+    /// trace`, instead of building one with cargo.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub trace_bin: Option<PathBuf>,
+
     /// Directory for the JSON and SVG files.
     #[arg(long, global = true, default_value = "target/jobsys-bench")]
     pub out: PathBuf,
@@ -64,6 +74,10 @@ pub enum Command {
     WakePrimitives,
     /// W7: the frame graph against a CPU hog, and oversubscribed.
     Contended,
+    /// W1 (jobsys) built without the tracer, with it compiled in but off,
+    /// and recording, in turns: what the tracer costs (issue 5). Builds
+    /// its child program `jobsys-w1` twice with cargo. Not part of `all`.
+    TraceCost,
     /// W4 + W5 per idle policy from the JSON in --out: one table and the
     /// plot latency-vs-cpu.svg (no measurement; `all` ends with it).
     Policies,

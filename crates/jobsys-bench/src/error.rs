@@ -25,6 +25,8 @@ pub enum Error {
     Json(serde_json::Error),
     /// Drawing a plot.
     Plot(String),
+    /// A program the benchmark runs (cargo, `trace-cost`'s child) failed.
+    Child(String),
 }
 
 /// `Result` with the benchmark's [`Error`].
@@ -41,6 +43,7 @@ impl fmt::Display for Error {
             Error::Io(e) => write!(f, "i/o: {e}"),
             Error::Json(e) => write!(f, "json: {e}"),
             Error::Plot(m) => write!(f, "plot: {m}"),
+            Error::Child(m) => write!(f, "{m}"),
         }
     }
 }

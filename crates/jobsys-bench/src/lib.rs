@@ -48,6 +48,10 @@ pub struct Ctx {
     pub out: PathBuf,
     /// `--trace FILE` (frame-graph).
     pub trace: Option<PathBuf>,
+    /// `--notrace-bin PATH` (trace-cost).
+    pub notrace_bin: Option<PathBuf>,
+    /// `--trace-bin PATH` (trace-cost).
+    pub trace_bin: Option<PathBuf>,
     /// The jobsys idle policies to run (`--policy`).
     pub policies: Vec<pools::PolicySpec>,
     /// This machine.
@@ -120,6 +124,14 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
             "--trace applies to frame-graph (or all) only\n",
         )));
     }
+    if (cli.notrace_bin.is_some() || cli.trace_bin.is_some())
+        && !workloads.contains(&Command::TraceCost)
+    {
+        return Err(Error::Args(clap::Error::raw(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--notrace-bin and --trace-bin apply to trace-cost only\n",
+        )));
+    }
     let progress = Progress::new(std::io::stdout().is_terminal(), workloads.len() as u64);
     let ctx = Ctx {
         workers: cli
@@ -131,6 +143,8 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
         quick: cli.quick,
         out: cli.out.clone(),
         trace: cli.trace.clone(),
+        notrace_bin: cli.notrace_bin.clone(),
+        trace_bin: cli.trace_bin.clone(),
         policies: pools::select_policies(cli.policy.as_deref())?,
         machine,
         progress,

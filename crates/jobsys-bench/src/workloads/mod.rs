@@ -8,6 +8,8 @@ pub mod idle_cost;
 pub mod parallel_for;
 pub mod policies;
 pub mod spawn_empty;
+pub mod trace_cost;
+pub mod w1_kernels;
 pub mod wake_latency;
 pub mod wake_primitives;
 
@@ -30,6 +32,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::IdleCost => idle_cost::run(ctx),
         Command::WakePrimitives => wake_primitives::run(ctx),
         Command::Contended => contended::run(ctx),
+        Command::TraceCost => trace_cost::run(ctx),
         Command::Policies => policies::run(ctx),
         Command::All | Command::Plot => unreachable!("not a workload"),
     }

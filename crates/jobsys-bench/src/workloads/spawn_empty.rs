@@ -7,7 +7,11 @@
 //!
 //! Every job bumps its thread's counter (see `count`); the total is checked
 //! after every iteration. Figure: ns per job (wall / jobs).
+//!
+//! The jobsys side (cases, sizes, one iteration) is in `w1_kernels.rs`,
+//! which `trace-cost`'s child program compiles too; rayon and serial are here.
 
+use super::w1_kernels::{self, Case, Sizes};
 use super::{emit, rows_of, serial_share};
 use crate::count;
 use crate::error::{check, Result};
@@ -17,7 +21,7 @@ use crate::pools::{rayon_label, semantics_note, Pools};
 use crate::runner::{interleave, split, Contestant, Plan};
 use crate::stats;
 use crate::Ctx;
-use jobsys::{Batch, JobHandle, JobSystem};
+use jobsys::{JobHandle, JobSystem};
 use rayon::prelude::*;
 use std::hint::black_box;
 use std::time::Instant;
@@ -26,56 +30,7 @@ use std::time::Instant;
 pub const NAME: &str = "spawn-empty";
 
 /// The empty job: counts itself, nothing else.
-#[inline(never)]
-pub fn empty_job() {
-    count::bump();
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Case {
-    Single,
-    Flat,
-    Nested,
-    PforEmpty,
-}
-
-impl Case {
-    const ALL: [Case; 4] = [Case::Single, Case::Flat, Case::Nested, Case::PforEmpty];
-    fn name(self) -> &'static str {
-        match self {
-            Case::Single => "single",
-            Case::Flat => "flat",
-            Case::Nested => "nested",
-            Case::PforEmpty => "pfor-empty",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Sizes {
-    single: usize,
-    flat: usize,
-    depth: u32,
-    pfor: usize,
-}
-
-impl Sizes {
-    fn jobs(&self, c: Case) -> usize {
-        match c {
-            Case::Single => self.single,
-            Case::Flat => self.flat,
-            Case::Nested => (1usize << self.depth) - 1,
-            Case::PforEmpty => self.pfor,
-        }
-    }
-}
-
-fn tree_jobsys(js: &JobSystem, depth: u32) {
-    empty_job();
-    if depth > 1 {
-        js.join(|| tree_jobsys(js, depth - 1), || tree_jobsys(js, depth - 1));
-    }
-}
+pub use super::w1_kernels::empty_job;
 
 fn tree_rayon(depth: u32) {
     empty_job();
@@ -107,30 +62,7 @@ fn timed(what: &str, jobs: usize, body: impl FnOnce() -> Result<()>) -> Result<f
 
 fn jobsys_iter(js: &JobSystem, c: Case, s: &Sizes, hs: &mut Vec<JobHandle>) -> Result<f64> {
     timed(c.name(), s.jobs(c), || {
-        match c {
-            Case::Single => {
-                for _ in 0..s.single {
-                    let h = js.schedule(empty_job);
-                    js.try_complete(h)?;
-                }
-            }
-            Case::Flat => {
-                hs.clear();
-                for _ in 0..s.flat {
-                    hs.push(js.schedule(empty_job));
-                }
-                // Newest first: those are on top of our own deque.
-                for h in hs.iter().rev() {
-                    js.try_complete(*h)?;
-                }
-            }
-            Case::Nested => tree_jobsys(js, s.depth),
-            Case::PforEmpty => {
-                let h = js.parallel_for(0..s.pfor, Batch::Fixed(1), |_| empty_job());
-                js.try_complete(h)?;
-            }
-        }
-        Ok(())
+        Ok(w1_kernels::iteration(js, c, s, hs)?)
     })
 }
 
@@ -179,20 +111,7 @@ fn serial_iter(c: Case, s: &Sizes) -> Result<f64> {
 
 /// Run W1 and report it.
 pub fn run(ctx: &Ctx) -> Result<()> {
-    let sizes = ctx.size(
-        Sizes {
-            single: 65_000,
-            flat: 65_536,
-            depth: 16,
-            pfor: 65_000,
-        },
-        Sizes {
-            single: 2_000,
-            flat: 2_048,
-            depth: 11,
-            pfor: 2_000,
-        },
-    );
+    let sizes = ctx.size(Sizes::FULL, Sizes::QUICK);
     let samples = ctx.samples_or(30, 3);
     let (blocks, per_block) = split(samples, 3);
     let warmup = ctx.size(2, 1);

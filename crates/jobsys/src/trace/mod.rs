@@ -98,6 +98,12 @@ pub use timeline::{
 #[cfg(feature = "trace")]
 pub use validate::validate_chrome_json;
 
+/// Whether this build of jobsys has the `trace` feature (the recorder and
+/// its event sites). A dependent cannot see another crate's features with
+/// `cfg!`; `jobsys-bench trace-cost` reads this to prove that its
+/// no-tracer build really compiled the event sites out.
+pub const COMPILED: bool = cfg!(feature = "trace");
+
 #[cfg(feature = "trace")]
 pub(crate) use recorder::TraceState;
 

@@ -1,0 +1,211 @@
+//! `jobsys-w1`: one measurement block of W1 (spawn-empty) on jobsys, for
+//! `jobsys-bench trace-cost`, which builds this program twice, once without
+//! jobsys's `trace` feature and once with it (`--features trace`), and runs
+//! the two builds in turns.
+//!
+//! A block: build a job system (`--workers`, `--policy` as
+//! `JOBSYS_IDLE_POLICY` spells it, default spin-then-sleep), wait
+//! 1 ms for its workers to start, run `--warmup` uncounted iterations, then
+//! `--samples` counted ones; print one JSON line on stdout:
+//!
+//! ```text
+//! {"trace_compiled":false,"recording":false,"case":"single","workers":0,"jobs":65000,
+//!  "policy":"spin-then-sleep(30us)","events_per_sample":0,"samples":[54.9,55.1]}
+//! ```
+//!
+//! `trace_compiled` is `jobsys::trace::COMPILED`: whether the jobsys linked
+//! into this binary has its event sites. With `--record` (a `trace` build
+//! only) every iteration is recorded: `trace_start` before it, `trace_stop`
+//! after it, both outside the timed region; a capture that drops events
+//! is an error, since the figure would then time the drop path.
+//!
+//! The kernels and the job counter are jobsys-bench's own source files
+//! (`#[path]` below), so this measures exactly what W1 measures.
+
+#[path = "../../jobsys-bench/src/count.rs"]
+mod count;
+#[path = "../../jobsys-bench/src/workloads/w1_kernels.rs"]
+mod w1_kernels;
+
+use jobsys::{IdlePolicy, JobSystem};
+use std::time::{Duration, Instant};
+use w1_kernels::{Case, Sizes};
+
+const USAGE: &str = "usage: jobsys-w1 --case single|flat|nested|pfor-empty [--workers N] \
+[--policy P] [--samples N] [--warmup N] [--quick] [--record]";
+
+/// The command line.
+struct Args {
+    case: Case,
+    workers: usize,
+    policy: IdlePolicy,
+    samples: usize,
+    warmup: usize,
+    quick: bool,
+    record: bool,
+}
+
+fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mut a = Args {
+        case: Case::Single,
+        workers: 0,
+        policy: IdlePolicy::default(),
+        samples: 10,
+        warmup: 1,
+        quick: false,
+        record: false,
+    };
+    let mut case = None;
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        let number = |name: &str, v: String| {
+            v.parse::<usize>()
+                .map_err(|_| format!("{name}: not a number: {v:?}"))
+        };
+        match arg.as_str() {
+            "--case" => {
+                let v = value("--case")?;
+                case = Some(Case::parse(&v).ok_or_else(|| format!("unknown case {v:?}"))?);
+            }
+            "--workers" => a.workers = number("--workers", value("--workers")?)?,
+            "--policy" => {
+                let v = value("--policy")?;
+                a.policy = v.parse().map_err(|e| format!("--policy: {e}"))?;
+            }
+            "--samples" => a.samples = number("--samples", value("--samples")?)?,
+            "--warmup" => a.warmup = number("--warmup", value("--warmup")?)?,
+            "--quick" => a.quick = true,
+            "--record" => a.record = true,
+            "-h" | "--help" => return Err(USAGE.into()),
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+        }
+    }
+    a.case = case.ok_or_else(|| format!("--case is required\n{USAGE}"))?;
+    Ok(a)
+}
+
+/// Records each iteration when `--record` was given (a `trace` build;
+/// without the feature, `start` and `stop` do nothing).
+#[cfg_attr(not(feature = "trace"), allow(dead_code))]
+struct Recorder {
+    on: bool,
+    /// Buffer size per thread for one iteration's events.
+    events_per_thread: usize,
+}
+
+impl Recorder {
+    /// Start a capture (before the timed region).
+    fn start(&self, js: &JobSystem) -> Result<(), String> {
+        #[cfg(feature = "trace")]
+        if self.on
+            && !js.trace_start_with(jobsys::trace::TraceConfig {
+                events_per_thread: self.events_per_thread,
+            })
+        {
+            return Err("trace_start: a capture is already running".into());
+        }
+        let _ = js;
+        Ok(())
+    }
+
+    /// Stop the capture (after the timed region): (events, dropped).
+    fn stop(&self, js: &JobSystem) -> (u64, u64) {
+        #[cfg(feature = "trace")]
+        if self.on {
+            let t = js.trace_stop();
+            return (t.event_count() as u64, t.dropped());
+        }
+        let _ = js;
+        (0, 0)
+    }
+}
+
+/// A JSON string literal (the policy name).
+fn json_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn run(a: &Args) -> Result<String, String> {
+    if a.record && !cfg!(feature = "trace") {
+        return Err("--record needs the `trace` build (cargo build --features trace)".into());
+    }
+    let sizes = if a.quick { Sizes::QUICK } else { Sizes::FULL };
+    let jobs = sizes.jobs(a.case);
+    // About 5 events per job on the calling thread (ready, begin, end, wait
+    // begin/end); 8 per job leaves room, and a drop is caught below.
+    let rec = Recorder {
+        on: a.record,
+        events_per_thread: (jobs * 8).next_power_of_two().max(1 << 12),
+    };
+    let js = JobSystem::builder()
+        .workers(a.workers)
+        .idle_policy(a.policy)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut hs = Vec::with_capacity(sizes.flat);
+    std::thread::sleep(Duration::from_millis(1));
+
+    let mut samples = Vec::with_capacity(a.samples);
+    let mut events = 0u64;
+    for i in 0..a.warmup + a.samples {
+        rec.start(&js)?;
+        let before = count::total();
+        let t = Instant::now();
+        w1_kernels::iteration(&js, a.case, &sizes, &mut hs).map_err(|e| e.to_string())?;
+        let ns = t.elapsed().as_nanos() as f64;
+        let ran = count::total() - before;
+        let (ev, dr) = rec.stop(&js);
+        if ran != jobs as u64 {
+            return Err(format!(
+                "{}: {ran} jobs ran, expected {jobs}",
+                a.case.name()
+            ));
+        }
+        if dr > 0 {
+            return Err(format!(
+                "the capture dropped {dr} of {} events ({} per thread): \
+                 the figure would time the drop path",
+                ev + dr,
+                rec.events_per_thread
+            ));
+        }
+        if i >= a.warmup {
+            samples.push(ns / jobs as f64);
+            events += ev;
+        }
+    }
+    drop(js); // joins the workers
+
+    let list: Vec<String> = samples.iter().map(|v| v.to_string()).collect();
+    Ok(format!(
+        "{{\"trace_compiled\":{},\"recording\":{},\"case\":{},\"workers\":{},\"jobs\":{jobs},\
+         \"policy\":{},\"events_per_sample\":{},\"samples\":[{}]}}",
+        jobsys::trace::COMPILED,
+        a.record,
+        json_str(a.case.name()),
+        a.workers,
+        json_str(&a.policy.name()),
+        events as f64 / samples.len().max(1) as f64,
+        list.join(",")
+    ))
+}
+
+fn main() {
+    match parse(std::env::args().skip(1)).and_then(|a| run(&a)) {
+        Ok(line) => println!("{line}"),
+        Err(e) => {
+            eprintln!("jobsys-w1: {e}");
+            std::process::exit(2);
+        }
+    }
+}
