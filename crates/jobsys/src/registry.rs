@@ -724,7 +724,7 @@ impl Registry {
     }
 
     /// Wake every thread parked in `complete` (a needed job became runnable).
-    fn wake_parked_waiters(&self, ctx: &Context) {
+    pub(crate) fn wake_parked_waiters(&self, ctx: &Context) {
         for w in self.waiters.wake_all_parked() {
             crate::trace::wake_issued(self, ctx, Some(w));
         }

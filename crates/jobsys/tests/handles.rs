@@ -453,3 +453,41 @@ fn a_dependency_reads_complete_once_a_dependent_has_completed() {
         );
     });
 }
+
+/// A job's wait that fails with WaitOnSelf still marks (and offers) every
+/// other job its target needs: a later wait from outside any job stops at
+/// nodes already marked (wait.rs, `mark_needed`), so with no workers at all
+/// an unmarked runnable dependency below a marked node would never run.
+#[test]
+fn a_failed_wait_on_self_leaves_the_rest_of_the_graph_runnable_for_later_waits() {
+    for d_first in [true, false] {
+        watchdog(20, move || {
+            let js = JobSystem::builder().workers(0).build().unwrap();
+            let target: Arc<OnceLock<JobHandle>> = Arc::new(OnceLock::new());
+            let ran_d = Arc::new(AtomicBool::new(false));
+            let out = Arc::new(Mutex::new(Vec::new()));
+            let d = {
+                let ran_d = ran_d.clone();
+                js.schedule(move || ran_d.store(true, SeqCst))
+            };
+            let a = {
+                let (js2, target, out) = (js.clone(), target.clone(), out.clone());
+                js.schedule(move || {
+                    let b = *target.get().expect("b is set before anyone waits");
+                    let r = js2.try_complete(b);
+                    out.lock().unwrap().push(format!("{r:?}"));
+                })
+            };
+            let deps = if d_first { [d, a] } else { [a, d] };
+            let b = js.schedule_after(&deps, || {});
+            target.set(b).unwrap();
+            let c = js.schedule_after(&[b], || {});
+            // a runs on this thread (its own wait fails), then c's wait
+            // needs d, which only a's walk reached.
+            js.try_complete(a).unwrap();
+            assert_eq!(*out.lock().unwrap(), vec!["Err(WaitOnSelf)".to_string()]);
+            js.try_complete(c).unwrap();
+            assert!(ran_d.load(SeqCst), "d_first {d_first}");
+        });
+    }
+}
