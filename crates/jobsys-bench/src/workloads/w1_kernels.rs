@@ -101,6 +101,11 @@ fn tree(js: &JobSystem, depth: u32) {
 /// One iteration of case `c` on `js` (untimed, unchecked: the caller
 /// times it and checks `count::total`). `hs` is `flat`'s handle buffer,
 /// kept between iterations so that no iteration allocates it.
+///
+/// Never inlined: one call per iteration costs nothing measurable, and the
+/// symbol lets a profiler count exactly one iteration
+/// (`valgrind --tool=callgrind --toggle-collect='*w1_kernels::iteration*'`).
+#[inline(never)]
 pub fn iteration(
     js: &JobSystem,
     c: Case,
