@@ -7,8 +7,9 @@
 //! Module map: [`cli`] (arguments), [`pools`] (the implementations and
 //! worker-count semantics), [`runner`] (interleaved sampling), [`spin`] (the
 //! one busy-wait), [`count`] (result checks), [`graph`] (the W3 frame-graph
-//! generator), [`stats`], [`table`], [`json`], [`plot`], [`progress`], and
-//! one module per workload under [`workloads`].
+//! generator), [`stats`], [`table`], [`json`], [`plot`], [`progress`],
+//! one module per workload under [`workloads`], and the `soak` command
+//! (random frames checked against a serial replay) in [`soak`].
 
 pub mod cli;
 pub mod count;
@@ -19,6 +20,7 @@ pub mod plot;
 pub mod pools;
 pub mod progress;
 pub mod runner;
+pub mod soak;
 pub mod spin;
 pub mod stats;
 pub mod table;
@@ -116,6 +118,9 @@ where
 
 /// Run an already parsed command line.
 pub fn run_cli(cli: &Cli) -> Result<()> {
+    if let Command::Soak(args) = &cli.command {
+        return soak::run(cli, args);
+    }
     let machine = Machine::detect();
     let workloads = cli.command.workloads();
     if cli.trace.is_some() && !workloads.contains(&Command::FrameGraph) {

@@ -34,7 +34,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::Contended => contended::run(ctx),
         Command::TraceCost => trace_cost::run(ctx),
         Command::Policies => policies::run(ctx),
-        Command::All | Command::Plot => unreachable!("not a workload"),
+        Command::All | Command::Plot | Command::Soak(_) => unreachable!("not a workload"),
     }
 }
 
