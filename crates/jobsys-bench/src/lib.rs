@@ -118,10 +118,6 @@ where
 
 /// Run an already parsed command line.
 pub fn run_cli(cli: &Cli) -> Result<()> {
-    if let Command::Soak(args) = &cli.command {
-        return soak::run(cli, args);
-    }
-    let machine = Machine::detect();
     let workloads = cli.command.workloads();
     if cli.trace.is_some() && !workloads.contains(&Command::FrameGraph) {
         return Err(Error::Args(clap::Error::raw(
@@ -137,6 +133,10 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
             "--notrace-bin and --trace-bin apply to trace-cost only\n",
         )));
     }
+    if let Command::Soak(args) = &cli.command {
+        return soak::run(cli, args);
+    }
+    let machine = Machine::detect();
     let progress = Progress::new(std::io::stdout().is_terminal(), workloads.len() as u64);
     let ctx = Ctx {
         workers: cli

@@ -68,4 +68,19 @@ fn the_soak_command_runs_for_fractional_minutes() {
     .unwrap_or_else(|e| panic!("soak failed: {e}"));
     let bad = jobsys_bench::run(["jobsys-bench", "soak", "--minutes", "0", "--quick"]);
     assert!(matches!(bad, Err(jobsys_bench::Error::Args(_))), "{bad:?}");
+    // Flags of other commands are refused, not silently ignored.
+    for flag in [["--trace", "x.json"], ["--notrace-bin", "x"]] {
+        let bad = jobsys_bench::run([
+            "jobsys-bench",
+            "soak",
+            "--minutes",
+            "0.01",
+            flag[0],
+            flag[1],
+        ]);
+        assert!(
+            matches!(bad, Err(jobsys_bench::Error::Args(_))),
+            "{flag:?}: {bad:?}"
+        );
+    }
 }
