@@ -6,9 +6,10 @@
  * Prints the sizes of the header's structs (compared with the Rust side) and
  * "api_test: ok" at the end; any failed check exits with status 1.
  */
-#define _POSIX_C_SOURCE 199309L /* nanosleep */
+#define _POSIX_C_SOURCE 200112L /* nanosleep, setenv */
 #include "jobsys.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +157,11 @@ static void test_errors_and_config(void) {
     cfg.adaptive_cpu_cap = 2.0f;
     EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
     MESSAGE_HAS("cpu_cap");
+    cfg.adaptive_cpu_cap = -0.5f;
+    EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
+    cfg.adaptive_cpu_cap = NAN;
+    EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
+    MESSAGE_HAS("cpu_cap");
     CHECK(sys == NULL);
 
     /* Every policy, and NULL config (the defaults), gives a working system. */
@@ -178,6 +184,64 @@ static void test_errors_and_config(void) {
     OK(jobsys_create(NULL, &sys));
     check_usable(sys);
     OK(jobsys_destroy(sys));
+}
+
+/* Restore (or unset) an environment variable saved with save_env. */
+static void restore_env(const char *name, const char *saved) {
+    if (saved != NULL) {
+        CHECK(setenv(name, saved, 1) == 0);
+    } else {
+        CHECK(unsetenv(name) == 0);
+    }
+}
+
+static char *save_env(const char *name) {
+    const char *v = getenv(name);
+    if (v == NULL) return NULL;
+    char *copy = malloc(strlen(v) + 1);
+    CHECK(copy != NULL);
+    strcpy(copy, v);
+    return copy;
+}
+
+/* Bad JOBSYS_WORKERS / JOBSYS_IDLE_POLICY values are CONFIG errors when the
+ * config defers to them (workers -1, JOBSYS_IDLE_DEFAULT), and are ignored
+ * when it does not. Runs before any system exists, so no other thread reads
+ * the environment while it changes. */
+static void test_environment(void) {
+    char *workers = save_env("JOBSYS_WORKERS");
+    char *policy = save_env("JOBSYS_IDLE_POLICY");
+    jobsys_config cfg;
+    jobsys_system *sys = NULL;
+    OK(jobsys_config_init(&cfg));
+    CHECK(unsetenv("JOBSYS_IDLE_POLICY") == 0);
+
+    CHECK(setenv("JOBSYS_WORKERS", "lots", 1) == 0);
+    EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
+    MESSAGE_HAS("JOBSYS_WORKERS=\"lots\"");
+    CHECK(setenv("JOBSYS_WORKERS", "100000", 1) == 0);
+    EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
+    MESSAGE_HAS("100000 workers");
+    CHECK(sys == NULL);
+    cfg.workers = 1; /* an explicit count wins over the variable */
+    OK(jobsys_create(&cfg, &sys));
+    check_usable(sys);
+    OK(jobsys_destroy(sys));
+    sys = NULL;
+
+    CHECK(setenv("JOBSYS_IDLE_POLICY", "sometimes-spin", 1) == 0);
+    EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
+    MESSAGE_HAS("\"sometimes-spin\" is not an idle policy");
+    CHECK(sys == NULL);
+    cfg.idle_policy = JOBSYS_IDLE_WHIPPING_BOY; /* an explicit policy wins */
+    OK(jobsys_create(&cfg, &sys));
+    check_usable(sys);
+    OK(jobsys_destroy(sys));
+
+    restore_env("JOBSYS_WORKERS", workers);
+    restore_env("JOBSYS_IDLE_POLICY", policy);
+    free(workers);
+    free(policy);
 }
 
 static void test_null_arguments(jobsys_system *sys) {
@@ -371,6 +435,11 @@ static void test_failures(jobsys_system *sys) {
     OK(jobsys_parallel_for(sys, NULL, 0, 100, 10, fail_range, NULL, &pf));
     EXPECT(jobsys_complete(sys, pf), JOBSYS_ERR_JOB_FAILED);
     MESSAGE_HAS("piece with 50");
+    /* jobsys_fail(NULL) inside a job: failed, with a generic message. */
+    jobsys_handle anon;
+    OK(jobsys_schedule(sys, NULL, fail_job, NULL, &anon));
+    EXPECT(jobsys_complete(sys, anon), JOBSYS_ERR_JOB_FAILED);
+    MESSAGE_HAS("no message given");
     /* Outside a job (here, and in a release callback) jobsys_fail is an error. */
     EXPECT(jobsys_fail("not in a job"), JOBSYS_ERR_BAD_STATE);
     jobsys_error from_release = JOBSYS_OK;
@@ -390,6 +459,15 @@ static void test_calls_from_jobs(void) {
     OK(jobsys_schedule(sys, NULL, complete_from_job, &c, &h));
     c.target = h;
     OK(jobsys_complete(sys, h));
+    CHECK(c.result == JOBSYS_ERR_WAIT_ON_SELF);
+
+    /* Waiting, inside a job, on a job that depends on it. */
+    jobsys_handle dependent;
+    OK(jobsys_schedule(sys, NULL, complete_from_job, &c, &h));
+    OK(jobsys_schedule_after(sys, NULL, &h, 1, count_job, NULL, &dependent));
+    c.target = dependent;
+    c.result = JOBSYS_OK;
+    OK(jobsys_complete(sys, dependent));
     CHECK(c.result == JOBSYS_ERR_WAIT_ON_SELF);
 
     OK(jobsys_schedule(sys, NULL, destroy_from_job, &c, &h));
@@ -498,6 +576,7 @@ int main(void) {
     CHECK(strcmp(jobsys_last_error_message(), "") == 0);
 
     test_errors_and_config();
+    test_environment();
     jobsys_system *sys = create(2);
     test_null_arguments(sys);
     test_invalid_handles(sys);
