@@ -8,6 +8,12 @@ use std::time::Duration;
 /// cores only adds contention), so it is an error rather than a silent clamp.
 pub const MAX_WORKERS: usize = 512;
 
+/// Smallest worker stack [`Builder::stack_size`] accepts: 64 KiB. Smaller
+/// stacks (std rounds 0 up to the platform's 16 KiB minimum) overflow in the
+/// worker loop itself in a debug build, which kills the process with SIGSEGV
+/// instead of reporting anything.
+pub const MIN_STACK_SIZE: usize = 64 * 1024;
+
 /// How idle workers wait for work. Every policy is measured on W4 (wake
 /// latency) and W5 (CPU burned while idle) together: see `docs/benchmarks.md`.
 ///
@@ -195,7 +201,8 @@ impl Builder {
         self.config.no_priority_inheritance = !on;
         self
     }
-    /// Stack size for worker threads.
+    /// Stack size for worker threads, at least [`MIN_STACK_SIZE`] (else
+    /// `build` fails with [`BuildError::StackTooSmall`]).
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.config.stack_size = Some(bytes);
         self
@@ -246,6 +253,13 @@ pub enum BuildError {
         /// What is wrong.
         reason: String,
     },
+    /// A worker stack below [`MIN_STACK_SIZE`] was asked for.
+    StackTooSmall {
+        /// What was asked for, bytes.
+        requested: usize,
+        /// The minimum, bytes.
+        min: usize,
+    },
     /// The operating system refused to start a worker thread.
     Spawn(std::io::Error),
     /// A topology setting could not be honoured (nice not permitted or out
@@ -265,6 +279,10 @@ impl fmt::Display for BuildError {
                 "jobsys: JOBSYS_WORKERS={value:?} is not a worker count (expected an integer 0..={MAX_WORKERS})"
             ),
             BuildError::BadPolicy { reason } => write!(f, "jobsys: {reason}"),
+            BuildError::StackTooSmall { requested, min } => write!(
+                f,
+                "jobsys: a worker stack of {requested} bytes is too small (the minimum is {min} bytes)"
+            ),
             BuildError::Spawn(e) => write!(f, "jobsys: could not start a worker thread: {e}"),
             BuildError::Topology(e) => write!(f, "{e}"),
         }

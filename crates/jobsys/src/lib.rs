@@ -46,7 +46,7 @@ mod tests;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
-pub use builder::{BuildError, Builder, Config, IdlePolicy, MAX_WORKERS};
+pub use builder::{BuildError, Builder, Config, IdlePolicy, MAX_WORKERS, MIN_STACK_SIZE};
 pub use desc::{JobDesc, Priority};
 pub use error::{JobError, JobPanic};
 pub use handle::JobHandle;

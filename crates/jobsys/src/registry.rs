@@ -300,8 +300,8 @@ impl Registry {
             priority: desc.priority as u8,
             _spare: 0,
         };
-        // SAFETY: the slot is fresh and unpublished.
-        unsafe { *slot.meta.get() = meta };
+        // The slot is fresh and unpublished: ours to write.
+        slot.set_meta(meta);
         (slot, gen)
     }
 
@@ -553,6 +553,10 @@ impl Registry {
     /// deque. If a waiter needs it and this thread will not run it soon,
     /// wake parked waiters so one can take it.
     pub(crate) fn make_runnable(&self, ctx: &Context, slot: &Slot) -> bool {
+        // Read before the CAS below: once RUNNABLE, another thread may claim,
+        // run and free the job, and the slot may be reused (TSan found the
+        // read after it).
+        let prio = slot.prio();
         let mut s = slot.state.load(Ordering::Acquire);
         loop {
             debug_assert_eq!(phase_of(s), WAITING);
@@ -575,7 +579,7 @@ impl Registry {
             // after its own High work: one entry, no stale twin to pop later.
             ctx.push_needed(e, crate::wait::still_queued);
         } else {
-            ctx.push(e, slot.prio());
+            ctx.push(e, prio);
             if waited {
                 ctx.push_needed(e, crate::wait::still_queued);
             }

@@ -124,6 +124,23 @@ pub(crate) struct JobMeta {
     pub _spare: u8,
 }
 
+impl JobMeta {
+    /// One word, so the slot can keep it in an atomic.
+    #[inline]
+    fn pack(self) -> u32 {
+        u32::from(self.name) | u32::from(self.priority) << 16 | u32::from(self._spare) << 24
+    }
+
+    #[inline]
+    fn unpack(w: u32) -> JobMeta {
+        JobMeta {
+            name: w as u16,
+            priority: (w >> 16) as u8,
+            _spare: (w >> 24) as u8,
+        }
+    }
+}
+
 #[repr(C, align(16))]
 pub(crate) struct Payload(pub [MaybeUninit<u8>; PAYLOAD_BYTES]);
 
@@ -146,8 +163,12 @@ pub(crate) struct Slot {
     pub edges: UnsafeCell<*mut Slot>,
     /// Number of dependencies recorded in the edge blocks.
     pub ndeps: UnsafeCell<u32>,
-    /// Name id and priority (written before publication, read-only after).
-    pub meta: UnsafeCell<JobMeta>,
+    /// Name id and priority, packed (`JobMeta::pack`). Written before
+    /// publication and read-only until the slot is freed. Atomic (relaxed)
+    /// because two readers look without a pin, only to guess which deque an
+    /// entry is on (`Slot::prio_hint`); a pinned reader is ordered after the
+    /// write by the publishing state CAS.
+    pub meta: AtomicU32,
     pub payload: UnsafeCell<Payload>,
 }
 
@@ -188,11 +209,14 @@ impl Slot {
             failure: AtomicPtr::new(ptr::null_mut()),
             edges: UnsafeCell::new(ptr::null_mut()),
             ndeps: UnsafeCell::new(0),
-            meta: UnsafeCell::new(JobMeta {
-                name: 0,
-                priority: 1,
-                _spare: 0,
-            }),
+            meta: AtomicU32::new(
+                JobMeta {
+                    name: 0,
+                    priority: 1,
+                    _spare: 0,
+                }
+                .pack(),
+            ),
             payload: UnsafeCell::new(Payload([MaybeUninit::uninit(); PAYLOAD_BYTES])),
         }
     }
@@ -202,18 +226,33 @@ impl Slot {
         self.payload.get().cast()
     }
 
-    /// Name id and priority. Caller holds a pin or claim (or owns the slot).
+    /// Name id and priority. Caller holds a pin or claim (or owns the slot),
+    /// so the value is this job's.
     #[inline]
     pub(crate) fn meta(&self) -> JobMeta {
-        // SAFETY: written before publication and not changed until the slot
-        // is freed, which the caller's pin/claim prevents.
-        unsafe { *self.meta.get() }
+        JobMeta::unpack(self.meta.load(Ordering::Relaxed))
     }
 
-    /// Priority index (`Priority as usize`).
+    /// Set name id and priority. Caller owns the slot, before publication.
+    #[inline]
+    pub(crate) fn set_meta(&self, meta: JobMeta) {
+        self.meta.store(meta.pack(), Ordering::Relaxed);
+    }
+
+    /// Priority index (`Priority as usize`). Caller holds a pin or claim (or
+    /// owns the slot).
     #[inline]
     pub(crate) fn prio(&self) -> usize {
         self.meta().priority as usize
+    }
+
+    /// The priority without a pin: the slot may be freed and reused
+    /// meanwhile, so this is the priority of *some* job that had the slot —
+    /// good only as a guess of which deque to look at, where entries are
+    /// checked against their generation anyway.
+    #[inline]
+    pub(crate) fn prio_hint(&self) -> usize {
+        (JobMeta::unpack(self.meta.load(Ordering::Relaxed)).priority as usize).min(2)
     }
 
     #[inline]

@@ -1,6 +1,8 @@
 //! The public `JobSystem`: scheduling, waiting, shutdown.
 
-use crate::builder::{resolve_policy, resolve_workers, BuildError, Builder, Config, IdlePolicy};
+use crate::builder::{
+    resolve_policy, resolve_workers, BuildError, Builder, Config, IdlePolicy, MIN_STACK_SIZE,
+};
 use crate::desc::JobDesc;
 use crate::error::JobError;
 use crate::handle::JobHandle;
@@ -81,6 +83,12 @@ impl JobSystem {
             .needs_setup()
             .then(|| (Arc::new(plan), std::sync::mpsc::channel()));
         let policy = resolve_policy(config.idle_policy)?;
+        if let Some(requested) = config.stack_size.filter(|&b| b < MIN_STACK_SIZE) {
+            return Err(BuildError::StackTooSmall {
+                requested,
+                min: MIN_STACK_SIZE,
+            });
+        }
         let wait_spin = config.wait_spin.unwrap_or(policy.wait_spin());
         let registry = Registry::new(workers, policy, wait_spin, !config.no_priority_inheritance);
         let mut threads = Vec::with_capacity(workers);

@@ -159,7 +159,9 @@ impl Registry {
         let _trace = crate::trace::WaitTrace::new(self, ctx, crate::trace::JobId::of_handle(h));
         // Fast path: `h` is on top of our own deque (fork/join, W1 single).
         if phase_of(s) == RUNNABLE && s & crate::parallel_for::PFOR == 0 {
-            let local = ctx.local(slot.prio());
+            // No pin: the slot may be reused meanwhile, so the priority is a
+            // guess; the popped entry is compared with `h` before it runs.
+            let local = ctx.local(slot.prio_hint());
             if let Some(e) = local.pop() {
                 if e.slot == h.slot && e.gen == h.gen {
                     if slot.claim(h.gen) {

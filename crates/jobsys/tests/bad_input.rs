@@ -217,7 +217,9 @@ fn zero_and_absurd_spin_values_build_work_and_shut_down() {
 }
 
 /// A stack size no OS can give is a `Spawn` error from `build`, not a
-/// panic; a zero stack size is rounded up to the platform minimum by std.
+/// panic; one below `MIN_STACK_SIZE` (0 included: std would round it up to
+/// 16 KiB, on which a debug-build worker overflowed and the process died of
+/// SIGSEGV) is `StackTooSmall`; the minimum itself runs nested work.
 #[test]
 fn an_absurd_stack_size_is_a_spawn_error() {
     match JobSystem::builder()
@@ -233,12 +235,30 @@ fn an_absurd_stack_size_is_a_spawn_error() {
         }
         other => panic!("expected BuildError::Spawn, got {other:?}"),
     }
+    for small in [0, 16 * 1024, jobsys::MIN_STACK_SIZE - 1] {
+        match JobSystem::builder().workers(1).stack_size(small).build() {
+            Err(e @ BuildError::StackTooSmall { requested, min }) => {
+                assert_eq!((requested, min), (small, jobsys::MIN_STACK_SIZE));
+                assert!(e.to_string().contains("too small"), "{e}");
+            }
+            other => panic!("stack {small}: expected StackTooSmall, got {other:?}"),
+        }
+    }
     let js = JobSystem::builder()
-        .workers(1)
-        .stack_size(0)
+        .workers(2)
+        .stack_size(jobsys::MIN_STACK_SIZE)
         .build()
         .unwrap();
     check_works(&js);
+    // Nested waits and joins on the workers' small stacks.
+    let js2 = js.clone();
+    let h = js.schedule(move || {
+        let (a, b) = js2.join(|| 1, || 2);
+        let inner = js2.parallel_for(0..1000, jobsys::Batch::Fixed(7), |_| {});
+        js2.complete(inner);
+        assert_eq!(a + b, 3);
+    });
+    js.complete(h);
 }
 
 /// More pinned workers than CPUs: the plan shares CPUs round-robin (see
