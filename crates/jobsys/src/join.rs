@@ -147,7 +147,7 @@ impl Registry {
     /// sleep on the latch.
     fn wait_latch(&self, ctx: &Context, job: &StackHeader) {
         let _depth = DepthGuard::new(ctx);
-        let _trace = crate::trace::WaitTrace::new(self, ctx, crate::trace::JobId::of_stack(job));
+        let _trace = crate::trace::WaitTrace::of_stack(self, ctx, job);
         let latch = &job.latch;
         let mut backoff = self.backoff();
         loop {

@@ -156,7 +156,7 @@ impl Registry {
             return Err(JobError::WaitOnSelf);
         }
         let _depth = DepthGuard::new(ctx);
-        let _trace = crate::trace::WaitTrace::new(self, ctx, crate::trace::JobId::of_handle(h));
+        let _trace = crate::trace::WaitTrace::of_handle(self, ctx, h);
         // Fast path: `h` is on top of our own deque (fork/join, W1 single).
         if phase_of(s) == RUNNABLE && s & crate::parallel_for::PFOR == 0 {
             // No pin: the slot may be reused meanwhile, so the priority is a

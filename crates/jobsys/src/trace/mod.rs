@@ -35,7 +35,7 @@
 //! | `search_begin(reg, ctx)` | registry.rs `worker_main`: when `spin_until_work` found work, and after `cancel_park` |
 //! | `sleep_begin(reg, ctx)` / `sleep_end(reg, ctx)` | around `sleep.park(idx)` in `worker_main`; around the futex loop in wait.rs `park_on` and in join.rs `wait_latch` |
 //! | `wake_issued(reg, ctx, Some(idx))` | where a futex wake is issued: `notify_work` (have `Sleep::notify_work`/`wake_one_slow`/`wake_many`/`hand_over` return the woken index), wait.rs `wake_target`/`wake_all_parked` (the parked context's index). Prefer before the futex call, so the arrow never points back in time |
-//! | `let _t = WaitTrace::new(reg, ctx, JobId::of_handle(h))` | wait.rs `Registry::wait`: after `DepthGuard::new`; join.rs `wait_latch`: after `DepthGuard::new`, with `JobId::of_stack(job)` (records wait end on every return and on unwinding) |
+//! | `let _t = WaitTrace::of_handle(reg, ctx, h)` | wait.rs `Registry::wait`: after `DepthGuard::new`; join.rs `wait_latch`: after `DepthGuard::new`, as `WaitTrace::of_stack(reg, ctx, job)` (records wait end on every return and on unwinding) |
 //!
 //! Thread states are *derived* from these events (see `timeline.rs`):
 //! inside a job: working; in a wait: waiting, or blocked while parked in
@@ -188,12 +188,13 @@ hook!(
     wake_issued(wakee: Option<u32>) => WAKE, event::wakee_word(wakee), ""
 );
 hook!(
-    /// This thread starts waiting for `job` (prefer [`WaitTrace`]).
-    wait_begin(job: JobId) => WAIT_BEGIN, job.0, ""
+    /// This thread starts waiting for the job at `addr`, generation `gen`
+    /// (use [`WaitTrace`]). The id is hashed only while recording.
+    wait_begin(addr: usize, gen: u32) => WAIT_BEGIN, JobId::new(addr, gen).0, ""
 );
 hook!(
-    /// This thread's wait for `job` ended.
-    wait_end(job: JobId) => WAIT_END, job.0, ""
+    /// This thread's wait for the job at `addr`, generation `gen` ended.
+    wait_end(addr: usize, gen: u32) => WAIT_END, JobId::new(addr, gen).0, ""
 );
 
 /// `job_begin` for the job in `slot`: the name (`Registry::job_name`, an
@@ -232,22 +233,46 @@ pub(crate) struct WaitTrace<'a> {
     reg: &'a Registry,
     #[cfg(feature = "trace")]
     ctx: &'a Context,
+    /// The waited job's address and generation, hashed into a `JobId` only
+    /// while recording (hashing up front cost ~21 instructions per wait
+    /// with tracing off).
     #[cfg(feature = "trace")]
-    job: JobId,
+    key: (usize, u32),
     #[cfg(not(feature = "trace"))]
     _p: std::marker::PhantomData<&'a ()>,
 }
 
 impl<'a> WaitTrace<'a> {
+    /// A wait for the job `h` names.
     #[inline(always)]
     #[allow(dead_code)] // used by the core
-    pub(crate) fn new(reg: &'a Registry, ctx: &'a Context, job: JobId) -> WaitTrace<'a> {
-        wait_begin(reg, ctx, job);
+    pub(crate) fn of_handle(reg: &'a Registry, ctx: &'a Context, h: crate::JobHandle) -> Self {
+        Self::new(reg, ctx, h.slot.as_ptr() as usize, h.gen)
+    }
+
+    /// A wait for a `join` stack job (the id of `JobId::of_stack`).
+    #[inline(always)]
+    #[allow(dead_code)] // used by the core
+    pub(crate) fn of_stack(
+        reg: &'a Registry,
+        ctx: &'a Context,
+        job: *const crate::join::StackHeader,
+    ) -> Self {
+        Self::new(reg, ctx, job as usize | 1, 0)
+    }
+
+    #[inline(always)]
+    fn new(reg: &'a Registry, ctx: &'a Context, addr: usize, gen: u32) -> WaitTrace<'a> {
+        wait_begin(reg, ctx, addr, gen);
         #[cfg(feature = "trace")]
-        return WaitTrace { reg, ctx, job };
+        return WaitTrace {
+            reg,
+            ctx,
+            key: (addr, gen),
+        };
         #[cfg(not(feature = "trace"))]
         {
-            let _ = job;
+            let _ = (addr, gen);
             WaitTrace {
                 _p: std::marker::PhantomData,
             }
@@ -259,6 +284,6 @@ impl Drop for WaitTrace<'_> {
     #[inline(always)]
     fn drop(&mut self) {
         #[cfg(feature = "trace")]
-        wait_end(self.reg, self.ctx, self.job);
+        wait_end(self.reg, self.ctx, self.key.0, self.key.1);
     }
 }
