@@ -95,8 +95,10 @@ pub enum JobError {
     Panicked(JobPanic),
     /// The handle was made by another `JobSystem`.
     ForeignHandle,
-    /// A job waited on itself, or on a job that needs it to finish first:
-    /// that wait could never end.
+    /// A job waited on itself, or on a job that needs it to finish first,
+    /// or closed a cycle of waits across threads (it waits on a job whose
+    /// thread waits, directly or through other waiting threads, on a job
+    /// this one is inside of): that wait could never end.
     WaitOnSelf,
 }
 

@@ -30,8 +30,17 @@ use std::sync::atomic::{fence, AtomicU32, Ordering};
 
 /// Threads parked in `complete`, with the slot each waits on.
 pub(crate) struct Waiters {
-    parked: crate::sync::Mutex<Vec<(*const Context, *const Slot)>>,
+    parked: crate::sync::Mutex<Vec<Parked>>,
     count: AtomicU32,
+}
+
+/// One parked waiter: its context, the job it waits on, and the jobs it is
+/// inside of (a copy of its `running` stack, taken when it parked), so a
+/// thread about to park can see a cycle of waits across threads.
+struct Parked {
+    ctx: *const Context,
+    target: (*const Slot, u32),
+    running: Vec<(*const Slot, u32)>,
 }
 
 // SAFETY: the raw pointers name contexts and slots of the registry that owns
@@ -50,18 +59,45 @@ impl Waiters {
         }
     }
 
-    fn register(&self, ctx: &Context, slot: &Slot) {
+    /// Register `ctx` as parked on `target` — unless that closes a cycle of
+    /// waits: `target` is run by a parked thread that waits on a job run by
+    /// another parked thread … that waits on a job `ctx` is inside of. Then
+    /// nobody in the cycle can ever finish; returns `Err(WaitOnSelf)` and
+    /// registers nothing. Registration and check happen under one lock, so
+    /// of two threads closing a cycle the second to register sees it.
+    fn register(&self, ctx: &Context, target: (*const Slot, u32)) -> Result<(), JobError> {
         ctx.park.store(0, Ordering::Relaxed);
+        // SAFETY: owner-only state of the calling thread's context.
+        let running = unsafe { ctx.owner() }.running.clone();
         let mut p = lock(&self.parked);
-        p.push((ctx, slot));
+        if !running.is_empty() {
+            let mut job = target;
+            // Each step follows one parked thread; a chain longer than the
+            // list has looped without reaching us.
+            for _ in 0..p.len() {
+                let Some(runner) = p.iter().find(|w| w.running.contains(&job)) else {
+                    break;
+                };
+                job = runner.target;
+                if running.contains(&job) {
+                    return Err(JobError::WaitOnSelf);
+                }
+            }
+        }
+        p.push(Parked {
+            ctx,
+            target,
+            running,
+        });
         // SeqCst: pairs with the SeqCst loads of `count` in the wake paths
         // (each after the waker's state change on the slot).
         self.count.fetch_add(1, Ordering::SeqCst);
+        Ok(())
     }
 
     fn unregister(&self, ctx: &Context) {
         let mut p = lock(&self.parked);
-        if let Some(i) = p.iter().position(|&(c, _)| std::ptr::eq(c, ctx)) {
+        if let Some(i) = p.iter().position(|w| std::ptr::eq(w.ctx, ctx)) {
             p.swap_remove(i);
             self.count.fetch_sub(1, Ordering::SeqCst);
         }
@@ -75,10 +111,10 @@ impl Waiters {
         }
         let p = lock(&self.parked);
         let mut woken = Vec::new();
-        for &(ctx, s) in p.iter() {
-            if std::ptr::eq(s, slot) {
+        for w in p.iter() {
+            if std::ptr::eq(w.target.0, slot) {
                 // SAFETY: parked contexts belong to the live registry.
-                let c = unsafe { &*ctx };
+                let c = unsafe { &*w.ctx };
                 c.park.store(WOKEN, Ordering::Release);
                 c.park.wake_one();
                 woken.push(c.index);
@@ -96,9 +132,9 @@ impl Waiters {
         }
         let p = lock(&self.parked);
         let mut woken = Vec::with_capacity(p.len());
-        for &(ctx, _) in p.iter() {
+        for w in p.iter() {
             // SAFETY: as in `wake_target`.
-            let c = unsafe { &*ctx };
+            let c = unsafe { &*w.ctx };
             c.park.store(WOKEN, Ordering::Release);
             c.park.wake_one();
             woken.push(c.index);
@@ -373,7 +409,10 @@ impl Registry {
         if slot.pin(h.gen).is_none() {
             return Ok(());
         }
-        self.waiters.register(ctx, slot);
+        if let Err(e) = self.waiters.register(ctx, (slot, h.gen)) {
+            self.unpin(ctx, slot);
+            return Err(e);
+        }
         // Re-check after registering; pairs with the SeqCst count loads in
         // `finish` (via `wake_target`) and `make_runnable`.
         fence(Ordering::SeqCst);

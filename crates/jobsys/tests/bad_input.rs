@@ -367,44 +367,56 @@ fn the_257th_concurrent_outside_thread_panics_with_a_message() {
     });
 }
 
-/// Two jobs, running at the same time on two threads, each waiting on the
-/// other (through `try_complete`, with no dependency edge between them).
-/// Neither is "inside" the other on one thread, so WaitOnSelf detection
-/// (which looks at the jobs running on the waiting thread) does not see the
-/// cycle: both wait forever. Not a library fix here; this is the
-/// reproduction (the watchdog fails after 10 s). Documented in
-/// docs/testing.md.
+/// Jobs running at the same time on different threads, each waiting on the
+/// next in a ring (through `try_complete`, with no dependency edge between
+/// them): A waits on B, B on C, …, the last on A. No thread waits on a job
+/// it is inside of, so the walk cannot see it; the parked-waiter registry
+/// does (wait.rs, `Waiters::register`): the thread that closes the ring
+/// gets `WaitOnSelf`, its job ends, and the others' waits end with Ok.
 #[test]
-#[ignore = "known hang: a wait cycle across two threads is not detected (docs/testing.md, bad input table)"]
-fn two_jobs_waiting_on_each_other_from_two_threads() {
-    watchdog(10, || {
-        let js = JobSystem::builder().workers(2).build().unwrap();
-        let handles: Arc<OnceLock<(JobHandle, JobHandle)>> = Arc::new(OnceLock::new());
-        let (started_tx, started_rx) = mpsc::channel::<()>();
-        let (go_a, go_a_rx) = mpsc::channel::<()>();
-        let (go_b, go_b_rx) = mpsc::channel::<()>();
-        let (ha, hb) = (handles.clone(), handles.clone());
-        let (js_a, js_b) = (js.clone(), js.clone());
-        let (sa, sb) = (started_tx.clone(), started_tx);
-        let a = js.schedule(move || {
-            sa.send(()).unwrap();
-            go_a_rx.recv().unwrap();
-            let r = js_a.try_complete(ha.get().unwrap().1);
-            assert!(matches!(r, Err(JobError::WaitOnSelf)), "a: {r:?}");
+fn a_ring_of_jobs_waiting_on_each_other_across_threads_is_reported() {
+    for n in [2usize, 3] {
+        watchdog(20, move || {
+            let js = JobSystem::builder().workers(n).build().unwrap();
+            let ring: Arc<OnceLock<Vec<JobHandle>>> = Arc::new(OnceLock::new());
+            let results = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let (started_tx, started_rx) = mpsc::channel::<()>();
+            let mut gos = Vec::new();
+            let mut hs = Vec::new();
+            for i in 0..n {
+                let (go_tx, go_rx) = mpsc::channel::<()>();
+                gos.push(go_tx);
+                let (js2, ring, results, started) = (
+                    js.clone(),
+                    ring.clone(),
+                    results.clone(),
+                    started_tx.clone(),
+                );
+                hs.push(js.schedule(move || {
+                    started.send(()).unwrap();
+                    go_rx.recv().unwrap();
+                    let next = ring.get().unwrap()[(i + 1) % n];
+                    let r = js2.try_complete(next);
+                    results.lock().unwrap().push(format!("{r:?}"));
+                }));
+            }
+            ring.set(hs.clone()).unwrap();
+            // All are running, one on each worker, before any waits.
+            for _ in 0..n {
+                started_rx.recv().unwrap();
+            }
+            for g in &gos {
+                g.send(()).unwrap();
+            }
+            for h in &hs {
+                let _ = js.try_complete(*h);
+            }
+            let mut got = results.lock().unwrap().clone();
+            got.sort();
+            let mut want = vec!["Ok(())".to_string(); n - 1];
+            want.push("Err(WaitOnSelf)".to_string());
+            want.sort();
+            assert_eq!(got, want, "ring of {n}");
         });
-        let b = js.schedule(move || {
-            sb.send(()).unwrap();
-            go_b_rx.recv().unwrap();
-            let r = js_b.try_complete(hb.get().unwrap().0);
-            assert!(matches!(r, Err(JobError::WaitOnSelf)), "b: {r:?}");
-        });
-        handles.set((a, b)).unwrap();
-        // Both are running, one on each worker, before either waits.
-        started_rx.recv().unwrap();
-        started_rx.recv().unwrap();
-        go_a.send(()).unwrap();
-        go_b.send(()).unwrap();
-        let _ = js.try_complete(a);
-        let _ = js.try_complete(b);
-    });
+    }
 }
