@@ -12,7 +12,7 @@
 mod common;
 
 use common::watchdog;
-use jobsys::{Batch, BuildError, IdlePolicy, JobError, JobHandle, JobSystem};
+use jobsys::{Batch, BuildError, IdlePolicy, JobHandle, JobSystem};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc, OnceLock};
