@@ -252,7 +252,9 @@ impl Slot {
     /// checked against their generation anyway.
     #[inline]
     pub(crate) fn prio_hint(&self) -> usize {
-        (JobMeta::unpack(self.meta.load(Ordering::Relaxed)).priority as usize).min(2)
+        // Every value ever stored is a whole packed word with a valid
+        // priority, so the same load as `prio` gives a valid index.
+        self.prio()
     }
 
     #[inline]

@@ -372,17 +372,7 @@ impl JobSystem {
     where
         F: Fn(usize) + Send + Sync + 'static,
     {
-        // SAFETY: `F: 'static`.
-        unsafe {
-            self.pfor_unchecked(
-                &JobDesc::default(),
-                &[],
-                range,
-                batch,
-                f,
-                vtables_per_index::<F>(),
-            )
-        }
+        self.parallel_for_with(JobDesc::default(), &[], range, batch, f)
     }
 
     /// `parallel_for` that starts after `deps`.
@@ -396,17 +386,7 @@ impl JobSystem {
     where
         F: Fn(usize) + Send + Sync + 'static,
     {
-        // SAFETY: `F: 'static`.
-        unsafe {
-            self.pfor_unchecked(
-                &JobDesc::default(),
-                deps,
-                range,
-                batch,
-                f,
-                vtables_per_index::<F>(),
-            )
-        }
+        self.parallel_for_with(JobDesc::default(), deps, range, batch, f)
     }
 
     /// `parallel_for` with a name and a priority (see `schedule_with`),
@@ -440,17 +420,7 @@ impl JobSystem {
     where
         F: Fn(Range<usize>) + Send + Sync + 'static,
     {
-        // SAFETY: `F: 'static`.
-        unsafe {
-            self.pfor_unchecked(
-                &JobDesc::default(),
-                &[],
-                range,
-                batch,
-                f,
-                vtables_chunked::<F>(),
-            )
-        }
+        self.parallel_for_chunked_after(&[], range, batch, f)
     }
 
     /// `parallel_for_chunked` that starts after `deps`.
