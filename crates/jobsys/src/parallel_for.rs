@@ -237,12 +237,12 @@ impl Registry {
                     let poisoned = if prev == 0 { POISONED } else { 0 };
                     let n = h.pieces - prev;
                     if h.done.fetch_add(n, Ordering::AcqRel) + n == h.pieces {
-                        let r = self.finish_pieces(ctx, slot, gen, closure, poisoned);
+                        // End before finish (see `run_claimed`).
                         if let Some(name) = traced {
                             let id = crate::trace::JobId::of_slot(slot, gen);
                             crate::trace::job_end(self, ctx, id, name);
                         }
-                        return r;
+                        return self.finish_pieces(ctx, slot, gen, closure, poisoned);
                     }
                 }
                 break;
@@ -292,11 +292,11 @@ impl Registry {
             }
             let done = h.done.fetch_add(finished_pieces, Ordering::AcqRel) + finished_pieces;
             if done == h.pieces {
-                let r = self.finish_pieces(ctx, slot, gen, closure, 0);
+                // End before finish (see `run_claimed`).
                 if let Some(name) = traced {
                     crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
                 }
-                return r;
+                return self.finish_pieces(ctx, slot, gen, closure, 0);
             }
         }
         if let Some(name) = traced {

@@ -647,15 +647,17 @@ impl Registry {
         let r = catch_unwind(AssertUnwindSafe(|| unsafe { (vt.run)(slot.payload_ptr()) }));
         // SAFETY: as above.
         unsafe { ctx.owner() }.running.pop();
+        // The end is recorded before `finish`: whoever sees the job finished
+        // (a waiter that then stops the capture) also sees its end event.
+        if let Some(name) = traced {
+            crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
+        }
         match r {
             Ok(()) => self.finish(ctx, slot, gen, 0),
             Err(p) => {
                 slot.set_failure(Arc::new(Failure::from_panic(p)));
                 self.finish(ctx, slot, gen, FAILED);
             }
-        }
-        if let Some(name) = traced {
-            crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
         }
     }
 

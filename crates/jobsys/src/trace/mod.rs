@@ -29,7 +29,7 @@
 //! | `job_ready(reg, ctx, JobId::of_slot(slot, gen))` | registry.rs `submit`: in the no-dependency branch *before* `ctx.push`, and before `make_runnable` when the last `pending` decrement is `submit`'s own (a ready must be stamped before any thread can start the job) |
 //! | `job_released(reg, ctx, JobId::of_slot(dependent, gen_of(dependent.state)))` | registry.rs `finish`: when `dependent.pending` hits 0, before `make_runnable(ctx, dependent)` |
 //! | `job_begin(reg, ctx, id, name)` | registry.rs `run_claimed`: after the poisoned branch, before pushing onto `running`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; registry.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::of_entry(e)`) |
-//! | `job_end(reg, ctx, id, name)` | the same places, after `finish` / `finish_pieces` (every exit of `run_pieces` that ran a piece), so the releases and wakes a job causes lie inside it |
+//! | `job_end(reg, ctx, id, name)` | the same places, just *before* `finish` / `finish_pieces` (and on every other exit of `run_pieces` that ran a piece): whoever sees the job finished — a waiter that then stops the capture — also sees its end, so a capture stopped after `complete` holds no clipped job of that graph (the releases and wakes `finish` causes follow the slice; their arrows start on the state track) |
 //! | `steal(reg, ctx, v as u32)` | registry.rs `find_and_run`: after a successful `steal_into` |
 //! | `spin_begin(reg, ctx)` | registry.rs `worker_main`: before `spin_until_work` |
 //! | `search_begin(reg, ctx)` | registry.rs `worker_main`: when `spin_until_work` found work, and after `cancel_park` |
@@ -160,7 +160,7 @@ hook!(
     job_begin(job: JobId, name: &'static str) => JOB_BEGIN, job.0, name
 );
 hook!(
-    /// This thread is done with `job` (after `finish`).
+    /// This thread is done with `job` (just before `finish` releases it).
     job_end(job: JobId, name: &'static str) => JOB_END, job.0, name
 );
 hook!(
@@ -199,8 +199,8 @@ hook!(
 
 /// `job_begin` for the job in `slot`: the name (`Registry::job_name`, an
 /// interned-name lookup) is only resolved while recording. Returns the name
-/// it recorded, to pass to [`job_end`] after `finish` (when the slot may
-/// already hold another job); `None` when not recording.
+/// it recorded, to pass to [`job_end`] (the slot's name may change once
+/// the job finishes); `None` when not recording.
 #[inline(always)]
 #[allow(dead_code)] // called by the core
 pub(crate) fn job_begin_slot(
