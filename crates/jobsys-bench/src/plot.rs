@@ -8,10 +8,11 @@
 //! - [`wake_primitives`]: W6 box plots (quartiles, p10-p90 whiskers, p99
 //!   dot) of the cost against waiter count.
 //! - [`latency_vs_cpu`]: W4 cold latency against W5 extra CPU, a point per
-//!   policy and worker count.
+//!   policy and worker count, the futex floor as black triangles.
 
 use crate::error::{Error, Result};
 use crate::json::Row;
+use crate::pools::FLOOR;
 use crate::workloads::policies::Point;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -393,8 +394,9 @@ fn lat_cpu_xy(points: &[Point]) -> Vec<(String, usize, f64, f64)> {
 }
 
 /// Issue 4: W4 cold p50 latency (log) against W5 extra CPU, one labelled
-/// point per policy (and rayon) per worker count; the good corner is
-/// low-left. `rows` only name the machine.
+/// point per policy (and rayon) per worker count, the futex floor (the
+/// least any design that sleeps between bursts achieves) as black
+/// triangles; the good corner is low-left. `rows` only name the machine.
 pub fn latency_vs_cpu(points: &[Point], rows: &[Row], out: &Path) -> Result<PathBuf> {
     let path = out.join("latency-vs-cpu.svg");
     let xy = lat_cpu_xy(points);
@@ -434,7 +436,7 @@ pub fn latency_vs_cpu(points: &[Point], rows: &[Row], out: &Path) -> Result<Path
         .draw()
         .map_err(perr)?;
     let mut names: Vec<&str> = Vec::new();
-    for p in &xy {
+    for p in xy.iter().filter(|p| p.0 != FLOOR) {
         if !names.contains(&p.0.as_str()) {
             names.push(&p.0);
         }
@@ -451,6 +453,19 @@ pub fn latency_vs_cpu(points: &[Point], rows: &[Row], out: &Path) -> Result<Path
             .map_err(perr)?
             .label(name.to_string())
             .legend(move |(x, y)| Circle::new((x + 10, y), 5, style));
+    }
+    let floor: Vec<_> = xy.iter().filter(|p| p.0 == FLOOR).collect();
+    if !floor.is_empty() {
+        let style = ShapeStyle::from(BLACK).filled();
+        chart
+            .draw_series(floor.iter().map(|p| {
+                EmptyElement::at((p.2, p.3))
+                    + TriangleMarker::new((0, 0), 7, style)
+                    + Text::new(format!("w={}", p.1), (8, -14), ("sans-serif", 13))
+            }))
+            .map_err(perr)?
+            .label("futex floor")
+            .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 7, style));
     }
     chart
         .configure_series_labels()

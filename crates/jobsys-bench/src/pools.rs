@@ -7,6 +7,10 @@
 //!   n = 0, as rayon cannot have an empty pool); the calling thread only
 //!   schedules and blocks.
 //! - serial: everything inline on the calling thread.
+//! - futex-floor (W4, W5 only): not a job system but the least any design
+//!   that sleeps its threads between bursts pays: bare futex wakes of
+//!   helper threads (`--workers n`: W4 one helper, W5 n helpers besides the
+//!   calling thread).
 //!
 //! Idle policies: [`policies`] is the list every workload runs jobsys with
 //! (`--policy` picks some); a new policy is one more entry there.
@@ -112,6 +116,19 @@ pub fn rayon_label(workers: usize) -> Label {
         policy: None,
         workers: Some(workers),
         threads: Some(rayon_threads(workers)),
+    }
+}
+
+/// Implementation name of the futex-floor reference rows.
+pub const FLOOR: &str = "futex-floor";
+
+/// The label of futex-floor rows: `threads` threads run its jobs.
+pub fn floor_label(workers: usize, threads: usize) -> Label {
+    Label {
+        imp: FLOOR.into(),
+        policy: None,
+        workers: Some(workers),
+        threads: Some(threads),
     }
 }
 

@@ -148,6 +148,18 @@ fn wake_latency_quick() {
         .iter()
         .all(|r| r.samples.as_ref().is_some_and(|s| s.len() == r.n)));
     assert!(rows.iter().all(|r| r.workers != Some(0)));
+    // A futex-floor row per worker count, cold only, one helper thread.
+    for r in rows.iter().filter(|r| r.imp == "rayon" && r.case == "cold") {
+        let floors = rows
+            .iter()
+            .filter(|f| f.case == "cold" && f.imp == "futex-floor" && f.workers == r.workers)
+            .count();
+        assert_eq!(floors, 1, "{r:?}");
+    }
+    assert!(rows
+        .iter()
+        .filter(|r| r.imp == "futex-floor")
+        .all(|r| r.case == "cold" && r.threads == Some(1) && r.policy.is_none()));
 }
 
 #[test]
@@ -155,6 +167,13 @@ fn idle_cost_quick() {
     let rows = quick("idle-cost", &["--workers", "0,1,2"], &[]);
     for case in ["extra-cpu", "frame-wall"] {
         assert!(rows.iter().any(|r| r.case == case && r.imp == "serial"));
+        // A futex-floor row for every worker count >= 1: w helpers + main.
+        let floor: Vec<_> = rows
+            .iter()
+            .filter(|r| r.case == case && r.imp == "futex-floor")
+            .map(|r| (r.workers, r.threads))
+            .collect();
+        assert_eq!(floor, [(Some(1), Some(2)), (Some(2), Some(3))], "{case}");
     }
 }
 
@@ -210,13 +229,20 @@ fn policies_table_and_plot() {
     let policies = jobsys_bench::pools::policies().len();
     assert_eq!(
         points.len(),
-        2 * (policies + 1),
-        "jobsys per policy + rayon, 2 worker counts"
+        2 * (policies + 1) + 1,
+        "jobsys per policy + rayon, 2 worker counts; the futex floor at 1"
     );
     assert!(points
         .iter()
         .filter(|p| p.workers == 1)
         .all(|p| p.cold_p50.is_some() && p.extra_cpu.is_some()));
+    let last = points.last().expect("points");
+    assert!(last.is_floor() && last.workers == 1, "{last:?}");
+    assert!(points
+        .iter()
+        .filter(|p| p.workers == 1 && !p.is_floor())
+        .all(|p| p.cold_x_floor.is_some()));
+    assert!(svg.contains("futex floor"), "floor legend");
     std::fs::remove_file(out.join("latency-vs-cpu.svg")).expect("svg");
     run(&["plot", "--out", o]).expect("plot");
     assert!(out.join("latency-vs-cpu.svg").exists());

@@ -9,19 +9,30 @@
 //! `getrusage` counts every thread of the process, so nothing else may run
 //! meanwhile: the other pools of the group are idle (asleep: each run starts
 //! after a 5 ms settle, longer than any policy's spin).
+//!
+//! For every worker count w >= 1 a `futex-floor` row, interleaved with the
+//! others: no job system, w helper threads blocked on one futex word that
+//! holds the frame generation. Each frame the main thread resets a shared
+//! job index, bumps the generation and wakes exactly one helper (one wake
+//! per frame: the least any design that sleeps between frames pays); both
+//! take jobs by `fetch_add` on the index, then the main thread spins until
+//! all 64 are done, and the helper blocks again.
 
 use super::emit;
 use crate::count;
 use crate::error::{check, Error, Result};
 use crate::json::{Label, Row};
 use crate::params;
-use crate::pools::{rayon_label, semantics_note, Pools};
+use crate::pools::{floor_label, rayon_label, semantics_note, Pools, FLOOR};
 use crate::runner::{interleave, Contestant, Plan};
 use crate::spin::{self, spin_ns};
 use crate::stats;
 use crate::Ctx;
 use jobsys::JobSystem;
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Workload name (subcommand, JSON file).
@@ -50,10 +61,101 @@ pub fn process_cpu_ns() -> Result<u64> {
     Ok(ns(ru.ru_utime) + ns(ru.ru_stime))
 }
 
+/// The floor: helper threads blocked on one futex word, the frame
+/// generation. Stopped and joined on drop.
+struct FloorPool {
+    shared: Arc<FloorShared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct FloorShared {
+    /// The futex word: the frame generation, bumped once per frame.
+    generation: AtomicU32,
+    /// The next job to take; `JOBS` and above: none left.
+    next: AtomicUsize,
+    /// Jobs of this frame finished.
+    done: AtomicUsize,
+    /// Set before the last bump of `generation`: the helpers exit.
+    stop: AtomicBool,
+}
+
+impl FloorShared {
+    /// Take and run jobs until none is left.
+    fn take_jobs(&self) {
+        while self.next.fetch_add(1, Ordering::AcqRel) < JOBS {
+            job();
+            self.done.fetch_add(1, Ordering::Release);
+        }
+    }
+}
+
+impl FloorPool {
+    fn start(helpers: usize) -> Result<FloorPool> {
+        // Built first, so that a failed spawn drops it: the helpers started
+        // so far are stopped and joined.
+        let mut pool = FloorPool {
+            shared: Arc::new(FloorShared::default()),
+            threads: Vec::with_capacity(helpers),
+        };
+        for i in 0..helpers {
+            let sh = pool.shared.clone();
+            let t = std::thread::Builder::new()
+                .name(format!("w5-futex-floor-{i}"))
+                .spawn(move || {
+                    let mut seen = 0;
+                    loop {
+                        let g = sh.generation.load(Ordering::Acquire);
+                        if g == seen {
+                            atomic_wait::wait(&sh.generation, seen);
+                            continue;
+                        }
+                        if sh.stop.load(Ordering::Acquire) {
+                            break;
+                        }
+                        seen = g;
+                        sh.take_jobs();
+                    }
+                })?;
+            pool.threads.push(t);
+        }
+        Ok(pool)
+    }
+
+    /// The jobs of one frame: wake one helper, share the jobs with it, spin
+    /// until all are done.
+    fn run_jobs(&self) {
+        let sh = &*self.shared;
+        // `done` first: a helper late from the last frame that takes a job
+        // of this one counts it after the reset.
+        sh.done.store(0, Ordering::Relaxed);
+        sh.next.store(0, Ordering::Release);
+        sh.generation.fetch_add(1, Ordering::Release);
+        atomic_wait::wake_one(&sh.generation);
+        sh.take_jobs();
+        while sh.done.load(Ordering::Acquire) < JOBS {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+impl Drop for FloorPool {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.generation.fetch_add(1, Ordering::Release);
+        atomic_wait::wake_all(&self.shared.generation);
+        for t in self.threads.drain(..) {
+            // A panic in a helper has already been reported.
+            let _ = t.join();
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 enum Exec<'a> {
     Jobsys(&'a JobSystem),
     Rayon(&'a rayon::ThreadPool),
+    Floor(&'a FloorPool),
     Serial,
 }
 
@@ -74,6 +176,7 @@ fn frame(exec: Exec<'_>, hs: &mut Vec<jobsys::JobHandle>) -> Result<()> {
                 s.spawn(|_| job());
             }
         }),
+        Exec::Floor(pool) => pool.run_jobs(),
         Exec::Serial => {
             for _ in 0..JOBS {
                 job();
@@ -120,9 +223,15 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     for &w in &ctx.workers {
         bar.message(format!("workers={w}"));
         let pools = Pools::new(&ctx.policies, w)?;
-        let walls: Vec<RefCell<Vec<f64>>> = (0..=pools.jobsys.len())
+        // jobsys per policy, rayon, the floor.
+        let walls: Vec<RefCell<Vec<f64>>> = (0..pools.jobsys.len() + 2)
             .map(|_| RefCell::new(Vec::new()))
             .collect();
+        let floor = if w >= 1 {
+            Some(FloorPool::start(w)?)
+        } else {
+            None
+        };
         let mut cs = Vec::new();
         for (sys, walls) in pools.jobsys.iter().zip(&walls) {
             let who = format!("{NAME} jobsys[{}] workers={w}", sys.policy.name);
@@ -139,6 +248,17 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         cs.push(Contestant::new(rayon_label(w), 0, runs, 1, move || {
             one_run(Exec::Rayon(pool), frames, rw, &who)
         }));
+        if let Some(f) = &floor {
+            let fw = &walls[pools.jobsys.len() + 1];
+            let who = format!("{NAME} {FLOOR} workers={w}");
+            cs.push(Contestant::new(
+                floor_label(w, w + 1),
+                0,
+                runs,
+                1,
+                move || one_run(Exec::Floor(f), frames, fw, &who),
+            ));
+        }
         let sw = &serial_walls;
         cs.push(Contestant::new(
             Label::serial(),
@@ -215,6 +335,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             r.imp != "serial",
             r.workers,
             r.imp != "jobsys",
+            r.imp == FLOOR,
         )
     };
     rows.sort_by_key(rank);
@@ -230,6 +351,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         ),
         "extra-cpu = (user+sys CPU of the process - useful work) / wall, in cores; -serial = minus the serial row (xserial of a near-zero baseline means little)".into(),
         semantics_note(),
+        format!("{FLOOR} (workers >= 1; threads = w helpers + main): the least a design that sleeps between frames burns here: one futex wake per frame, jobs shared by one atomic index"),
     ];
     emit(
         ctx,

@@ -13,19 +13,28 @@
 //! 2-core machine measures the scheduler's time slice, not the wake-up);
 //! then it completes the jobs. Worker count 0 has no worker to wake and is
 //! skipped. One row per idle policy; rayon for comparison; no serial form.
+//!
+//! `cold` also has a `futex-floor` row per worker count, interleaved with
+//! the others: no job system, one helper thread blocked on a futex word;
+//! the "schedule" is a change of the word and a futex `wake_one`, the job
+//! the same. It is the least any design that sleeps its threads between
+//! bursts pays for a wake-up after the same idle time (W6 measures wakes
+//! after only 200 µs idle, which on a VM is not the same condition).
 
 use super::emit;
 use crate::count;
 use crate::error::{check, Error, Result};
 use crate::json::Row;
 use crate::params;
-use crate::pools::{rayon_label, semantics_note, Pools};
+use crate::pools::{floor_label, rayon_label, semantics_note, Pools, FLOOR};
 use crate::runner::{interleave, split, Contestant, Plan};
 use crate::spin::{now_ns, spin_ns};
 use crate::stats;
 use crate::Ctx;
 use jobsys::JobSystem;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Workload name (subcommand, JSON file).
@@ -88,6 +97,20 @@ fn wait_started(slots: &[AtomicU64], who: &str) -> Result<u64> {
     }
 }
 
+/// Poll (yielding) until `done` reaches `target`: the jobs have finished.
+fn wait_done(done: &AtomicU64, target: u64, who: &str) -> Result<()> {
+    let t = Instant::now();
+    while done.load(Ordering::Acquire) < target {
+        if t.elapsed() > Duration::from_secs(10) {
+            return Err(Error::Verify(format!(
+                "{who}: jobs did not finish within 10 s"
+            )));
+        }
+        std::thread::yield_now();
+    }
+    Ok(())
+}
+
 fn reset(slots: &[AtomicU64]) {
     for s in slots {
         s.store(0, Ordering::Relaxed);
@@ -141,16 +164,82 @@ fn rayon_sample(
         });
     }
     let last = wait_started(slots, who)?;
-    let t = Instant::now();
-    while DONE.load(Ordering::Acquire) < target {
-        if t.elapsed() > Duration::from_secs(10) {
-            return Err(Error::Verify(format!(
-                "{who}: jobs did not finish within 10 s"
-            )));
-        }
-        std::thread::yield_now();
-    }
+    wait_done(&DONE, target, who)?;
     finish(before, slots, t0, last, who)
+}
+
+/// The `cold` floor: one helper thread blocked on a futex word. Stopped
+/// and joined on drop.
+struct Floor {
+    shared: Arc<FloorShared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct FloorShared {
+    /// The futex word the helper blocks on; bumped once per sample.
+    word: AtomicU32,
+    /// The job's start time (ns, `now_ns`); 0 = not yet.
+    slot: [AtomicU64; 1],
+    /// Jobs the helper has finished.
+    done: AtomicU64,
+    /// Set before the last bump of `word`: the helper exits.
+    stop: AtomicBool,
+}
+
+impl Floor {
+    fn start() -> Result<Floor> {
+        let shared = Arc::new(FloorShared::default());
+        let sh = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("w4-futex-floor".into())
+            .spawn(move || {
+                let mut seen = 0;
+                loop {
+                    let w = sh.word.load(Ordering::Acquire);
+                    if w == seen {
+                        atomic_wait::wait(&sh.word, seen);
+                        continue;
+                    }
+                    if sh.stop.load(Ordering::Acquire) {
+                        break;
+                    }
+                    seen = w;
+                    job(&sh.slot[0], Case::Cold);
+                    sh.done.fetch_add(1, Ordering::Release);
+                }
+            })?;
+        Ok(Floor {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// One sample: bump the word and wake the helper; the latency in µs.
+    fn sample(&self, who: &str) -> Result<f64> {
+        let sh = &*self.shared;
+        reset(&sh.slot);
+        let before = count::total();
+        let target = sh.done.load(Ordering::Acquire) + 1;
+        let t0 = now_ns();
+        sh.word.fetch_add(1, Ordering::Release);
+        atomic_wait::wake_one(&sh.word);
+        let last = wait_started(&sh.slot, who)?;
+        wait_done(&sh.done, target, who)?;
+        finish(before, &sh.slot, t0, last, who)
+    }
+}
+
+impl Drop for Floor {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.word.fetch_add(1, Ordering::Release);
+        atomic_wait::wake_one(&self.shared.word);
+        if let Some(t) = self.thread.take() {
+            // A panic in the helper has already been reported.
+            let _ = t.join();
+        }
+    }
 }
 
 fn leak_slots(n: usize) -> &'static [AtomicU64] {
@@ -179,6 +268,10 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             bar.message(format!("{} workers={w}", case.name()));
             let pools = Pools::new(&ctx.policies, w)?;
             let k = case.jobs(w);
+            let floor = match case {
+                Case::Cold => Some(Floor::start()?),
+                Case::Burst => None,
+            };
             let mut cs = Vec::new();
             for sys in &pools.jobsys {
                 let slots = leak_slots(k);
@@ -209,6 +302,19 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                     rayon_sample(pool, case, slots, &who)
                 },
             ));
+            if let Some(f) = &floor {
+                let who = format!("{NAME} {} {FLOOR} workers={w}", case.name());
+                cs.push(Contestant::new(
+                    floor_label(w, 1),
+                    1,
+                    blocks,
+                    per_block,
+                    move || {
+                        std::thread::sleep(IDLE);
+                        f.sample(&who)
+                    },
+                ));
+            }
             interleave(&mut cs, Plan::throughput())?;
             for (i, c) in cs.iter().enumerate() {
                 let mut params = params! {"jobs" => k, "idle_ms" => IDLE.as_secs_f64() * 1e3};
@@ -237,6 +343,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         ),
         semantics_note(),
         "the main thread polls the start flags with yield_now (it does not help); workers = 0 skipped; rayon jobs via pool.spawn".into(),
+        format!("{FLOOR} (cold only): one helper thread blocked on a futex, the schedule = change the word + futex wake_one; the least any design that sleeps its threads between bursts pays here"),
     ];
     emit(ctx, NAME, "W4 wake-latency", &notes, &rows, true, &[])?;
     let svg = crate::plot::wake_latency(&rows, &ctx.out)?;
