@@ -918,9 +918,15 @@ impl Registry {
         let mut searching = false;
         let mut woken = false;
         loop {
+            // An idle adaptive worker's gap ends when it looks and finds
+            // work, not after that work ran (the clock is read only then).
+            let looked = adaptive
+                .as_ref()
+                .filter(|a| a.is_idle())
+                .map(|_| Instant::now());
             if self.find_and_run(ctx, &mut searching) {
-                if let Some(a) = &mut adaptive {
-                    a.found_work(Instant::now());
+                if let (Some(a), Some(t)) = (&mut adaptive, looked) {
+                    a.found_work(t);
                 }
                 woken = false;
                 continue;

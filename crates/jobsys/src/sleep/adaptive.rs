@@ -39,12 +39,19 @@ impl AdaptiveSpin {
         }
     }
 
+    /// In an idle gap (`went_idle` seen, no work found since)?
+    #[inline]
+    pub(crate) fn is_idle(&self) -> bool {
+        self.idle_since.is_some()
+    }
+
     /// The worker found nothing to run (start of an idle gap, once).
     pub(crate) fn went_idle(&mut self, now: Instant) {
         self.idle_since.get_or_insert(now);
     }
 
-    /// The worker found work: the idle gap (if any) ends.
+    /// The worker found work (`now`: when it looked): the idle gap (if any)
+    /// ends.
     pub(crate) fn found_work(&mut self, now: Instant) {
         if let Some(t) = self.idle_since.take() {
             self.gaps[self.recorded % GAPS] = now - t;
