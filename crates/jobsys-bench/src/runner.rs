@@ -5,8 +5,8 @@
 //! after round, every contestant with blocks left runs one block: its
 //! hooks start what lives only during the block (a jobsys system, a CPU
 //! hog), then a `settle` pause (so the previous contestant's threads have
-//! gone idle and this one's have started), optionally one uncounted
-//! iteration (the block's own warm-up), then `per_block` counted ones.
+//! gone idle and this one's have started), optionally some uncounted
+//! iterations (the block's own warm-up), then `per_block` counted ones.
 
 use crate::error::Result;
 use crate::json::Label;
@@ -92,8 +92,8 @@ impl<'a> Contestant<'a> {
 pub struct Plan {
     /// Pause before each block.
     pub settle: Duration,
-    /// Run one uncounted iteration at the start of each block.
-    pub block_warmup: bool,
+    /// Uncounted iterations at the start of each block.
+    pub block_warmup: usize,
 }
 
 impl Plan {
@@ -101,7 +101,7 @@ impl Plan {
     pub fn throughput() -> Plan {
         Plan {
             settle: Duration::from_millis(1),
-            block_warmup: true,
+            block_warmup: 1,
         }
     }
 }
@@ -133,8 +133,8 @@ pub fn interleave(cs: &mut [Contestant<'_>], plan: Plan) -> Result<()> {
     Ok(())
 }
 
-fn run_block(c: &mut Contestant<'_>, block_warmup: bool) -> Result<()> {
-    if block_warmup {
+fn run_block(c: &mut Contestant<'_>, block_warmup: usize) -> Result<()> {
+    for _ in 0..block_warmup {
         (c.iter)()?;
     }
     for _ in 0..c.per_block {

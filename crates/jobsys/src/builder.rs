@@ -34,6 +34,11 @@ pub enum IdlePolicy {
     /// That worker wakes the next one when it finds work; when it takes a job
     /// itself, it wakes a sleeper to take over the role. Costs about one core
     /// while the system is idle.
+    ///
+    /// With more than one worker, consider [`Builder::pin_workers`]: the
+    /// successor is woken before the boy runs its job, and an unpinned
+    /// successor is often placed on the boy's own CPU and preempts it
+    /// (`docs/design-notes.md`, "Whipping boy with several workers").
     WhippingBoy,
     /// Workers never sleep. The nuclear option: lowest latency, burns every
     /// worker's core all the time (consoles, benchmarks).

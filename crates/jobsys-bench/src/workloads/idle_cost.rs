@@ -271,7 +271,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             &mut cs,
             Plan {
                 settle: Duration::from_millis(5),
-                block_warmup: false,
+                block_warmup: 0,
             },
         )?;
         serial_extra.extend(cs.pop().expect("serial").samples);
