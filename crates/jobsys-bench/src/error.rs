@@ -27,6 +27,8 @@ pub enum Error {
     Plot(String),
     /// A program the benchmark runs (cargo, `trace-cost`'s child) failed.
     Child(String),
+    /// `soak` found frames that broke the checks (the message lists them).
+    Soak(String),
 }
 
 /// `Result` with the benchmark's [`Error`].
@@ -44,6 +46,7 @@ impl fmt::Display for Error {
             Error::Json(e) => write!(f, "json: {e}"),
             Error::Plot(m) => write!(f, "plot: {m}"),
             Error::Child(m) => write!(f, "{m}"),
+            Error::Soak(m) => write!(f, "{m}"),
         }
     }
 }

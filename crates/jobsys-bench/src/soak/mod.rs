@@ -352,7 +352,7 @@ pub fn run(cli: &Cli, args: &SoakArgs) -> Result<()> {
     if report.failures.is_empty() {
         Ok(())
     } else {
-        Err(Error::Verify(format!(
+        Err(Error::Soak(format!(
             "soak failed:\n{}",
             report.failures.join("\n")
         )))
