@@ -14,6 +14,7 @@
 pub mod cli;
 pub mod count;
 pub mod error;
+pub mod futex_floor;
 pub mod graph;
 pub mod json;
 pub mod plot;

@@ -21,6 +21,7 @@
 use super::emit;
 use crate::count;
 use crate::error::{check, Error, Result};
+use crate::futex_floor::Helpers;
 use crate::json::{Label, Row};
 use crate::params;
 use crate::pools::{floor_label, rayon_label, semantics_note, Pools, FLOOR};
@@ -30,9 +31,8 @@ use crate::stats;
 use crate::Ctx;
 use jobsys::JobSystem;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Workload name (subcommand, JSON file).
@@ -61,28 +61,23 @@ pub fn process_cpu_ns() -> Result<u64> {
     Ok(ns(ru.ru_utime) + ns(ru.ru_stime))
 }
 
-/// The floor: helper threads blocked on one futex word, the frame
-/// generation. Stopped and joined on drop.
+/// The floor: `w` helpers blocked on one futex word, one woken per frame.
 struct FloorPool {
-    shared: Arc<FloorShared>,
-    threads: Vec<JoinHandle<()>>,
+    jobs: Arc<FloorJobs>,
+    helpers: Helpers,
 }
 
 #[derive(Default)]
-struct FloorShared {
-    /// The futex word: the frame generation, bumped once per frame.
-    generation: AtomicU32,
+struct FloorJobs {
     /// The next job to take; `JOBS` and above: none left.
     next: AtomicUsize,
     /// Jobs of this frame finished.
     done: AtomicUsize,
-    /// Set before the last bump of `generation`: the helpers exit.
-    stop: AtomicBool,
 }
 
-impl FloorShared {
+impl FloorJobs {
     /// Take and run jobs until none is left.
-    fn take_jobs(&self) {
+    fn take(&self) {
         while self.next.fetch_add(1, Ordering::AcqRel) < JOBS {
             job();
             self.done.fetch_add(1, Ordering::Release);
@@ -92,61 +87,28 @@ impl FloorShared {
 
 impl FloorPool {
     fn start(helpers: usize) -> Result<FloorPool> {
-        // Built first, so that a failed spawn drops it: the helpers started
-        // so far are stopped and joined.
-        let mut pool = FloorPool {
-            shared: Arc::new(FloorShared::default()),
-            threads: Vec::with_capacity(helpers),
-        };
-        for i in 0..helpers {
-            let sh = pool.shared.clone();
-            let t = std::thread::Builder::new()
-                .name(format!("w5-futex-floor-{i}"))
-                .spawn(move || {
-                    let mut seen = 0;
-                    loop {
-                        let g = sh.generation.load(Ordering::Acquire);
-                        if g == seen {
-                            atomic_wait::wait(&sh.generation, seen);
-                            continue;
-                        }
-                        if sh.stop.load(Ordering::Acquire) {
-                            break;
-                        }
-                        seen = g;
-                        sh.take_jobs();
-                    }
-                })?;
-            pool.threads.push(t);
-        }
-        Ok(pool)
+        let jobs = Arc::new(FloorJobs {
+            // Nothing to take before the first frame.
+            next: AtomicUsize::new(JOBS),
+            done: AtomicUsize::new(0),
+        });
+        let j = jobs.clone();
+        let helpers = Helpers::start("w5-futex-floor", helpers, move || j.take())?;
+        Ok(FloorPool { jobs, helpers })
     }
 
     /// The jobs of one frame: wake one helper, share the jobs with it, spin
     /// until all are done.
     fn run_jobs(&self) {
-        let sh = &*self.shared;
+        let j = &*self.jobs;
         // `done` first: a helper late from the last frame that takes a job
         // of this one counts it after the reset.
-        sh.done.store(0, Ordering::Relaxed);
-        sh.next.store(0, Ordering::Release);
-        sh.generation.fetch_add(1, Ordering::Release);
-        atomic_wait::wake_one(&sh.generation);
-        sh.take_jobs();
-        while sh.done.load(Ordering::Acquire) < JOBS {
+        j.done.store(0, Ordering::Relaxed);
+        j.next.store(0, Ordering::Release);
+        self.helpers.wake_one();
+        j.take();
+        while j.done.load(Ordering::Acquire) < JOBS {
             std::hint::spin_loop();
-        }
-    }
-}
-
-impl Drop for FloorPool {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Release);
-        self.shared.generation.fetch_add(1, Ordering::Release);
-        atomic_wait::wake_all(&self.shared.generation);
-        for t in self.threads.drain(..) {
-            // A panic in a helper has already been reported.
-            let _ = t.join();
         }
     }
 }

@@ -24,6 +24,7 @@
 use super::emit;
 use crate::count;
 use crate::error::{check, Error, Result};
+use crate::futex_floor::Helpers;
 use crate::json::Row;
 use crate::params;
 use crate::pools::{floor_label, rayon_label, semantics_note, Pools, FLOOR};
@@ -32,9 +33,8 @@ use crate::spin::{now_ns, spin_ns};
 use crate::stats;
 use crate::Ctx;
 use jobsys::JobSystem;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Workload name (subcommand, JSON file).
@@ -177,77 +177,42 @@ fn rayon_sample(
     finish(before, slots, t0, last, who)
 }
 
-/// The `cold` floor: one helper thread blocked on a futex word. Stopped
-/// and joined on drop.
+/// The `cold` floor: one helper thread blocked on a futex word.
 struct Floor {
-    shared: Arc<FloorShared>,
-    thread: Option<JoinHandle<()>>,
+    sample: Arc<FloorSample>,
+    helper: Helpers,
 }
 
 #[derive(Default)]
-struct FloorShared {
-    /// The futex word the helper blocks on; bumped once per sample.
-    word: AtomicU32,
+struct FloorSample {
     /// The job's start time (ns, `now_ns`); 0 = not yet.
     slot: [AtomicU64; 1],
     /// Jobs the helper has finished.
     done: AtomicU64,
-    /// Set before the last bump of `word`: the helper exits.
-    stop: AtomicBool,
 }
 
 impl Floor {
     fn start() -> Result<Floor> {
-        let shared = Arc::new(FloorShared::default());
-        let sh = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("w4-futex-floor".into())
-            .spawn(move || {
-                let mut seen = 0;
-                loop {
-                    let w = sh.word.load(Ordering::Acquire);
-                    if w == seen {
-                        atomic_wait::wait(&sh.word, seen);
-                        continue;
-                    }
-                    if sh.stop.load(Ordering::Acquire) {
-                        break;
-                    }
-                    seen = w;
-                    job(&sh.slot[0], Case::Cold);
-                    sh.done.fetch_add(1, Ordering::Release);
-                }
-            })?;
-        Ok(Floor {
-            shared,
-            thread: Some(thread),
-        })
+        let sample = Arc::new(FloorSample::default());
+        let s = sample.clone();
+        let helper = Helpers::start("w4-futex-floor", 1, move || {
+            job(&s.slot[0], Case::Cold);
+            s.done.fetch_add(1, Ordering::Release);
+        })?;
+        Ok(Floor { sample, helper })
     }
 
     /// One sample: bump the word and wake the helper; the latency in µs.
     fn sample(&self, who: &str) -> Result<f64> {
-        let sh = &*self.shared;
-        reset(&sh.slot);
+        let s = &*self.sample;
+        reset(&s.slot);
         let before = count::total();
-        let target = sh.done.load(Ordering::Acquire) + 1;
+        let target = s.done.load(Ordering::Acquire) + 1;
         let t0 = now_ns();
-        sh.word.fetch_add(1, Ordering::Release);
-        atomic_wait::wake_one(&sh.word);
-        let last = wait_started(&sh.slot, who)?;
-        wait_done(&sh.done, target, who)?;
-        finish(before, &sh.slot, t0, last, who)
-    }
-}
-
-impl Drop for Floor {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Release);
-        self.shared.word.fetch_add(1, Ordering::Release);
-        atomic_wait::wake_one(&self.shared.word);
-        if let Some(t) = self.thread.take() {
-            // A panic in the helper has already been reported.
-            let _ = t.join();
-        }
+        self.helper.wake_one();
+        let last = wait_started(&s.slot, who)?;
+        wait_done(&s.done, target, who)?;
+        finish(before, &s.slot, t0, last, who)
     }
 }
 
