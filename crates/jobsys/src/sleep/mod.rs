@@ -35,9 +35,17 @@ pub(crate) enum Park {
     StayAwakeSearching,
 }
 
-/// Values of a worker's sleep word.
+/// Values of a worker's sleep word: `PARKED`, or notified (low bit set),
+/// with the index + 1 of the context whose push caused the wake in the
+/// other bits (0: no particular one), so the woken worker looks there first.
 const PARKED: u32 = 0;
 const NOTIFIED: u32 = 1;
+
+/// The notified word value naming context `from`.
+#[inline]
+fn notified_from(from: u32) -> u32 {
+    NOTIFIED | (from.wrapping_add(1) << 1)
+}
 
 pub(crate) struct Sleep {
     /// searching workers (low 16 bits) | awake workers (high 16 bits)
@@ -67,12 +75,13 @@ impl Sleep {
         }
     }
 
-    /// Work was made visible (pushed on a deque). Wake one sleeping worker
-    /// if no worker is searching. Returns whether a worker was woken.
+    /// Work was made visible (pushed on a deque of context `from`). Wake
+    /// one sleeping worker if no worker is searching; it will look at
+    /// `from`'s deques first. Returns the worker woken.
     ///
     /// Cost when nothing needs waking: a fence and one load, no syscall.
     #[inline]
-    pub(crate) fn notify_work(&self) -> Option<u32> {
+    pub(crate) fn notify_work(&self, from: u32) -> Option<u32> {
         // SeqCst fence: orders the caller's push before the load of `state`.
         // Pairs with the SeqCst `fetch_sub` in `prepare_park` followed by
         // the sleeper's re-check of the deques.
@@ -81,11 +90,11 @@ impl Sleep {
         if s & SEARCHING_MASK != 0 || (s >> 16) >= self.num_workers {
             return None;
         }
-        self.wake_one_slow()
+        self.wake_one_slow(from)
     }
 
     #[cold]
-    fn wake_one_slow(&self) -> Option<u32> {
+    fn wake_one_slow(&self, from: u32) -> Option<u32> {
         let mut sleepers = lock(&self.sleepers);
         // Re-check under the lock: `awake` only grows under this lock.
         let s = self.state.load(Ordering::SeqCst);
@@ -101,7 +110,7 @@ impl Sleep {
         // Under the lock: a NOTIFIED stored after unlocking could land on
         // the worker's *next* park (found by the loom model). Release: the
         // worker's Acquire load in `park` sees it.
-        w.store(NOTIFIED, Ordering::Release);
+        w.store(notified_from(from), Ordering::Release);
         drop(sleepers);
         // A late futex wake is harmless: `park` re-checks the word.
         w.wake_one();
@@ -177,8 +186,9 @@ impl Sleep {
 
     /// The whipping boy took a job: wake a sleeper to take over the role
     /// (counted as searching) and stop searching, in one step under the lock.
-    /// Returns whether a successor was woken.
-    pub(crate) fn hand_over(&self) -> Option<u32> {
+    /// `more`: a context with more visible work (the successor looks there
+    /// first). Returns the successor woken.
+    pub(crate) fn hand_over(&self, more: Option<u32>) -> Option<u32> {
         let mut sleepers = lock(&self.sleepers);
         let next = sleepers.pop();
         if next.is_some() {
@@ -187,7 +197,8 @@ impl Sleep {
         }
         self.state.fetch_sub(SEARCHING_ONE, Ordering::SeqCst);
         if let Some(idx) = next {
-            self.words[idx as usize].store(NOTIFIED, Ordering::Release);
+            let v = more.map_or(NOTIFIED, notified_from);
+            self.words[idx as usize].store(v, Ordering::Release);
         }
         drop(sleepers);
         if let Some(idx) = next {
@@ -220,18 +231,26 @@ impl Sleep {
     }
 
     /// Sleep until notified. On return the worker counts as awake and
-    /// searching (the notifier counted it).
-    pub(crate) fn park(&self, idx: usize) {
+    /// searching (the notifier counted it). Returns the context whose push
+    /// caused the wake, if the notifier named one.
+    pub(crate) fn park(&self, idx: usize) -> Option<usize> {
         let w = &self.words[idx];
-        // Acquire pairs with the Release store of NOTIFIED in the waker.
-        while w.load(Ordering::Acquire) == PARKED {
+        loop {
+            // Acquire pairs with the Release store of the notified value in
+            // the waker. Only this worker changes its word from here until
+            // its next `prepare_park` (it is off the sleepers list).
+            let v = w.load(Ordering::Acquire);
+            if v != PARKED {
+                return ((v >> 1) as usize).checked_sub(1);
+            }
             w.wait(PARKED);
         }
     }
 
     /// Wake up to `n` sleeping workers at once (a flushed batch of `n`
-    /// jobs), counting each as awake and searching. Returns those woken.
-    pub(crate) fn wake_many(&self, n: usize) -> Vec<u32> {
+    /// jobs pushed by context `from`), counting each as awake and searching.
+    /// Returns those woken.
+    pub(crate) fn wake_many(&self, n: usize, from: u32) -> Vec<u32> {
         if n == 0 {
             return Vec::new();
         }
@@ -243,7 +262,7 @@ impl Sleep {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
             // Under the lock, as in `wake_one_slow`.
-            self.words[idx as usize].store(NOTIFIED, Ordering::Release);
+            self.words[idx as usize].store(notified_from(from), Ordering::Release);
         }
         drop(sleepers);
         for &idx in &woken {
@@ -284,3 +303,36 @@ impl Sleep {
 
 #[cfg(all(test, loom))]
 mod loom_tests;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_woken_worker_learns_which_context_pushed() {
+        let s = Sleep::new(1);
+        assert_eq!(s.prepare_park(0, false, false), Park::Registered);
+        assert_eq!(s.notify_work(5), Some(0));
+        assert_eq!(s.park(0), Some(5));
+        // Woken with no particular context (shutdown, first hot zone).
+        assert_eq!(s.prepare_park(0, true, false), Park::Registered);
+        s.wake_all();
+        assert_eq!(s.park(0), None);
+        // A flushed batch names the flusher.
+        assert_eq!(s.prepare_park(0, true, false), Park::Registered);
+        assert_eq!(s.wake_many(3, 7), vec![0]);
+        assert_eq!(s.park(0), Some(7));
+    }
+
+    #[test]
+    fn the_whipping_boys_successor_learns_where_more_work_is() {
+        // Worker 0 searches, worker 1 sleeps; worker 0 takes a job while
+        // context 4 still holds more.
+        let s = Sleep::new(2);
+        assert!(s.try_become_searching());
+        assert_eq!(s.prepare_park(1, false, true), Park::Registered);
+        assert_eq!(s.hand_over(Some(4)), Some(1));
+        assert_eq!(s.park(1), Some(4));
+        assert_eq!(s.counts(), (2, 1));
+    }
+}
