@@ -955,6 +955,10 @@ impl Registry {
         let mut woken = false;
         // The context whose push woke this worker (see `Sleep::park`).
         let mut woken_by: Option<usize> = None;
+        // Looks in a row that saw work and lost it to its owner or another
+        // thief (sleep/backoff.rs: the next spin backs off harder).
+        let mut contention = 0u32;
+        let mut saw_work = false;
         loop {
             // An idle adaptive worker's gap ends when it looks and finds
             // work, not after that work ran (the clock is read only then).
@@ -971,7 +975,12 @@ impl Registry {
                     a.found_work(t);
                 }
                 woken = false;
+                contention = 0;
+                saw_work = false;
                 continue;
+            }
+            if std::mem::take(&mut saw_work) {
+                contention = (contention + 1).min(3);
             }
             if self.terminating.load(Ordering::SeqCst) && self.outstanding() == 0 {
                 break;
@@ -998,7 +1007,8 @@ impl Registry {
             if !budget.is_zero() {
                 crate::trace::spin_begin(&self, ctx);
             }
-            let (found, spun) = self.spin_until_work(budget);
+            let (found, spun) = self.spin_until_work(budget, contention);
+            saw_work = found;
             bump_by(&ctx.counters.spin_ns, spun.as_nanos() as u64);
             if let Some(a) = &mut adaptive {
                 a.spun(spun);
@@ -1045,12 +1055,14 @@ impl Registry {
     }
 
     /// Spin (with backoff, no CAS) until work is visible, shutdown begins or
-    /// `budget` has passed. Returns (work visible, time spent spinning).
-    fn spin_until_work(&self, budget: Duration) -> (bool, Duration) {
+    /// `budget` has passed; `contention` (0..=3) lengthens the steps after
+    /// looks that lost the work they saw. Returns (work visible, time spent
+    /// spinning).
+    fn spin_until_work(&self, budget: Duration, contention: u32) -> (bool, Duration) {
         if budget.is_zero() {
             return (false, Duration::ZERO);
         }
-        let mut backoff = self.backoff();
+        let mut backoff = Backoff::contended(self.oversubscribed, contention);
         loop {
             if self.work_visible() {
                 return (true, backoff.elapsed());
