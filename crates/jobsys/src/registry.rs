@@ -767,7 +767,7 @@ impl Registry {
         if self.pop_and_run(ctx, HIGH, searching)
             || (self.inheritance
                 && self.run_needed(ctx, &mut || {
-                    self.found_work(ctx, searching, Some(ctx.index))
+                    self.found_work(ctx, searching, || Some(ctx.index))
                 }))
         {
             return true;
@@ -830,10 +830,12 @@ impl Registry {
             bump(&ctx.counters.steals);
             crate::trace::steal(self, ctx, v as u32);
             // Where more work is visible, for the cascade's wake.
-            let more = if !victim.is_empty() {
-                Some(v as u32)
-            } else {
-                (!ctx.local(prio).is_empty()).then_some(ctx.index)
+            let more = || {
+                if !victim.is_empty() {
+                    Some(v as u32)
+                } else {
+                    (!ctx.local(prio).is_empty()).then_some(ctx.index)
+                }
             };
             if self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, more)) {
                 return true;
@@ -865,7 +867,7 @@ impl Registry {
     fn pop_and_run(&self, ctx: &Context, prio: usize, searching: &mut bool) -> bool {
         let local = ctx.local(prio);
         while let Some(e) = local.pop() {
-            let more = (!local.is_empty()).then_some(ctx.index);
+            let more = || (!local.is_empty()).then_some(ctx.index);
             if self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, more)) {
                 return true;
             }
@@ -875,22 +877,24 @@ impl Registry {
 
     /// A searching worker claimed a job: stop searching; the last searcher
     /// wakes another worker when more work is visible (the cascade), in
-    /// the deques of context `more` (the woken worker looks there first).
+    /// the deques of the context `more` names (the woken worker looks there
+    /// first). `more` is only asked while searching: a busy thread's pops
+    /// and steals read no extra deque indices.
     ///
     /// Under `WhippingBoy` the last searcher always wakes a sleeper (if any)
     /// to take over the role, work visible or not: the worker pays for that
     /// wake, never the scheduling thread.
     #[inline]
-    fn found_work(&self, ctx: &Context, searching: &mut bool, more: Option<u32>) {
+    fn found_work(&self, ctx: &Context, searching: &mut bool, more: impl FnOnce() -> Option<u32>) {
         if *searching {
             *searching = false;
             if matches!(self.policy, IdlePolicy::WhippingBoy) {
-                if let Some(w) = self.sleep.hand_over(more) {
+                if let Some(w) = self.sleep.hand_over(more()) {
                     crate::trace::wake_issued(self, ctx, Some(w));
                     bump(&ctx.counters.wakes);
                 }
             } else if self.sleep.stop_searching() {
-                if let Some(from) = more {
+                if let Some(from) = more() {
                     self.notify_work_from(ctx, from);
                 }
             }
