@@ -71,10 +71,14 @@ impl UserData {
     }
 }
 
-/// Calls `release(data)` when dropped, i.e. when the library drops the job.
+/// Calls `release(data)` when dropped, i.e. when the library drops the job
+/// (after it ran, or unrun when it was skipped). The call counts as part of
+/// the job of system `serial`: a `jobsys_destroy` of that system from the
+/// callback gets `JOBSYS_ERR_BAD_STATE`, as from the job itself.
 struct Release {
     f: Option<ReleaseFn>,
     data: UserData,
+    serial: u32,
 }
 
 impl Drop for Release {
@@ -82,7 +86,7 @@ impl Drop for Release {
         if let Some(f) = self.f {
             // SAFETY: the caller of `jobsys_schedule*` passed `f` and `data`
             // for exactly this call, made once.
-            unsafe { f(self.data.ptr()) }
+            run_c(self.serial, || unsafe { f(self.data.ptr()) })
         }
     }
 }
@@ -260,7 +264,11 @@ unsafe fn schedule(
         let deps = s.resolve(unsafe { handle_slice(deps, ndeps) }?)?;
         let serial = s.serial;
         let data = UserData(data);
-        let release = Release { f: release, data };
+        let release = Release {
+            f: release,
+            data,
+            serial,
+        };
         let job = move || {
             // Dropped when the job is done: calls `release`.
             let _release = release;
@@ -440,7 +448,11 @@ unsafe fn parallel_for(
         let pieces = len.div_ceil(piece);
         let serial = s.serial;
         let data = UserData(data);
-        let release = Release { f: release, data };
+        let release = Release {
+            f: release,
+            data,
+            serial,
+        };
         let body = move |p: usize| {
             let _ = &release;
             let b = begin as usize + p * piece;

@@ -62,14 +62,23 @@ impl System {
 
     /// Wait (helping) until every job recorded so far, and every job those
     /// schedule, has finished. Failures are not reported here.
-    fn drain(&self) {
+    ///
+    /// A wait that can never end (this thread is inside one of the jobs,
+    /// e.g. in a `release` callback the library calls for it) is
+    /// `BadState` instead of a loop that retries it forever.
+    fn drain(&self) -> Result<()> {
         loop {
             let pending = lock(&self.handles).pending_jobs();
             if pending.iter().all(|&h| self.js.is_complete(h)) {
-                return;
+                return Ok(());
             }
             for h in pending {
-                let _ = self.js.try_complete(h);
+                if let Err(jobsys::JobError::WaitOnSelf) = self.js.try_complete(h) {
+                    return Err(Error::new(
+                        Code::BadState,
+                        "a job of this system cannot finish while this thread waits (called from inside one of its jobs); destroy it from outside",
+                    ));
+                }
             }
         }
     }
@@ -148,7 +157,7 @@ pub unsafe extern "C" fn jobsys_destroy(sys: *mut System) -> Code {
                 "called from inside one of this system's own jobs (it would wait for itself); destroy it from outside",
             ));
         }
-        s.drain();
+        s.drain()?;
         // SAFETY: `sys` came from `Box::into_raw` in `jobsys_create` and is
         // destroyed once; no job of this system is left to use it (drained)
         // and the caller promises nobody else does.

@@ -175,7 +175,21 @@ pub struct Config {
     /// Nice value (−20..=19) each worker sets on itself (Linux); `None`
     /// leaves them as spawned. Lowering it needs `CAP_SYS_NICE`.
     pub worker_nice: Option<i32>,
+    /// How many failed jobs' failures stay observable through their handles
+    /// after their slots are reused. `None`: [`DEFAULT_FAILURE_HISTORY`].
+    /// See `docs/storage.md`.
+    pub failure_history: Option<usize>,
+    /// Bound on unfinished jobs before a thread that needs more job storage
+    /// is made to help run jobs first (back-pressure). `None`:
+    /// [`DEFAULT_MAX_JOBS`]. Must be at least 1. See `docs/storage.md`.
+    pub max_jobs: Option<usize>,
 }
+
+/// Failures remembered after their slots are reused, by default.
+pub const DEFAULT_FAILURE_HISTORY: usize = 4096;
+/// Unfinished jobs a system holds before new job storage waits, by default
+/// (4 Mi jobs: about 512 MiB of slots).
+pub const DEFAULT_MAX_JOBS: usize = 1 << 22;
 
 /// Fluent construction of a [`JobSystem`](crate::JobSystem).
 #[derive(Clone, Debug, Default)]
@@ -227,6 +241,18 @@ impl Builder {
         self.config.worker_nice = Some(nice);
         self
     }
+    /// How many failures stay observable after their slots are reused
+    /// (see [`Config::failure_history`]).
+    pub fn failure_history(mut self, n: usize) -> Self {
+        self.config.failure_history = Some(n);
+        self
+    }
+    /// Bound on unfinished jobs before new job storage waits (see
+    /// [`Config::max_jobs`]).
+    pub fn max_jobs(mut self, n: usize) -> Self {
+        self.config.max_jobs = Some(n);
+        self
+    }
     /// The configuration built so far.
     pub fn config(&self) -> &Config {
         &self.config
@@ -270,6 +296,8 @@ pub enum BuildError {
     /// A topology setting could not be honoured (nice not permitted or out
     /// of range, affinity rejected).
     Topology(crate::topology::TopologyError),
+    /// `max_jobs` was 0: no job could ever be scheduled.
+    ZeroMaxJobs,
 }
 
 impl fmt::Display for BuildError {
@@ -290,6 +318,10 @@ impl fmt::Display for BuildError {
             ),
             BuildError::Spawn(e) => write!(f, "jobsys: could not start a worker thread: {e}"),
             BuildError::Topology(e) => write!(f, "{e}"),
+            BuildError::ZeroMaxJobs => write!(
+                f,
+                "jobsys: max_jobs is 0; at least one unfinished job must fit"
+            ),
         }
     }
 }

@@ -139,12 +139,75 @@ impl Context {
     ///
     /// # Safety
     /// Only the claiming thread may call this, and must not hold two of the
-    /// returned references at once.
+    /// returned references at once. Private: the owner-only accessors below
+    /// are the only callers, and each returns before another can run.
     #[inline]
     #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn owner(&self) -> &mut OwnerState {
+    unsafe fn owner(&self) -> &mut OwnerState {
         // SAFETY: owner-only, non-overlapping use, promised by the caller.
         unsafe { &mut *self.owner.get() }
+    }
+
+    // ---- owner-only accessors ---------------------------------------------
+    // The engine calls these only on the context of the calling thread: the
+    // one `Registry::current` returned, or a worker's own. No `&mut` they
+    // make outlives the call, so two never overlap.
+
+    /// Enter a job (or the drop of its closure): wait-on-self detection
+    /// sees it until `running_pop`.
+    #[inline]
+    pub(crate) fn running_push(&self, slot: *const Slot, gen: u32) {
+        // SAFETY: owner-only (see above); the reference ends here.
+        unsafe { self.owner() }.running.push((slot, gen));
+    }
+
+    /// Leave the job entered last.
+    #[inline]
+    pub(crate) fn running_pop(&self) {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.running.pop();
+    }
+
+    /// Is this thread inside any job?
+    #[inline]
+    pub(crate) fn inside_job(&self) -> bool {
+        // SAFETY: as in `running_push`.
+        !unsafe { self.owner() }.running.is_empty()
+    }
+
+    /// The jobs this thread is inside of, innermost last.
+    pub(crate) fn running_snapshot(&self) -> Vec<(*const Slot, u32)> {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.running.clone()
+    }
+
+    /// Nesting depth of `complete` on this thread, changed by `delta`.
+    #[inline]
+    pub(crate) fn add_wait_depth(&self, delta: i32) {
+        // SAFETY: as in `running_push`.
+        let st = unsafe { self.owner() };
+        st.wait_depth = st.wait_depth.wrapping_add_signed(delta);
+    }
+
+    /// One more job in this thread's unflushed batch.
+    #[inline]
+    pub(crate) fn batch_add(&self) {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.batch_pending += 1;
+    }
+
+    /// Jobs batched since the last flush, without resetting.
+    #[inline]
+    pub(crate) fn batch_pending(&self) -> usize {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.batch_pending
+    }
+
+    /// Take (and reset) the count of batched jobs.
+    #[inline]
+    pub(crate) fn batch_take(&self) -> usize {
+        // SAFETY: as in `running_push`.
+        std::mem::take(&mut unsafe { self.owner() }.batch_pending)
     }
 
     #[inline]
@@ -172,8 +235,9 @@ impl Context {
     /// A worker at its top-level loop will pop what it pushes next.
     #[inline]
     pub(crate) fn is_top_level_worker(&self) -> bool {
-        // SAFETY: called on the owning thread only (from finish paths).
-        self.is_worker && unsafe { self.owner().wait_depth } == 0
+        // SAFETY: owner-only (see the accessors above): called from finish
+        // paths, on the finishing thread's own context.
+        self.is_worker && unsafe { self.owner() }.wait_depth == 0
     }
 
     #[inline]

@@ -26,6 +26,17 @@ impl Failure {
         }
     }
 
+    /// The cause recorded for a job cancelled before it started (a scope
+    /// ended while the job could not start: `scope.rs`).
+    pub(crate) fn cancelled() -> Failure {
+        Failure {
+            message: "the job was cancelled before it started: the scope that owned it \
+                      could not wait for it (a job waited on itself)"
+                .to_string(),
+            payload: Mutex::new(None),
+        }
+    }
+
     pub(crate) fn to_panic(&self, via_dependency: bool) -> JobPanic {
         let payload = if via_dependency {
             None

@@ -24,6 +24,7 @@ mod context;
 mod deque;
 mod desc;
 mod error;
+mod failures;
 mod handle;
 mod job;
 mod join;
@@ -46,7 +47,10 @@ mod tests;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
-pub use builder::{BuildError, Builder, Config, IdlePolicy, MAX_WORKERS, MIN_STACK_SIZE};
+pub use builder::{
+    BuildError, Builder, Config, IdlePolicy, DEFAULT_FAILURE_HISTORY, DEFAULT_MAX_JOBS, MAX_WORKERS,
+    MIN_STACK_SIZE,
+};
 pub use desc::{JobDesc, Priority};
 pub use error::{JobError, JobPanic};
 pub use handle::JobHandle;

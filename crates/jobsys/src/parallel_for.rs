@@ -84,10 +84,12 @@ unsafe fn closure<F, const BOXED: bool>(p: *const u8) -> *const F {
         p.cast::<F>()
     }
 }
+/// The vtable's `drop`: `p` is the payload (header first, then the closure).
 unsafe fn drop_closure<F, const BOXED: bool>(p: *mut u8) {
-    // SAFETY: `p` holds the closure written by `write_pfor`; dropped once,
-    // when the job finishes.
+    // SAFETY: the payload holds the closure written by `write_pfor` after
+    // the header; the caller drops it once (job finished, or cancelled).
     unsafe {
+        let p = p.add(size_of::<Header>());
         if BOXED {
             ptr::drop_in_place(p.cast::<Box<F>>())
         } else {
@@ -229,9 +231,11 @@ impl Registry {
             if cur >= h.pieces {
                 break;
             }
-            if !slot.failure.load(Ordering::Acquire).is_null() {
-                // A piece panicked, or a dependency failed before any piece
-                // ran (POISONED): hand out nothing more, count the rest done.
+            if st & CANCELLED != 0 || !slot.failure.load(Ordering::Acquire).is_null() {
+                // A piece panicked, a dependency failed before any piece
+                // ran (POISONED), or the job was cancelled before it became
+                // runnable (its closure is gone): hand out nothing more,
+                // count the rest done.
                 let prev = h.next.swap(ABANDONED, Ordering::AcqRel);
                 if prev < h.pieces {
                     let poisoned = if prev == 0 { POISONED } else { 0 };
@@ -242,7 +246,7 @@ impl Registry {
                             let id = crate::trace::JobId::of_slot(slot, gen);
                             crate::trace::job_end(self, ctx, id, name);
                         }
-                        return self.finish_pieces(ctx, slot, gen, closure, poisoned);
+                        return self.finish_pieces(ctx, slot, gen, st, poisoned);
                     }
                 }
                 break;
@@ -274,15 +278,13 @@ impl Registry {
             let len = h.end - h.start;
             let lo = h.start + first * h.batch;
             let hi = h.start + last.saturating_mul(h.batch).min(len);
-            // SAFETY: owner-only state.
-            unsafe { ctx.owner() }.running.push((slot, gen));
+            ctx.running_push(slot, gen);
             // SAFETY: pieces [first, last) were handed to us alone; the
             // closure is initialised and only shared (`Fn`) while RUNNABLE.
             let r = catch_unwind(AssertUnwindSafe(|| unsafe {
                 (vt.run_range)(closure, lo, hi, h.batch)
             }));
-            // SAFETY: owner-only state.
-            unsafe { ctx.owner() }.running.pop();
+            ctx.running_pop();
             let mut finished_pieces = last - first;
             if let Err(p) = r {
                 slot.set_failure(Arc::new(Failure::from_panic(p)));
@@ -296,7 +298,7 @@ impl Registry {
                 if let Some(name) = traced {
                     crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
                 }
-                return self.finish_pieces(ctx, slot, gen, closure, 0);
+                return self.finish_pieces(ctx, slot, gen, st, 0);
             }
         }
         if let Some(name) = traced {
@@ -307,21 +309,25 @@ impl Registry {
     }
 
     /// The last piece is done: drop the closure and finish the job. The
-    /// caller's pin is dropped by `finish`.
-    fn finish_pieces(
-        &self,
-        ctx: &Context,
-        slot: &Slot,
-        gen: u32,
-        closure: *const u8,
-        poisoned: u64,
-    ) -> bool {
-        let vt = slot.vtable();
-        // SAFETY: every piece is done or abandoned, so no thread uses the
-        // closure any more; it is dropped exactly once, here.
-        let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
-            (vt.drop)(closure as *mut u8)
-        }));
+    /// caller's pin is dropped by `finish`. `st` is the state the caller
+    /// pinned (`CANCELLED` there means the closure was dropped already).
+    ///
+    /// The closure is dropped as part of the job: the slot is on this
+    /// thread's `running` stack meanwhile, so a `Drop` that waits on the
+    /// job's own handle gets `WaitOnSelf` instead of parking forever, and a
+    /// panic in that `Drop` fails the job like a panic in a piece.
+    fn finish_pieces(&self, ctx: &Context, slot: &Slot, gen: u32, st: u64, poisoned: u64) -> bool {
+        if st & CANCELLED == 0 {
+            let vt = slot.vtable();
+            ctx.running_push(slot, gen);
+            // SAFETY: every piece is done or abandoned, so no thread uses the
+            // closure any more; it is dropped exactly once, here.
+            let r = catch_unwind(AssertUnwindSafe(|| unsafe { (vt.drop)(slot.payload_ptr()) }));
+            ctx.running_pop();
+            if let Err(p) = r {
+                slot.set_failure(Arc::new(Failure::from_panic(p)));
+            }
+        }
         let failed = if slot.failure.load(Ordering::Acquire).is_null() {
             0
         } else {

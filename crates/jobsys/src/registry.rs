@@ -7,6 +7,7 @@ use crate::context::{bump, bump_by, Context, HIGH, PRIORITIES};
 use crate::deque::Entry;
 use crate::desc::JobDesc;
 use crate::error::Failure;
+use crate::failures::{FailureLog, Recorded};
 use crate::handle::JobHandle;
 use crate::sleep::{AdaptiveSpin, Backoff, Futex, Park, Sleep};
 use crate::store::*;
@@ -17,6 +18,12 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
+
+/// The panic of a thread that uses a job system from a thread-local
+/// destructor that runs after both of jobsys's claim lists were destroyed.
+const TLS_GONE: &str = "jobsys: a JobSystem was used from a thread-local destructor that runs after \
+                        jobsys's own thread-locals were destroyed (see docs/design-notes.md, \
+                        \"Thread-local teardown\")";
 
 /// How many threads other than the workers may use one system at once.
 pub(crate) const MAX_EXTERNAL: usize = 256;
@@ -47,6 +54,12 @@ pub struct Stats {
     pub steals: u64,
     /// Steal sweeps over all other deques that found nothing.
     pub failed_steals: u64,
+    /// Failures dropped from the failure log (`Config::failure_history`):
+    /// waits on those handles read success. A counter; system-wide only.
+    pub failures_forgotten: u64,
+    /// Job slots reserved now (128 bytes each; a gauge, not a counter:
+    /// `a - b` keeps `a`'s value). System-wide only.
+    pub job_slots: u64,
 }
 
 impl std::ops::Sub for Stats {
@@ -62,6 +75,8 @@ impl std::ops::Sub for Stats {
             spin_time: self.spin_time.saturating_sub(b.spin_time),
             steals: self.steals - b.steals,
             failed_steals: self.failed_steals - b.failed_steals,
+            failures_forgotten: self.failures_forgotten - b.failures_forgotten,
+            job_slots: self.job_slots,
         }
     }
 }
@@ -89,6 +104,11 @@ pub(crate) struct Registry {
     pub num_workers: usize,
     pub sleep: Sleep,
     pub waiters: Waiters,
+    /// Failures of jobs whose slots were reused (`failures.rs`).
+    pub failures: FailureLog,
+    /// Unfinished jobs above which a thread that needs a new page of slots
+    /// helps run jobs first (`make_room`).
+    pub max_jobs: usize,
     pages: Mutex<Vec<Page>>,
     claim_lock: Mutex<()>,
     pub terminating: AtomicBool,
@@ -119,6 +139,23 @@ thread_local! {
     static CURRENT: Cell<(u32, *const Context)> = const { Cell::new((0, ptr::null())) };
     /// Every external context this thread holds, released at thread exit.
     static CLAIMS: RefCell<Vec<Claim>> = const { RefCell::new(Vec::new()) };
+    /// Contexts claimed after `CLAIMS` was destroyed, by another
+    /// thread-local's destructor that uses a job system: this one is first
+    /// touched then, so its own destructor is registered (and runs) after.
+    static LATE_CLAIMS: RefCell<Vec<Claim>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Run `f` on this thread's claim list: `CLAIMS`, or `LATE_CLAIMS` once
+/// `CLAIMS` is destroyed (thread-local teardown). `None` when both are.
+fn with_claims<R>(f: impl FnOnce(&RefCell<Vec<Claim>>) -> R) -> Option<R> {
+    let mut f = Some(f);
+    let first = CLAIMS.try_with(|c| (f.take().expect("called once"))(c));
+    match first {
+        Ok(r) => Some(r),
+        Err(_) => LATE_CLAIMS
+            .try_with(|c| (f.take().expect("called once"))(c))
+            .ok(),
+    }
 }
 
 struct Claim {
@@ -135,6 +172,14 @@ impl Drop for Claim {
             // Jobs this thread batched but never flushed must not wait for
             // a wake that nobody will issue.
             reg.flush(ctx);
+            // This thread no longer owns the context: forget it in the
+            // cache too, or a later use (another thread-local's destructor)
+            // would keep using it while another thread claims it.
+            let _ = CURRENT.try_with(|c| {
+                if c.get() == (self.id, self.ctx) {
+                    c.set((0, ptr::null()));
+                }
+            });
             // Release: the next claimer (Acquire under claim_lock) sees all
             // our owner-only writes (free list, deque).
             ctx.claimed.store(false, Ordering::Release);
@@ -149,6 +194,8 @@ impl Registry {
         policy: IdlePolicy,
         wait_spin: Duration,
         inheritance: bool,
+        failure_history: usize,
+        max_jobs: usize,
     ) -> Arc<Registry> {
         let cap = num_workers + MAX_EXTERNAL;
         Arc::new_cyclic(|weak| {
@@ -167,6 +214,8 @@ impl Registry {
                 num_workers,
                 sleep: Sleep::new(num_workers),
                 waiters: Waiters::new(),
+                failures: FailureLog::new(failure_history),
+                max_jobs,
                 pages: Mutex::new(Vec::new()),
                 claim_lock: Mutex::new(()),
                 terminating: AtomicBool::new(false),
@@ -211,28 +260,32 @@ impl Registry {
 
     #[cold]
     fn current_slow(&self) -> &Context {
-        let found = CLAIMS
-            .try_with(|claims| {
-                claims
-                    .borrow()
-                    .iter()
-                    .find(|c| c.id == self.id)
-                    .map(|c| c.ctx)
-            })
-            .expect("jobsys: a job system was used during thread-local destruction");
+        let found = with_claims(|claims| {
+            claims
+                .borrow()
+                .iter()
+                .find(|c| c.id == self.id)
+                .map(|c| c.ctx)
+        })
+        .unwrap_or_else(|| panic!("{TLS_GONE}"));
         let ctx = match found {
             Some(ctx) => ctx,
             None => {
                 let ctx = self.claim_external();
-                CLAIMS.with(|claims| {
+                let claim = Claim {
+                    id: self.id,
+                    registry: self.self_weak.clone(),
+                    ctx,
+                };
+                let kept = with_claims(move |claims| {
                     let mut claims = claims.borrow_mut();
                     claims.retain(|c| c.registry.strong_count() > 0);
-                    claims.push(Claim {
-                        id: self.id,
-                        registry: self.self_weak.clone(),
-                        ctx,
-                    });
+                    claims.push(claim);
                 });
+                if kept.is_none() {
+                    // The claim was dropped (released) with the closure.
+                    panic!("{TLS_GONE}");
+                }
                 ctx
             }
         };
@@ -272,6 +325,10 @@ impl Registry {
     #[inline]
     pub(crate) fn alloc<'a>(&'a self, ctx: &Context) -> (&'a Slot, u32) {
         // SAFETY: `ctx` is the calling thread's claimed context.
+        if unsafe { ctx.store.needs_page() } {
+            self.make_room(ctx);
+        }
+        // SAFETY: `ctx` is the calling thread's claimed context.
         let slot = unsafe {
             ctx.store.alloc(|page| {
                 let slots: *const [Slot] = page.slots();
@@ -289,6 +346,52 @@ impl Registry {
         let slot: &'a Slot = unsafe { slot.as_ref() };
         let gen = gen_of(slot.state.load(Ordering::Relaxed));
         (slot, gen)
+    }
+
+    /// Back-pressure (`Config::max_jobs`): this thread needs a new page of
+    /// slots; while `max_jobs` jobs are unfinished it runs queued jobs
+    /// instead, so job storage stays bounded by about `max_jobs` slots per
+    /// thread. Called before `Store::alloc`, never inside it (a job run
+    /// here may schedule, i.e. allocate, itself).
+    ///
+    /// # Panics
+    /// If no job finishes anywhere for `STALL` while the system is full:
+    /// every unfinished job waits for something this thread has not done
+    /// yet, so waiting longer would hang.
+    #[cold]
+    fn make_room(&self, ctx: &Context) {
+        const STALL: Duration = Duration::from_secs(10);
+        if self.outstanding() < self.max_jobs as u64 {
+            return;
+        }
+        let finished = || -> u64 {
+            (0..self.num_contexts())
+                .map(|i| self.context(i).counters.finished.load(Ordering::Acquire))
+                .sum()
+        };
+        let mut last = finished();
+        let mut since = Instant::now();
+        let mut searching = false;
+        let mut backoff = self.backoff();
+        while self.outstanding() >= self.max_jobs as u64 {
+            if self.find_and_run(ctx, &mut searching) {
+                continue;
+            }
+            let now = finished();
+            if now != last {
+                last = now;
+                since = Instant::now();
+            } else if since.elapsed() >= STALL {
+                panic!(
+                    "jobsys: {} jobs are unfinished (Config::max_jobs) and none finished in {:?} \
+                     while this thread waited for room to schedule another; they wait for \
+                     something this thread has not done yet",
+                    self.outstanding(),
+                    STALL
+                );
+            }
+            backoff.snooze(backoff.elapsed());
+        }
     }
 
     /// A slot for a job described by `desc` (name and priority recorded).
@@ -330,15 +433,17 @@ impl Registry {
             let b = unsafe { &*block };
             // SAFETY: as above.
             let next = unsafe { std::mem::replace(&mut *b.edges.get(), ptr::null_mut()) };
-            let s = b.state.load(Ordering::Relaxed);
-            b.state.store(
-                u64::from(gen_of(s).wrapping_add(1)) | FREE,
-                Ordering::Relaxed,
-            );
-            self.push_free(ctx, b);
+            let s = next_free_state(b.state.load(Ordering::Relaxed));
+            b.state.store(s, Ordering::Relaxed);
+            if !is_retired(s) {
+                self.push_free(ctx, b);
+            }
             block = next;
         }
-        self.push_free(ctx, slot);
+        // A slot whose generation ran out is never reused (`RETIRED_GEN`).
+        if !is_retired(slot.state.load(Ordering::Relaxed)) {
+            self.push_free(ctx, slot);
+        }
     }
 
     #[inline]
@@ -436,15 +541,13 @@ impl Registry {
             },
             slot.prio(),
         );
-        // SAFETY: owner-only state of the calling thread's context.
-        unsafe { ctx.owner() }.batch_pending += 1;
+        ctx.batch_add();
         handle
     }
 
     /// Publish `ctx`'s batch (see `JobSystem::flush`).
     pub(crate) fn flush(&self, ctx: &Context) -> usize {
-        // SAFETY: owner-only state of the calling thread's context.
-        let n = std::mem::take(&mut unsafe { ctx.owner() }.batch_pending);
+        let n = ctx.batch_take();
         if n == 0 || self.num_workers == 0 {
             return 0;
         }
@@ -514,7 +617,10 @@ impl Registry {
             }
             let dep = d.slot();
             let Some(st) = dep.pin_for_attach(d.gen) else {
-                // Recycled: finished long ago.
+                // Recycled: finished long ago, maybe failed.
+                if let Some(rec) = self.failures.lookup(d.slot.as_ptr() as usize, d.gen) {
+                    slot.set_failure(rec.failure);
+                }
                 slot.pending.fetch_sub(1, Ordering::AcqRel);
                 continue;
             };
@@ -630,25 +736,34 @@ impl Registry {
     /// Run a claimed single job and finish it.
     pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32) {
         let vt = slot.vtable();
+        // CANCELLED is only set while WAITING, so the claim fixed it.
+        if slot.state.load(Ordering::Acquire) & CANCELLED != 0 {
+            // The canceller dropped the closure (`cancel_unstarted`).
+            self.finish(ctx, slot, gen, FAILED);
+            return;
+        }
         // Poisoning happens before the job became runnable (pending hit 0).
         let poisoned = !slot.failure.load(Ordering::Acquire).is_null();
         if poisoned {
+            // Skipped: the closure is dropped as part of the job (on the
+            // `running` stack, so a `Drop` that waits on the job's own
+            // handle gets WaitOnSelf instead of parking forever).
+            ctx.running_push(slot, gen);
             // SAFETY: we hold the claim; the payload is initialised and
             // dropped exactly once, here.
             let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
                 (vt.drop)(slot.payload_ptr())
             }));
+            ctx.running_pop();
             self.finish(ctx, slot, gen, FAILED | POISONED);
             return;
         }
         let traced = crate::trace::job_begin_slot(self, ctx, slot, gen);
-        // SAFETY: owner-only state of the calling thread's context.
-        unsafe { ctx.owner() }.running.push((slot, gen));
+        ctx.running_push(slot, gen);
         // SAFETY: we hold the claim; the payload is initialised and consumed
         // exactly once, here.
         let r = catch_unwind(AssertUnwindSafe(|| unsafe { (vt.run)(slot.payload_ptr()) }));
-        // SAFETY: as above.
-        unsafe { ctx.owner() }.running.pop();
+        ctx.running_pop();
         // The end is recorded before `finish`: whoever sees the job finished
         // (a waiter that then stops the capture) also sees its end event.
         if let Some(name) = traced {
@@ -663,6 +778,31 @@ impl Registry {
         }
     }
 
+    /// Cancel the job `h` if it has not started (it waits for a
+    /// dependency): its closure is dropped here, now, on this thread, as
+    /// part of the job (a `Drop` that waits on `h` gets `WaitOnSelf`); the
+    /// job finishes as failed ("cancelled") when its dependencies are done,
+    /// and its dependents fail. Returns false (and changes nothing) if the
+    /// job is runnable, running or finished.
+    pub(crate) fn cancel_unstarted(&self, ctx: &Context, h: JobHandle) -> bool {
+        let slot = h.slot();
+        if !slot.cancel(h.gen) {
+            return false;
+        }
+        slot.set_failure(Arc::new(Failure::cancelled()));
+        let vt = slot.vtable();
+        ctx.running_push(slot, h.gen);
+        // SAFETY: the cancelling CAS gave us the payload: nobody runs or
+        // drops a CANCELLED job's closure, and our pin keeps the slot from
+        // being recycled until we unpin below.
+        let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+            (vt.drop)(slot.payload_ptr())
+        }));
+        ctx.running_pop();
+        self.unpin(ctx, slot);
+        true
+    }
+
     /// The job in `slot` is done (ran, failed or was skipped); the caller
     /// holds one pin (its claim), which this drops.
     pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) {
@@ -670,6 +810,18 @@ impl Registry {
         // edge can be in flight (an attacher pins with HAS_DEPS first, and
         // one that pins after this CAS sees FINISHED): finish, unpin and
         // maybe free in one CAS. Otherwise keep our pin for the walk below.
+        if flags & FAILED != 0 {
+            // Before the CAS below can free the slot: a wait or an attach
+            // that sees the next generation finds the failure in the log.
+            if let Some(failure) = slot.failure() {
+                let st = slot.state.load(Ordering::Acquire);
+                let rec = Recorded {
+                    failure,
+                    flags: flags | (st & CANCELLED),
+                };
+                self.failures.record(slot as *const Slot as usize, gen, rec);
+            }
+        }
         let alone = |s: u64| s & HAS_DEPS == 0 && pins_of(s) == 1;
         let (prev, un) = update_and_maybe_free(slot, |s| {
             let done = (s & !PHASE_MASK) | FINISHED | flags;
@@ -921,8 +1073,11 @@ impl Registry {
     }
 
     pub(crate) fn stats(&self) -> Stats {
+        let pages = self.pages.lock().unwrap_or_else(|e| e.into_inner()).len();
         let mut st = Stats {
             workers: self.num_workers,
+            failures_forgotten: self.failures.forgotten(),
+            job_slots: (pages * PAGE_SLOTS) as u64,
             ..Stats::default()
         };
         for i in 0..self.num_contexts() {

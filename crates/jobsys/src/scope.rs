@@ -168,7 +168,9 @@ where
             break;
         }
         for h in batch.into_iter().rev() {
-            if let Err(e) = system.try_complete(h) {
+            // Never returns before `h`'s closure has run or been dropped,
+            // whatever it reports (a wait cycle included).
+            if let Err(e) = system.reg().wait_scoped(h) {
                 first_err.get_or_insert(e);
             }
         }

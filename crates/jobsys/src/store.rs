@@ -68,16 +68,35 @@ pub(crate) fn phase_of(s: u64) -> u64 {
 pub(crate) fn pins_of(s: u64) -> u64 {
     s >> PIN_SHIFT
 }
-/// A finished slot with no pins can be recycled unless its job failed: a
-/// failed slot is kept for the life of the system, so every later wait on
-/// its handle reports the failure and every later dependent fails too.
+/// The job was cancelled before it could start (`Slot::cancel`): its
+/// closure is already dropped; when it becomes runnable it finishes as
+/// failed without running.
+pub(crate) const CANCELLED: u64 = 1 << 37;
+
+/// The first generation of a fresh slot. Generation 0 is never handed out,
+/// so a zeroed slot never matches a handle.
+pub(crate) const FIRST_GEN: u32 = 1;
+/// A slot that reaches this generation is retired: never allocated again,
+/// so no generation of a slot is ever handed out twice and a handle never
+/// aliases a later job (128 bytes lost per 2^32 jobs run in one slot).
+pub(crate) const RETIRED_GEN: u32 = u32::MAX;
+
+/// A finished slot with no pins can be recycled. A failed job's failure
+/// outlives its slot in the registry's failure log (`failures.rs`), keyed by
+/// (slot, generation), so later waits and dependents still see it.
 #[inline]
 fn reclaimable(s: u64) -> bool {
-    phase_of(s) == FINISHED && pins_of(s) == 0 && s & FAILED == 0
+    phase_of(s) == FINISHED && pins_of(s) == 0
 }
+/// The FREE state of the next generation (never past `RETIRED_GEN`).
 #[inline]
-fn next_free_state(s: u64) -> u64 {
-    u64::from(gen_of(s).wrapping_add(1)) | FREE
+pub(crate) fn next_free_state(s: u64) -> u64 {
+    u64::from(gen_of(s).saturating_add(1)) | FREE
+}
+/// Is a just-freed slot in this state retired (never reused)?
+#[inline]
+pub(crate) fn is_retired(s: u64) -> bool {
+    gen_of(s) == RETIRED_GEN
 }
 
 /// Sentinel in `Slot::dependents` once the job finished: no more edges.
@@ -200,7 +219,7 @@ pub(crate) static NOOP_VTABLE: JobVTable = JobVTable {
 impl Slot {
     fn new(owner: u32) -> Slot {
         Slot {
-            state: AtomicU64::new(FREE),
+            state: AtomicU64::new(u64::from(FIRST_GEN) | FREE),
             dependents: AtomicPtr::new(ptr::null_mut()),
             pending: AtomicU32::new(0),
             owner,
@@ -322,6 +341,30 @@ impl Slot {
             match self.state.compare_exchange_weak(
                 s,
                 new + PIN_ONE,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Cancel a job that has not started: `WAITING` → `WAITING | CANCELLED`
+    /// with one pin. On success the caller owns the payload: it must drop
+    /// it, then drop the pin (`unpin`); nobody else runs or drops it
+    /// (`run_claimed` and `run_pieces` see `CANCELLED`), and the pin keeps
+    /// the slot from being recycled meanwhile even if the job's last
+    /// dependency finishes and the job is finished concurrently.
+    pub(crate) fn cancel(&self, gen: u32) -> bool {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if gen_of(s) != gen || phase_of(s) != WAITING || s & CANCELLED != 0 {
+                return false;
+            }
+            match self.state.compare_exchange_weak(
+                s,
+                (s | CANCELLED) + PIN_ONE,
                 Ordering::SeqCst,
                 Ordering::Acquire,
             ) {
@@ -487,6 +530,17 @@ impl Store {
             local_free: UnsafeCell::new(ptr::null_mut()),
             remote_free: CachePadded::new(SyncAtomicPtr::new(ptr::null_mut())),
         }
+    }
+
+    /// Are both free lists empty, so that the next `alloc` needs a page?
+    ///
+    /// # Safety
+    /// Only the thread that has claimed this store's context may call it.
+    #[inline]
+    pub(crate) unsafe fn needs_page(&self) -> bool {
+        // SAFETY: owner-only access, promised by the caller; a plain read.
+        let local_empty = unsafe { (*self.local_free.get()).is_null() };
+        local_empty && self.remote_free.load(Ordering::Relaxed).is_null()
     }
 
     /// Take a free slot, allocating a new page through `new_page` when both

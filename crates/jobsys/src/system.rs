@@ -90,7 +90,20 @@ impl JobSystem {
             });
         }
         let wait_spin = config.wait_spin.unwrap_or(policy.wait_spin());
-        let registry = Registry::new(workers, policy, wait_spin, !config.no_priority_inheritance);
+        let max_jobs = config.max_jobs.unwrap_or(crate::builder::DEFAULT_MAX_JOBS);
+        if max_jobs == 0 {
+            return Err(BuildError::ZeroMaxJobs);
+        }
+        let registry = Registry::new(
+            workers,
+            policy,
+            wait_spin,
+            !config.no_priority_inheritance,
+            config
+                .failure_history
+                .unwrap_or(crate::builder::DEFAULT_FAILURE_HISTORY),
+            max_jobs,
+        );
         let mut threads = Vec::with_capacity(workers);
         for i in 0..workers {
             let reg = registry.clone();

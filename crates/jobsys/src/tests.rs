@@ -118,7 +118,7 @@ fn join_runs_both_sides_even_when_stolen() {
 }
 
 #[test]
-fn failure_reaches_dependents_and_the_slot_waits_for_an_observer() {
+fn failure_reaches_dependents_and_outlives_its_slot() {
     let js = system(1);
     let bad = js.schedule(|| panic!("expected test panic"));
     let dep = js.schedule_after(&[bad], || unreachable!("must not run"));
@@ -129,10 +129,12 @@ fn failure_reaches_dependents_and_the_slot_waits_for_an_observer() {
         }
         other => panic!("unexpected {other:?}"),
     }
-    // The failed slot is retained until observed, even after more jobs.
+    // The failed slot is reused by later jobs; the failure log still
+    // answers for the old handle.
     for _ in 0..n(100, 5) {
         js.complete(js.schedule(|| {}));
     }
+    assert!(js.is_complete(bad));
     match js.try_complete(bad) {
         Err(JobError::Panicked(p)) => assert!(!p.via_dependency()),
         other => panic!("unexpected {other:?}"),
@@ -163,4 +165,124 @@ fn waiting_below_your_own_parallel_for_is_reported() {
     let after = js.schedule_after(&[p], || {});
     *slot.lock().unwrap() = Some(after);
     js.complete(after);
+}
+
+/// Defect: after 2^32 reuses of one slot an old handle equalled a live
+/// job's. A slot now retires at `RETIRED_GEN` instead of wrapping, so no
+/// generation of a slot is handed out twice. (The slot is moved to just
+/// below the limit instead of running 2^32 jobs through it.)
+#[test]
+fn a_slot_retires_before_its_generation_wraps() {
+    use crate::store::{gen_of, FREE, RETIRED_GEN};
+    let js = system(0);
+    let first = js.schedule(|| {});
+    js.complete(first);
+    // SAFETY (test): 0 workers, the slot is free on this thread's own free
+    // list, and no other thread uses this system.
+    let slot = unsafe { first.slot.as_ref() };
+    slot.state
+        .store(u64::from(RETIRED_GEN - 2) | FREE, Ordering::Relaxed);
+    let a = js.schedule(|| {});
+    assert_eq!((a.slot, a.gen), (first.slot, RETIRED_GEN - 2));
+    js.complete(a);
+    let b = js.schedule(|| {});
+    assert_eq!((b.slot, b.gen), (first.slot, RETIRED_GEN - 1));
+    js.complete(b);
+    assert_eq!(gen_of(slot.state.load(Ordering::Relaxed)), RETIRED_GEN);
+    // Retired: later jobs get other slots, and every old handle reads
+    // complete forever.
+    for _ in 0..n(600, 20) {
+        let h = js.schedule(|| {});
+        assert_ne!(h.slot, first.slot, "a retired slot is never reused");
+        assert!(js.is_complete(first) && js.is_complete(a) && js.is_complete(b));
+        js.complete(h);
+    }
+    assert!(js.try_complete(b).is_ok());
+}
+
+/// Defect: failed jobs' slots were never reused (~225 B kept per failure).
+/// Now they are, and the failure is still reported through the old handle
+/// (the failure log) and to jobs scheduled after it.
+#[test]
+fn failed_slots_are_reused_and_their_failures_still_reported() {
+    let js = system(0);
+    let mut failed = Vec::new();
+    for i in 0..n(3000, 30) {
+        let h = js.schedule(move || panic!("expected test panic {i}"));
+        assert!(js.try_complete(h).is_err());
+        failed.push(h);
+    }
+    // One page of slots serves every failure.
+    assert!(js.stats().job_slots <= 256, "{:?}", js.stats());
+    let last = *failed.last().unwrap();
+    assert_eq!(failed[0].slot, last.slot, "the failed slot was reused");
+    match js.try_complete(failed[0]) {
+        Err(JobError::Panicked(p)) => {
+            assert_eq!(p.message(), "expected test panic 0");
+            assert!(!p.via_dependency());
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    // A dependency on a handle whose slot moved on still fails the dependent.
+    let after = js.schedule_after(&[failed[1]], || unreachable!("must not run"));
+    match js.try_complete(after) {
+        Err(JobError::Panicked(p)) => assert!(p.via_dependency()),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+/// The failure log keeps `failure_history` failures; an older one is
+/// forgotten (its handle reads success) and counted.
+#[test]
+fn the_failure_log_is_bounded() {
+    let js = JobSystem::builder()
+        .workers(0)
+        .failure_history(2)
+        .build()
+        .unwrap();
+    let hs: Vec<_> = (0..3)
+        .map(|_| {
+            let h = js.schedule(|| panic!("expected test panic"));
+            let _ = js.try_complete(h);
+            js.complete(js.schedule(|| {})); // moves the slot on
+            h
+        })
+        .collect();
+    assert!(js.try_complete(hs[0]).is_ok(), "forgotten");
+    assert!(js.try_complete(hs[1]).is_err());
+    assert!(js.try_complete(hs[2]).is_err());
+    assert_eq!(js.stats().failures_forgotten, 1);
+}
+
+/// Defect: a burst of queued jobs reserved storage without bound. With
+/// `max_jobs`, a thread that needs a new page while that many jobs are
+/// unfinished runs jobs first: storage stays near `max_jobs` slots.
+#[test]
+fn max_jobs_bounds_storage_by_back_pressure() {
+    let js = JobSystem::builder()
+        .workers(0)
+        .max_jobs(300)
+        .build()
+        .unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let total = n(20_000, 700);
+    let mut last = None;
+    for _ in 0..total {
+        let r = ran.clone();
+        last = Some(js.schedule(move || {
+            r.fetch_add(1, Ordering::Relaxed);
+        }));
+    }
+    // With no workers only back-pressure ran jobs so far.
+    assert!(ran.load(Ordering::Relaxed) >= total - 300 - 256);
+    assert!(js.stats().job_slots <= 3 * 256, "{:?}", js.stats());
+    js.complete(last.unwrap());
+    drop(js);
+    assert_eq!(ran.load(Ordering::Relaxed), total);
+}
+
+#[test]
+fn max_jobs_zero_is_rejected() {
+    let err = JobSystem::builder().workers(0).max_jobs(0).build().unwrap_err();
+    assert!(matches!(err, crate::BuildError::ZeroMaxJobs), "{err}");
 }

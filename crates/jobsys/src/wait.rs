@@ -41,6 +41,8 @@ struct Parked {
     ctx: *const Context,
     target: (*const Slot, u32),
     running: Vec<(*const Slot, u32)>,
+    /// A scope's wait: it never gives up (see `register`).
+    must_finish: bool,
 }
 
 // SAFETY: the raw pointers name contexts and slots of the registry that owns
@@ -49,7 +51,12 @@ unsafe impl Sync for Waiters {}
 // SAFETY: as above.
 unsafe impl Send for Waiters {}
 
+/// `park` word values: 0 while parked, then
+/// - `WOKEN`: the target finished or needed work became runnable: look again;
+/// - `BROKEN`: a scope's wait closed a cycle through this thread's wait,
+///   which must end (`register`): it returns `WaitOnSelf`.
 const WOKEN: u32 = 1;
+const BROKEN: u32 = 2;
 
 impl Waiters {
     pub(crate) fn new() -> Waiters {
@@ -62,25 +69,58 @@ impl Waiters {
     /// Register `ctx` as parked on `target` — unless that closes a cycle of
     /// waits: `target` is run by a parked thread that waits on a job run by
     /// another parked thread … that waits on a job `ctx` is inside of. Then
-    /// nobody in the cycle can ever finish; returns `Err(WaitOnSelf)` and
-    /// registers nothing. Registration and check happen under one lock, so
-    /// of two threads closing a cycle the second to register sees it.
-    fn register(&self, ctx: &Context, target: (*const Slot, u32)) -> Result<(), JobError> {
+    /// nobody in the cycle can ever finish, and one wait in it must end:
+    /// - normally the caller's: returns `Err(WaitOnSelf)` and registers
+    ///   nothing;
+    /// - if the caller `must_finish` (a scope waiting on a job that borrows
+    ///   its stack: it may not return while that job lives), another
+    ///   member's: a parked thread of the cycle that may give up is woken
+    ///   with `BROKEN` (its wait returns `WaitOnSelf`) and the caller
+    ///   registers and waits on. If every other member must finish too,
+    ///   nothing can end the cycle without freeing borrowed memory under a
+    ///   running job: the process aborts with a message.
+    ///
+    /// Registration and check happen under one lock, so of two threads
+    /// closing a cycle the second to register sees it.
+    fn register(
+        &self,
+        ctx: &Context,
+        target: (*const Slot, u32),
+        must_finish: bool,
+    ) -> Result<(), JobError> {
         ctx.park.store(0, Ordering::Relaxed);
-        // SAFETY: owner-only state of the calling thread's context.
-        let running = unsafe { ctx.owner() }.running.clone();
+        let running = ctx.running_snapshot();
         let mut p = lock(&self.parked);
         if !running.is_empty() {
             let mut job = target;
+            // The parked threads followed so far (indices into `p`).
+            let mut chain = Vec::new();
             // Each step follows one parked thread; a chain longer than the
             // list has looped without reaching us.
             for _ in 0..p.len() {
-                let Some(runner) = p.iter().find(|w| w.running.contains(&job)) else {
+                let Some(i) = p.iter().position(|w| w.running.contains(&job)) else {
                     break;
                 };
-                job = runner.target;
+                chain.push(i);
+                job = p[i].target;
                 if running.contains(&job) {
-                    return Err(JobError::WaitOnSelf);
+                    if !must_finish {
+                        return Err(JobError::WaitOnSelf);
+                    }
+                    // The last thread followed waits on our job: it is the
+                    // most direct one to tell.
+                    let Some(&v) = chain.iter().rev().find(|&&i| !p[i].must_finish) else {
+                        eprintln!(
+                            "jobsys: scopes wait on each other in a cycle (each waits on a job \
+                             that borrows its stack); none can return safely. Aborting."
+                        );
+                        std::process::abort();
+                    };
+                    // SAFETY: parked contexts belong to the live registry.
+                    let c = unsafe { &*p[v].ctx };
+                    c.park.store(BROKEN, Ordering::Release);
+                    c.park.wake_one();
+                    break;
                 }
             }
         }
@@ -88,6 +128,7 @@ impl Waiters {
             ctx,
             target,
             running,
+            must_finish,
         });
         // SeqCst: pairs with the SeqCst loads of `count` in the wake paths
         // (each after the waker's state change on the slot).
@@ -115,7 +156,8 @@ impl Waiters {
             if std::ptr::eq(w.target.0, slot) {
                 // SAFETY: parked contexts belong to the live registry.
                 let c = unsafe { &*w.ctx };
-                c.park.store(WOKEN, Ordering::Release);
+                // A BROKEN word stays BROKEN: that wait must still end.
+                let _ = c.park.compare_exchange(0, WOKEN);
                 c.park.wake_one();
                 woken.push(c.index);
             }
@@ -135,7 +177,7 @@ impl Waiters {
         for w in p.iter() {
             // SAFETY: as in `wake_target`.
             let c = unsafe { &*w.ctx };
-            c.park.store(WOKEN, Ordering::Release);
+            let _ = c.park.compare_exchange(0, WOKEN);
             c.park.wake_one();
             woken.push(c.index);
         }
@@ -147,15 +189,13 @@ impl Waiters {
 pub(crate) struct DepthGuard<'a>(&'a Context);
 impl<'a> DepthGuard<'a> {
     pub(crate) fn new(ctx: &'a Context) -> Self {
-        // SAFETY: owner-only state of the calling thread's context.
-        unsafe { ctx.owner() }.wait_depth += 1;
+        ctx.add_wait_depth(1);
         DepthGuard(ctx)
     }
 }
 impl Drop for DepthGuard<'_> {
     fn drop(&mut self) {
-        // SAFETY: as in `new`.
-        unsafe { self.0.owner() }.wait_depth -= 1;
+        self.0.add_wait_depth(-1);
     }
 }
 
@@ -171,21 +211,61 @@ impl Registry {
 
     /// Wait for `h`, helping with the work it needs.
     pub(crate) fn wait(&self, h: JobHandle) -> Result<(), JobError> {
+        self.wait_with(h, false)
+    }
+
+    /// A scope's wait for one of its jobs, which may borrow the scope's
+    /// stack: it returns only once the job's closure has run or been
+    /// dropped, whatever error it reports.
+    ///
+    /// - A job that cannot start because it (transitively) needs a job this
+    ///   thread is inside of is cancelled: its closure is dropped here and
+    ///   it finishes as failed when its dependencies do.
+    /// - A running job whose thread waits, through a cycle of waits, on a
+    ///   job this thread is inside of: that other wait is ended with
+    ///   `WaitOnSelf` (`Waiters::register`), and this one goes on until the
+    ///   job finishes.
+    ///
+    /// Either way the cycle is reported as `Err(WaitOnSelf)`, after the
+    /// closure is gone.
+    pub(crate) fn wait_scoped(&self, h: JobHandle) -> Result<(), JobError> {
+        let mut cycle = false;
+        loop {
+            match self.wait_with(h, true) {
+                Err(JobError::WaitOnSelf) => {
+                    cycle = true;
+                    let ctx = self.current();
+                    if ctx.is_running(h.slot.as_ptr(), h.gen) {
+                        // A scope's final wait runs below the scope's own
+                        // frame, never inside one of its jobs.
+                        unreachable!("jobsys: a scope waits on a job it is running");
+                    }
+                    if self.cancel_unstarted(ctx, h) {
+                        return Err(JobError::WaitOnSelf);
+                    }
+                    // Runnable, running or finished: wait again.
+                }
+                _ if cycle => return Err(JobError::WaitOnSelf),
+                r => return r,
+            }
+        }
+    }
+
+    fn wait_with(&self, h: JobHandle, must_finish: bool) -> Result<(), JobError> {
         if h.system != self.id {
             return Err(JobError::ForeignHandle);
         }
         let slot = h.slot();
         let s = slot.state.load(Ordering::Acquire);
         if gen_of(s) != h.gen {
-            return Ok(());
+            return self.observe_recycled(h);
         }
         let ctx = self.current();
         if phase_of(s) == FINISHED {
             return self.observe(ctx, h);
         }
         // Nothing may wait forever on a batch this thread forgot to flush.
-        // SAFETY: owner-only state of the calling thread's context.
-        if unsafe { ctx.owner() }.batch_pending != 0 {
+        if ctx.batch_pending() != 0 {
             self.flush(ctx);
         }
         if ctx.is_running(slot, h.gen) {
@@ -212,7 +292,7 @@ impl Registry {
         loop {
             let s = slot.state.load(Ordering::Acquire);
             if gen_of(s) != h.gen {
-                return Ok(());
+                return self.observe_recycled(h);
             }
             if phase_of(s) == FINISHED {
                 return self.observe(ctx, h);
@@ -223,7 +303,7 @@ impl Registry {
             if self.spin_for_help(ctx, h, &mut marked)? {
                 continue;
             }
-            self.park_on(ctx, h, &mut marked)?;
+            self.park_on(ctx, h, &mut marked, must_finish)?;
         }
     }
 
@@ -312,8 +392,7 @@ impl Registry {
         h: JobHandle,
         runnable: &mut Vec<Entry>,
     ) -> Result<(), JobError> {
-        // SAFETY: owner-only state of the calling thread's context.
-        let inside_job = !unsafe { ctx.owner() }.running.is_empty();
+        let inside_job = ctx.inside_job();
         // Keyed by (slot, generation): a graph can hold two handles of one
         // slot, an early job's (finished, slot reused) and a later one's.
         let mut visited: Option<HashSet<(*const Slot, u32), SlotHash>> =
@@ -404,12 +483,18 @@ impl Registry {
     }
 
     /// Sleep until `h` finishes or needed work may have become runnable.
-    fn park_on(&self, ctx: &Context, h: JobHandle, marked: &mut bool) -> Result<(), JobError> {
+    fn park_on(
+        &self,
+        ctx: &Context,
+        h: JobHandle,
+        marked: &mut bool,
+        must_finish: bool,
+    ) -> Result<(), JobError> {
         let slot = h.slot();
         if slot.pin(h.gen).is_none() {
             return Ok(());
         }
-        if let Err(e) = self.waiters.register(ctx, (slot, h.gen)) {
+        if let Err(e) = self.waiters.register(ctx, (slot, h.gen), must_finish) {
             self.unpin(ctx, slot);
             return Err(e);
         }
@@ -428,31 +513,50 @@ impl Registry {
             return helped.map(|_| ());
         }
         crate::trace::sleep_begin(self, ctx);
-        while ctx.park.load(Ordering::Acquire) != WOKEN {
+        let mut word = ctx.park.load(Ordering::Acquire);
+        while word == 0 {
             ctx.park.wait(0);
+            word = ctx.park.load(Ordering::Acquire);
         }
         crate::trace::sleep_end(self, ctx);
         self.waiters.unregister(ctx);
         self.unpin(ctx, slot);
+        if word == BROKEN {
+            return Err(JobError::WaitOnSelf);
+        }
         Ok(())
     }
 
-    /// `h` finished: report its failure, if any. Failed slots are never
-    /// recycled, so this holds for every wait on a failed handle.
+    /// `h` finished: report its failure, if any (from the slot while it
+    /// still holds `h`'s generation, else from the failure log).
     fn observe(&self, ctx: &Context, h: JobHandle) -> Result<(), JobError> {
         let slot = h.slot();
         let s = slot.state.load(Ordering::Acquire);
-        if gen_of(s) != h.gen || s & FAILED == 0 {
+        if gen_of(s) != h.gen {
+            return self.observe_recycled(h);
+        }
+        if s & FAILED == 0 {
             return Ok(());
         }
         let Some(st) = slot.pin(h.gen) else {
-            return Ok(());
+            return self.observe_recycled(h);
         };
         let failure = slot.failure();
         self.unpin(ctx, slot);
         match failure {
             Some(f) => Err(JobError::Panicked(f.to_panic(st & POISONED != 0))),
             None => Ok(()),
+        }
+    }
+
+    /// `h`'s slot moved on to a later job: `h` finished; report the failure
+    /// the log remembers for it, if any (`failures.rs`).
+    pub(crate) fn observe_recycled(&self, h: JobHandle) -> Result<(), JobError> {
+        match self.failures.lookup(h.slot.as_ptr() as usize, h.gen) {
+            None => Ok(()),
+            Some(rec) => Err(JobError::Panicked(
+                rec.failure.to_panic(rec.flags & POISONED != 0),
+            )),
         }
     }
 }
