@@ -183,7 +183,16 @@ pub struct Config {
     /// is made to help run jobs first (back-pressure). `None`:
     /// [`DEFAULT_MAX_JOBS`]. Must be at least 1. See `docs/storage.md`.
     pub max_jobs: Option<usize>,
+    /// Job slots each thread keeps when it is idle; whole pages of free
+    /// slots beyond that are given back to the OS (a worker before it
+    /// sleeps, another thread when its outermost `complete` returns, or
+    /// [`JobSystem::trim_storage`](crate::JobSystem::trim_storage)).
+    /// `None`: [`DEFAULT_RETAINED_SLOTS`]. See `docs/storage.md`.
+    pub retained_slots: Option<usize>,
 }
+
+/// Job slots a thread keeps when idle, by default (64 pages, 2 MiB).
+pub const DEFAULT_RETAINED_SLOTS: usize = 1 << 14;
 
 /// Failures remembered after their slots are reused, by default.
 pub const DEFAULT_FAILURE_HISTORY: usize = 4096;
@@ -251,6 +260,11 @@ impl Builder {
     /// [`Config::max_jobs`]).
     pub fn max_jobs(mut self, n: usize) -> Self {
         self.config.max_jobs = Some(n);
+        self
+    }
+    /// Job slots each thread keeps when idle (see [`Config::retained_slots`]).
+    pub fn retained_slots(mut self, n: usize) -> Self {
+        self.config.retained_slots = Some(n);
         self
     }
     /// The configuration built so far.

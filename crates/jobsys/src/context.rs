@@ -189,6 +189,13 @@ impl Context {
         st.wait_depth = st.wait_depth.wrapping_add_signed(delta);
     }
 
+    /// Nesting depth of `complete` on this thread.
+    #[inline]
+    pub(crate) fn wait_depth(&self) -> u32 {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.wait_depth
+    }
+
     /// One more job in this thread's unflushed batch.
     #[inline]
     pub(crate) fn batch_add(&self) {

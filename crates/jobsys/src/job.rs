@@ -71,13 +71,13 @@ pub(crate) unsafe fn write_single<F: FnOnce() + Send>(slot: &Slot, f: F) {
         // and unused (the slot is fresh).
         unsafe {
             ptr::write(p.cast::<F>(), f);
-            *slot.vtable.get() = &<SingleInline<F> as SingleVTable>::VTABLE;
+            slot.set_vtable(&<SingleInline<F> as SingleVTable>::VTABLE);
         }
     } else {
         // SAFETY: a Box is one pointer, which fits; slot is unpublished.
         unsafe {
             ptr::write(p.cast::<Box<F>>(), Box::new(f));
-            *slot.vtable.get() = &<SingleBoxed<F> as SingleVTable>::VTABLE;
+            slot.set_vtable(&<SingleBoxed<F> as SingleVTable>::VTABLE);
         }
     }
 }

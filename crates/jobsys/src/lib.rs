@@ -48,7 +48,8 @@ mod tests;
 pub struct ReadmeDoctests;
 
 pub use builder::{
-    BuildError, Builder, Config, IdlePolicy, DEFAULT_FAILURE_HISTORY, DEFAULT_MAX_JOBS, MAX_WORKERS,
+    BuildError, Builder, Config, IdlePolicy, DEFAULT_FAILURE_HISTORY, DEFAULT_MAX_JOBS,
+    DEFAULT_RETAINED_SLOTS, MAX_WORKERS,
     MIN_STACK_SIZE,
 };
 pub use desc::{JobDesc, Priority};

@@ -180,10 +180,10 @@ pub(crate) unsafe fn write_pfor<F: Send + Sync>(
         let c = p.add(size_of::<Header>());
         if size_of::<F>() <= CLOSURE_ROOM && align_of::<F>() <= 16 {
             ptr::write(c.cast::<F>(), f);
-            *slot.vtable.get() = inline_vt;
+            slot.set_vtable(inline_vt);
         } else {
             ptr::write(c.cast::<Box<F>>(), Box::new(f));
-            *slot.vtable.get() = boxed_vt;
+            slot.set_vtable(boxed_vt);
         }
     }
 }

@@ -109,6 +109,8 @@ pub(crate) struct Registry {
     /// Unfinished jobs above which a thread that needs a new page of slots
     /// helps run jobs first (`make_room`).
     pub max_jobs: usize,
+    /// Pages of slots a thread keeps when idle (`Config::retained_slots`).
+    pub keep_pages: usize,
     pages: Mutex<Vec<Page>>,
     claim_lock: Mutex<()>,
     pub terminating: AtomicBool,
@@ -196,6 +198,7 @@ impl Registry {
         inheritance: bool,
         failure_history: usize,
         max_jobs: usize,
+        keep_pages: usize,
     ) -> Arc<Registry> {
         let cap = num_workers + MAX_EXTERNAL;
         Arc::new_cyclic(|weak| {
@@ -216,6 +219,7 @@ impl Registry {
                 waiters: Waiters::new(),
                 failures: FailureLog::new(failure_history),
                 max_jobs,
+                keep_pages,
                 pages: Mutex::new(Vec::new()),
                 claim_lock: Mutex::new(()),
                 terminating: AtomicBool::new(false),
@@ -415,6 +419,16 @@ impl Registry {
         crate::desc::name_of(slot.meta().name).unwrap_or_else(|| (slot.vtable().type_name)())
     }
 
+    /// Give back the memory of `ctx`'s whole free pages above `keep_pages`
+    /// (`Store::trim`). `ctx` is the calling thread's own context, idle.
+    pub(crate) fn trim(&self, ctx: &Context) -> usize {
+        if ctx.store.active_pages() <= self.keep_pages {
+            return 0;
+        }
+        // SAFETY: `ctx` is the calling thread's claimed context.
+        unsafe { ctx.store.trim(self.keep_pages) }
+    }
+
     /// Return a slot that `update_and_maybe_free` just freed.
     pub(crate) fn recycle(&self, ctx: &Context, slot: &Slot) {
         // Plain load first: the common case (no failure) needs no RMW.
@@ -448,7 +462,7 @@ impl Registry {
 
     #[inline]
     fn push_free(&self, ctx: &Context, slot: &Slot) {
-        let owner = self.context(slot.owner as usize);
+        let owner = self.context(slot.owner() as usize);
         // SAFETY: the slot was freed by this thread; `mine` is true only when
         // the caller's context owns the store.
         unsafe { owner.store.push_free(slot, owner.index == ctx.index) };
@@ -1073,7 +1087,9 @@ impl Registry {
     }
 
     pub(crate) fn stats(&self) -> Stats {
-        let pages = self.pages.lock().unwrap_or_else(|e| e.into_inner()).len();
+        let pages: usize = (0..self.num_contexts())
+            .map(|i| self.context(i).store.active_pages())
+            .sum();
         let mut st = Stats {
             workers: self.num_workers,
             failures_forgotten: self.failures.forgotten(),
@@ -1195,6 +1211,8 @@ impl Registry {
                 continue;
             }
             bump(&ctx.counters.sleeps);
+            // Idle: give back storage a burst left behind.
+            self.trim(ctx);
             crate::trace::sleep_begin(&self, ctx);
             woken_by = self.sleep.park(idx);
             crate::trace::sleep_end(&self, ctx);

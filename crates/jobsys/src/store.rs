@@ -24,7 +24,7 @@ use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Bytes of closure a slot stores inline.
@@ -150,6 +150,16 @@ impl JobMeta {
         u32::from(self.name) | u32::from(self.priority) << 16 | u32::from(self._spare) << 24
     }
 
+    /// Unnamed, normal priority.
+    fn default_packed() -> u32 {
+        JobMeta {
+            name: 0,
+            priority: 1,
+            _spare: 0,
+        }
+        .pack()
+    }
+
     #[inline]
     fn unpack(w: u32) -> JobMeta {
         JobMeta {
@@ -170,11 +180,14 @@ pub(crate) struct Slot {
     pub dependents: AtomicPtr<Edge>,
     /// Unfinished dependencies + 1 while the job is being set up.
     pub pending: AtomicU32,
-    /// Index of the context whose page holds this slot (immutable).
-    pub owner: u32,
+    /// Index of the context whose page holds this slot. Atomic only
+    /// because an idle page is zeroed (`Store::trim`) and rewritten when
+    /// reused; otherwise it never changes.
+    owner: AtomicU32,
     /// Free-list link.
     pub link: SyncAtomicPtr<Slot>,
-    pub vtable: UnsafeCell<&'static JobVTable>,
+    /// The job's vtable (a raw pointer: an idle, zeroed page holds null).
+    vtable: UnsafeCell<*const JobVTable>,
     /// `Arc<Failure>` as a raw pointer, or null.
     pub failure: AtomicPtr<Failure>,
     /// First edge block of this job's own dependencies (chained through the
@@ -222,20 +235,13 @@ impl Slot {
             state: AtomicU64::new(u64::from(FIRST_GEN) | FREE),
             dependents: AtomicPtr::new(ptr::null_mut()),
             pending: AtomicU32::new(0),
-            owner,
+            owner: AtomicU32::new(owner),
             link: SyncAtomicPtr::new(ptr::null_mut()),
             vtable: UnsafeCell::new(&NOOP_VTABLE),
             failure: AtomicPtr::new(ptr::null_mut()),
             edges: UnsafeCell::new(ptr::null_mut()),
             ndeps: UnsafeCell::new(0),
-            meta: AtomicU32::new(
-                JobMeta {
-                    name: 0,
-                    priority: 1,
-                    _spare: 0,
-                }
-                .pack(),
-            ),
+            meta: AtomicU32::new(JobMeta::default_packed()),
             payload: UnsafeCell::new(Payload([MaybeUninit::uninit(); PAYLOAD_BYTES])),
         }
     }
@@ -278,10 +284,41 @@ impl Slot {
 
     #[inline]
     pub(crate) fn vtable(&self) -> &'static JobVTable {
-        // SAFETY: the vtable is written before the job is published (deque
-        // push or handle return, both release operations) and not changed
-        // until the slot is freed; readers hold a pin or a claim.
-        unsafe { *self.vtable.get() }
+        // SAFETY: the vtable is written (`set_vtable`, a `&'static`)
+        // before the job is published (deque push or handle return, both
+        // release operations) and not changed until the slot is freed;
+        // readers hold a pin or a claim.
+        unsafe { &**self.vtable.get() }
+    }
+
+    /// Set the vtable of a job being written.
+    ///
+    /// # Safety
+    /// The caller owns the slot (fresh from `alloc`, unpublished).
+    #[inline]
+    pub(crate) unsafe fn set_vtable(&self, vt: &'static JobVTable) {
+        // SAFETY: unpublished slot, promised by the caller.
+        unsafe { *self.vtable.get() = vt };
+    }
+
+    /// Index of the context whose store this slot belongs to.
+    #[inline]
+    pub(crate) fn owner(&self) -> u32 {
+        self.owner.load(Ordering::Relaxed)
+    }
+
+    /// Make a slot of an idle page (zeroed by `Store::trim`) a fresh free
+    /// slot of generation `gen` again. Only atomic stores touch what other
+    /// threads may read without a pin (`state`, `meta`): a stale handle or
+    /// entry may still look at the slot's state.
+    fn revive(&self, owner: u32, gen: u32) {
+        self.state.store(u64::from(gen) | FREE, Ordering::Relaxed);
+        self.owner.store(owner, Ordering::Relaxed);
+        self.dependents.store(ptr::null_mut(), Ordering::Relaxed);
+        self.pending.store(0, Ordering::Relaxed);
+        self.failure.store(ptr::null_mut(), Ordering::Relaxed);
+        self.meta.store(JobMeta::default_packed(), Ordering::Relaxed);
+        self.link.store(ptr::null_mut(), Ordering::Relaxed);
     }
 
     /// Pin the slot if it still holds generation `gen` and is not free.
@@ -472,33 +509,57 @@ pub(crate) fn unpin(slot: &Slot) -> Unpinned {
     update_and_maybe_free(slot, |s| s - PIN_ONE).1
 }
 
-/// One page of slots. The slots are held through a raw pointer (from
-/// `Box::into_raw`) so that moving the `Page` does not re-assert uniqueness
-/// of the allocation while other threads hold references into it.
+/// Bytes of one page: `PAGE_SLOTS` slots, allocated aligned to this size
+/// so a slot's page is its address with the low bits cleared.
+pub(crate) const PAGE_BYTES: usize = PAGE_SLOTS * std::mem::size_of::<Slot>();
+
+fn page_layout() -> std::alloc::Layout {
+    std::alloc::Layout::from_size_align(PAGE_BYTES, PAGE_BYTES).expect("page layout")
+}
+
+/// The page holding `slot`.
+#[inline]
+fn page_base(slot: *const Slot) -> usize {
+    slot as usize & !(PAGE_BYTES - 1)
+}
+
+/// One page of slots, owned by the registry until it is dropped (a slot's
+/// memory is never freed while the system lives: handles and deque
+/// entries read its state). Held through a raw pointer so that moving the
+/// `Page` does not re-assert uniqueness of the allocation while other
+/// threads hold references into it.
 pub(crate) struct Page {
-    slots: *mut [Slot],
+    slots: *mut Slot,
 }
 
 impl Page {
     fn new(owner: u32) -> Page {
-        let slots: Box<[Slot]> = (0..PAGE_SLOTS).map(|_| Slot::new(owner)).collect();
-        Page {
-            slots: Box::into_raw(slots),
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { std::alloc::alloc(page_layout()) }.cast::<Slot>();
+        if p.is_null() {
+            std::alloc::handle_alloc_error(page_layout());
         }
+        for i in 0..PAGE_SLOTS {
+            // SAFETY: `p` has room for PAGE_SLOTS slots, suitably aligned
+            // (the page alignment is a multiple of the slot's).
+            unsafe { p.add(i).write(Slot::new(owner)) };
+        }
+        Page { slots: p }
     }
 
     /// The slots; they live until the page is dropped.
     pub(crate) fn slots(&self) -> &[Slot] {
-        // SAFETY: `slots` came from `Box::into_raw` and is freed only in Drop.
-        unsafe { &*self.slots }
+        // SAFETY: PAGE_SLOTS initialised slots from `new`, freed only in Drop.
+        unsafe { std::slice::from_raw_parts(self.slots, PAGE_SLOTS) }
     }
 }
 
 impl Drop for Page {
     fn drop(&mut self) {
-        // SAFETY: from `Box::into_raw`, dropped once, when the registry
-        // (sole owner of pages) is dropped and no thread uses the slots.
-        unsafe { drop(Box::from_raw(self.slots)) };
+        // SAFETY: from `alloc` with this layout, freed once, when the
+        // registry (sole owner of pages) is dropped and no thread uses the
+        // slots; `Slot` has no drop glue.
+        unsafe { std::alloc::dealloc(self.slots.cast(), page_layout()) };
     }
 }
 
@@ -507,6 +568,42 @@ unsafe impl Send for Page {}
 // SAFETY: as above.
 unsafe impl Sync for Page {}
 
+/// A page of a store whose slots were all free when the store was trimmed:
+/// its memory was given back to the OS (`decommit`) and is reused before a
+/// new page is allocated.
+struct IdlePage {
+    first: *const Slot,
+    /// The generation every slot starts at when the page is reused: the
+    /// highest one any of its slots had reached, so no handle of the page
+    /// ever names a later job.
+    floor: u32,
+}
+
+/// Owner-only page bookkeeping of a store.
+#[derive(Default)]
+struct Pages {
+    idle: Vec<IdlePage>,
+    /// `active` when the last trim ran (a trim that found nothing to give
+    /// back is not repeated until the store grows again).
+    trimmed_at: usize,
+}
+
+/// Give the memory of an idle page back to the OS. The range stays
+/// mapped, so a stale handle that reads a slot's state there sees zeros
+/// (generation 0, which no handle has) instead of faulting.
+fn decommit(first: *const Slot) {
+    #[cfg(all(target_os = "linux", not(miri), not(loom)))]
+    // SAFETY: the page is a PAGE_BYTES-aligned range of our own
+    // allocation; MADV_DONTNEED only drops its contents (reads then see
+    // zeros), which every field of a free slot allows (atomics, raw
+    // pointers, plain integers).
+    unsafe {
+        libc::madvise(first as *mut libc::c_void, PAGE_BYTES, libc::MADV_DONTNEED);
+    }
+    #[cfg(not(all(target_os = "linux", not(miri), not(loom))))]
+    let _ = first;
+}
+
 /// The slot store of one context.
 pub(crate) struct Store {
     owner: u32,
@@ -514,11 +611,15 @@ pub(crate) struct Store {
     local_free: UnsafeCell<*mut Slot>,
     /// Slots freed by other threads, pushed here; the owner takes all at once.
     remote_free: CachePadded<SyncAtomicPtr<Slot>>,
+    /// Pages in use (not idle); written by the owner only, read by `stats`.
+    active: AtomicUsize,
+    /// Owner-only.
+    pages: UnsafeCell<Pages>,
 }
 
-// SAFETY: `local_free` is only touched by the thread that has claimed the
-// owning context (callers of the `unsafe fn`s promise this); `remote_free`
-// is atomic.
+// SAFETY: `local_free` and `pages` are only touched by the thread that has
+// claimed the owning context (callers of the `unsafe fn`s promise this);
+// the rest is atomic.
 unsafe impl Sync for Store {}
 // SAFETY: as above.
 unsafe impl Send for Store {}
@@ -529,7 +630,14 @@ impl Store {
             owner,
             local_free: UnsafeCell::new(ptr::null_mut()),
             remote_free: CachePadded::new(SyncAtomicPtr::new(ptr::null_mut())),
+            active: AtomicUsize::new(0),
+            pages: UnsafeCell::new(Pages::default()),
         }
+    }
+
+    /// Pages in use (committed, not idle).
+    pub(crate) fn active_pages(&self) -> usize {
+        self.active.load(Ordering::Relaxed)
     }
 
     /// Are both free lists empty, so that the next `alloc` needs a page?
@@ -543,8 +651,10 @@ impl Store {
         local_empty && self.remote_free.load(Ordering::Relaxed).is_null()
     }
 
-    /// Take a free slot, allocating a new page through `new_page` when both
-    /// free lists are empty. The slot's state is `(gen, FREE)`.
+    /// Take a free slot. When both free lists are empty, an idle page is
+    /// reused, else a new one is allocated and handed to `new_page` (which
+    /// keeps it alive as long as the registry). The slot's state is
+    /// `(gen, FREE)`.
     ///
     /// # Safety
     /// Only the thread that has claimed this store's context may call it.
@@ -558,11 +668,8 @@ impl Store {
         if head.is_null() {
             *head = self.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
             if head.is_null() {
-                let slots = new_page(Page::new(self.owner));
-                for s in slots.iter().rev() {
-                    s.link.store(*head, Ordering::Relaxed);
-                    *head = s as *const Slot as *mut Slot;
-                }
+                // SAFETY: owner-only, as above.
+                *head = unsafe { self.add_page(new_page) };
             }
         }
         // SAFETY: `*head` is non-null here and points into a page that lives
@@ -571,6 +678,103 @@ impl Store {
         let slot = unsafe { &**head };
         *head = slot.link.load(Ordering::Relaxed);
         ptr::NonNull::from(slot)
+    }
+
+    /// A page's worth of free slots, linked: an idle page revived, else a
+    /// new page. Returns the head of the list.
+    ///
+    /// # Safety
+    /// Owner-only.
+    #[cold]
+    unsafe fn add_page(&self, new_page: impl FnOnce(Page) -> &'static [Slot]) -> *mut Slot {
+        // SAFETY: owner-only access, promised by the caller.
+        let pages = unsafe { &mut *self.pages.get() };
+        let slots: &[Slot] = match pages.idle.pop() {
+            Some(idle) => {
+                // SAFETY: an idle page is one of ours (registry-owned, alive).
+                let slots = unsafe { std::slice::from_raw_parts(idle.first, PAGE_SLOTS) };
+                for s in slots {
+                    s.revive(self.owner, idle.floor);
+                }
+                slots
+            }
+            None => new_page(Page::new(self.owner)),
+        };
+        self.active.store(self.active_pages() + 1, Ordering::Relaxed);
+        let mut head = ptr::null_mut();
+        for s in slots.iter().rev() {
+            s.link.store(head, Ordering::Relaxed);
+            head = s as *const Slot as *mut Slot;
+        }
+        head
+    }
+
+    /// Give back the memory of whole free pages while more than `keep`
+    /// pages are in use (called when the owner is idle: `Registry::trim`).
+    /// A page is idle only if every one of its slots is on the free lists.
+    /// Returns how many pages were given back.
+    ///
+    /// # Safety
+    /// Owner-only.
+    pub(crate) unsafe fn trim(&self, keep: usize) -> usize {
+        // SAFETY: owner-only access, promised by the caller.
+        let (head, pages) = unsafe { (&mut *self.local_free.get(), &mut *self.pages.get()) };
+        let active = self.active_pages();
+        if active <= keep || pages.trimmed_at == active {
+            return 0;
+        }
+        pages.trimmed_at = active;
+        // Every free slot onto the local list.
+        let mut r = self.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
+        while !r.is_null() {
+            // SAFETY: a free slot of ours, pushed with Release (see `alloc`).
+            let s = unsafe { &*r };
+            let next = s.link.load(Ordering::Relaxed);
+            s.link.store(*head, Ordering::Relaxed);
+            *head = r;
+            r = next;
+        }
+        // Free slots per page, and the highest generation in each.
+        let mut per_page: std::collections::HashMap<usize, (usize, u32)> = Default::default();
+        let mut p = *head;
+        while !p.is_null() {
+            // SAFETY: free slots of ours.
+            let s = unsafe { &*p };
+            let e = per_page.entry(page_base(p)).or_insert((0, 0));
+            e.0 += 1;
+            e.1 = e.1.max(gen_of(s.state.load(Ordering::Relaxed)));
+            p = s.link.load(Ordering::Relaxed);
+        }
+        let mut idle: Vec<(usize, u32)> = per_page
+            .into_iter()
+            .filter(|&(_, (n, _))| n == PAGE_SLOTS)
+            .map(|(base, (_, floor))| (base, floor))
+            .collect();
+        idle.truncate(active - keep);
+        if idle.is_empty() {
+            return 0;
+        }
+        let gone: std::collections::HashSet<usize> = idle.iter().map(|&(b, _)| b).collect();
+        // Relink the free list without the idle pages' slots.
+        let mut p = std::mem::replace(head, ptr::null_mut());
+        while !p.is_null() {
+            // SAFETY: free slots of ours.
+            let s = unsafe { &*p };
+            let next = s.link.load(Ordering::Relaxed);
+            if !gone.contains(&page_base(p)) {
+                s.link.store(*head, Ordering::Relaxed);
+                *head = p;
+            }
+            p = next;
+        }
+        for &(base, floor) in &idle {
+            let first = base as *const Slot;
+            decommit(first);
+            pages.idle.push(IdlePage { first, floor });
+        }
+        self.active.store(active - idle.len(), Ordering::Relaxed);
+        pages.trimmed_at = active - idle.len();
+        idle.len()
     }
 
     /// Return a freed slot. `mine` says whether the calling thread owns this

@@ -103,6 +103,10 @@ impl JobSystem {
                 .failure_history
                 .unwrap_or(crate::builder::DEFAULT_FAILURE_HISTORY),
             max_jobs,
+            config
+                .retained_slots
+                .unwrap_or(crate::builder::DEFAULT_RETAINED_SLOTS)
+                .div_ceil(crate::store::PAGE_SLOTS),
         );
         let mut threads = Vec::with_capacity(workers);
         for i in 0..workers {
@@ -353,7 +357,7 @@ impl JobSystem {
         let ctx = reg.current();
         let (slot, gen) = reg.alloc_job(ctx, &JobDesc::default());
         // SAFETY: fresh slot, unpublished.
-        unsafe { *slot.vtable.get() = &NOOP_VTABLE };
+        unsafe { slot.set_vtable(&NOOP_VTABLE) };
         reg.submit(ctx, slot, gen, handles, 0)
     }
 
@@ -512,6 +516,17 @@ impl JobSystem {
     /// If `h` belongs to another `JobSystem`.
     pub fn is_complete(&self, h: JobHandle) -> bool {
         self.reg().is_complete(h)
+    }
+
+    /// Give back to the OS the job storage of the calling thread above
+    /// [`Config::retained_slots`](crate::Config::retained_slots): whole pages
+    /// whose slots are all free. Happens by itself when a worker goes to
+    /// sleep and when another thread's outermost `complete` returns; call
+    /// it e.g. after a level load that queued millions of jobs. Returns the
+    /// pages (of 256 slots, 32 KiB) given back.
+    pub fn trim_storage(&self) -> usize {
+        let reg = self.reg();
+        reg.trim(reg.current())
     }
 
     /// Run `a` and `b`, potentially in parallel, and return both results.

@@ -286,3 +286,41 @@ fn max_jobs_zero_is_rejected() {
     let err = JobSystem::builder().workers(0).max_jobs(0).build().unwrap_err();
     assert!(matches!(err, crate::BuildError::ZeroMaxJobs), "{err}");
 }
+
+/// Defect: a burst of queued jobs left its storage reserved for the life of
+/// the system. Whole free pages above `retained_slots` are given back when
+/// the thread is idle (here: its outermost `complete` returns), and a page
+/// reused later never lets an old handle alias a new job.
+#[test]
+fn storage_above_the_high_water_mark_is_given_back_and_reused_safely() {
+    let js = JobSystem::builder()
+        .workers(0)
+        .retained_slots(512)
+        .build()
+        .unwrap();
+    let burst = n(20_000, 1_500);
+    let old: Vec<_> = (0..burst).map(|_| js.schedule(|| {})).collect();
+    let peak = js.stats().job_slots;
+    assert!(peak >= burst as u64, "{peak}");
+    js.complete(js.combine(&old));
+    let after = js.stats().job_slots;
+    assert!(after <= 512 + 256, "kept {after} slots of {peak}");
+    // Reuse (revived pages start above every old generation).
+    let gate = Arc::new(AtomicUsize::new(0));
+    let new: Vec<_> = (0..burst)
+        .map(|_| {
+            let g = gate.clone();
+            js.schedule(move || {
+                g.fetch_add(1, Ordering::Relaxed);
+            })
+        })
+        .collect();
+    assert!(old.iter().all(|&h| js.is_complete(h)));
+    assert!(new.iter().all(|&h| !js.is_complete(h)));
+    for h in &old {
+        assert!(!new.contains(h), "a handle was handed out twice");
+    }
+    js.complete(js.combine(&new));
+    assert_eq!(gate.load(Ordering::Relaxed), burst);
+    assert_eq!(js.trim_storage(), 0, "already trimmed when idle");
+}

@@ -271,7 +271,20 @@ impl Registry {
         if ctx.is_running(slot, h.gen) {
             return Err(JobError::WaitOnSelf);
         }
-        let _depth = DepthGuard::new(ctx);
+        let depth = DepthGuard::new(ctx);
+        let r = self.wait_slow(ctx, h, must_finish);
+        drop(depth);
+        // The outermost wait of a thread that is not a worker: it is about
+        // to go back to its own code, a good moment to give back storage.
+        if !ctx.is_worker && ctx.wait_depth() == 0 {
+            self.trim(ctx);
+        }
+        r
+    }
+
+    fn wait_slow(&self, ctx: &Context, h: JobHandle, must_finish: bool) -> Result<(), JobError> {
+        let slot = h.slot();
+        let s = slot.state.load(Ordering::Acquire);
         let _trace = crate::trace::WaitTrace::of_handle(self, ctx, h);
         // Fast path: `h` is on top of our own deque (fork/join, W1 single).
         if phase_of(s) == RUNNABLE && s & crate::parallel_for::PFOR == 0 {
