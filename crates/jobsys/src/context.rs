@@ -84,9 +84,10 @@ pub(crate) struct Context {
     owner: UnsafeCell<OwnerState>,
 }
 
-// SAFETY: `local` and `owner` are only used by the thread that claimed the
-// context (enforced by the claim protocol in `registry.rs`); everything else
-// is atomic or immutable.
+// SAFETY: `locals`, `needed_local`, `store`'s owner-only parts and `owner`
+// are only used by the thread that claimed the context (the claim protocol:
+// `Registry::current` / `claim_external`, released by `Claim::drop`, and a
+// worker's own context); everything else is atomic or immutable.
 unsafe impl Sync for Context {}
 // SAFETY: as above.
 unsafe impl Send for Context {}

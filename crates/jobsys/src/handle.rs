@@ -24,8 +24,9 @@ unsafe impl Send for JobHandle {}
 unsafe impl Sync for JobHandle {}
 
 impl JobHandle {
-    /// The handle as two 64-bit words (slot address, generation and system
-    /// id), for the C API.
+    /// The handle as two 64-bit words (slot address; generation and system
+    /// id), e.g. to key a map or to print. One way only: there is no
+    /// `from_bits` (the C API keeps its own handle table).
     pub fn to_bits(self) -> [u64; 2] {
         [
             self.slot.as_ptr() as usize as u64,
@@ -34,8 +35,10 @@ impl JobHandle {
     }
 
     pub(crate) fn slot(&self) -> &Slot {
-        // SAFETY: only called after `Registry::check` confirmed the handle
-        // belongs to a live system, whose pages outlive it (see Send impl).
+        // SAFETY: only called by a `Registry` whose id equals `system` (its
+        // methods check `h.system == self.id` first, e.g. `wait`,
+        // `is_complete`, `check_handles`), and that registry's pages outlive
+        // it (see the Send impl).
         unsafe { self.slot.as_ref() }
     }
 }

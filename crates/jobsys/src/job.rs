@@ -3,7 +3,7 @@
 //! Each closure type gets one `JobVTable` (a `static` per monomorphisation)
 //! with functions to run it (consuming it) or drop it unrun.
 
-use crate::store::{JobKind, JobVTable, Slot, PAYLOAD_BYTES};
+use crate::store::{JobVTable, Slot, PAYLOAD_BYTES};
 use std::mem::{align_of, size_of};
 use std::ptr;
 
@@ -21,7 +21,6 @@ trait SingleVTable {
 
 impl<F: FnOnce()> SingleVTable for SingleInline<F> {
     const VTABLE: JobVTable = JobVTable {
-        kind: JobKind::Single,
         type_name: std::any::type_name::<F>,
         run: run_inline::<F>,
         drop: drop_inline::<F>,
@@ -30,7 +29,6 @@ impl<F: FnOnce()> SingleVTable for SingleInline<F> {
 }
 impl<F: FnOnce()> SingleVTable for SingleBoxed<F> {
     const VTABLE: JobVTable = JobVTable {
-        kind: JobKind::Single,
         type_name: std::any::type_name::<F>,
         run: run_boxed::<F>,
         drop: drop_boxed::<F>,

@@ -49,8 +49,7 @@ pub struct ReadmeDoctests;
 
 pub use builder::{
     BuildError, Builder, Config, IdlePolicy, DEFAULT_FAILURE_HISTORY, DEFAULT_MAX_JOBS,
-    DEFAULT_RETAINED_SLOTS, MAX_WORKERS,
-    MIN_STACK_SIZE,
+    DEFAULT_RETAINED_SLOTS, MAX_WORKERS, MIN_STACK_SIZE,
 };
 pub use desc::{JobDesc, Priority};
 pub use error::{JobError, JobPanic};

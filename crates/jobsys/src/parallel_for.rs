@@ -21,9 +21,6 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// State bit: the slot holds a parallel_for (entries pin instead of claim).
-pub(crate) const PFOR: u64 = 1 << 39;
-
 /// How a parallel_for's range is cut into pieces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Batch {
@@ -132,7 +129,6 @@ unsafe fn unreachable_run(_: *mut u8) {
 
 impl<F: Fn(usize), const BOXED: bool> RangeVTable for PerIndex<F, BOXED> {
     const VTABLE: JobVTable = JobVTable {
-        kind: JobKind::ParallelFor,
         type_name: std::any::type_name::<F>,
         run: unreachable_run,
         drop: drop_closure::<F, BOXED>,
@@ -141,7 +137,6 @@ impl<F: Fn(usize), const BOXED: bool> RangeVTable for PerIndex<F, BOXED> {
 }
 impl<F: Fn(Range<usize>), const BOXED: bool> RangeVTable for Chunked<F, BOXED> {
     const VTABLE: JobVTable = JobVTable {
-        kind: JobKind::ParallelFor,
         type_name: std::any::type_name::<F>,
         run: unreachable_run,
         drop: drop_closure::<F, BOXED>,
@@ -322,7 +317,9 @@ impl Registry {
             ctx.running_push(slot, gen);
             // SAFETY: every piece is done or abandoned, so no thread uses the
             // closure any more; it is dropped exactly once, here.
-            let r = catch_unwind(AssertUnwindSafe(|| unsafe { (vt.drop)(slot.payload_ptr()) }));
+            let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+                (vt.drop)(slot.payload_ptr())
+            }));
             ctx.running_pop();
             if let Err(p) = r {
                 slot.set_failure(Arc::new(Failure::from_panic(p)));

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 /// The panic of a thread that uses a job system from a thread-local
 /// destructor that runs after both of jobsys's claim lists were destroyed.
-const TLS_GONE: &str = "jobsys: a JobSystem was used from a thread-local destructor that runs after \
+const TLS_GONE: &str =
+    "jobsys: a JobSystem was used from a thread-local destructor that runs after \
                         jobsys's own thread-locals were destroyed (see docs/design-notes.md, \
                         \"Thread-local teardown\")";
 
@@ -736,7 +737,7 @@ impl Registry {
         if gen_of(s) != e.gen || phase_of(s) != RUNNABLE {
             return false;
         }
-        if s & crate::parallel_for::PFOR != 0 {
+        if s & PFOR != 0 {
             return self.run_pieces(ctx, slot, e.gen, on_claim);
         }
         if !slot.claim(e.gen) {

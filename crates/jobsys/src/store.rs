@@ -34,6 +34,25 @@ pub(crate) const PAGE_SLOTS: usize = 256;
 
 // ---- the state word -------------------------------------------------------
 // bits 0..32: generation; bits 32..35: phase; 35..41: flags; 41..64: pins.
+//
+// The phases of one generation (→ is one CAS or a store by the slot's owner
+// before publication; every transition keeps the generation except the
+// freeing one, which also drops the last pin):
+//
+//   FREE(g) ──alloc+publish──▶ RUNNABLE(g) ──claim (+pin)──▶ RUNNING(g)
+//      │                          ▲   │ PFOR: pinned pieces,       │
+//      │ publish with deps        │   │ stays RUNNABLE            │ run / fail /
+//      ▼                          │   ▼                            ▼ skip
+//   WAITING(g) ──last dep done────┘  FINISHED(g) ◀──finish──────────┘
+//      │ cancel (+pin, CANCELLED; closure dropped by the canceller; the
+//      │ job later goes RUNNABLE → RUNNING → FINISHED without running)
+//   FINISHED(g), no pins ──free──▶ FREE(g+1), or retired at RETIRED_GEN
+//   EDGES(g): an edge block, private to its job, freed with it.
+//
+// Flags: FAILED, POISONED (skipped: a dependency failed), CANCELLED,
+// WAITED (a waiter needs it), PFOR, HAS_DEPS (dependents attached). Pins:
+// waiters, attachers, a canceller and the runner (the claim) each hold one;
+// a pinned slot keeps its generation, payload, edges and failure.
 pub(crate) const PHASE_SHIFT: u32 = 32;
 pub(crate) const PHASE_MASK: u64 = 0b111 << PHASE_SHIFT;
 pub(crate) const FREE: u64 = 0;
@@ -53,6 +72,9 @@ pub(crate) const HAS_DEPS: u64 = 1 << 40;
 /// Some thread in `complete` needs this job (it is the handle waited on or
 /// one of its unfinished dependencies): waiters may help with it.
 pub(crate) const WAITED: u64 = 1 << 38;
+/// The slot holds a parallel_for: its entries pin instead of claim, and it
+/// stays RUNNABLE while its pieces run (`parallel_for.rs`).
+pub(crate) const PFOR: u64 = 1 << 39;
 pub(crate) const PIN_SHIFT: u32 = 41;
 pub(crate) const PIN_ONE: u64 = 1 << PIN_SHIFT;
 
@@ -104,8 +126,6 @@ pub(crate) const CLOSED: *mut Edge = 1 as *mut Edge;
 
 /// What kind of job a slot holds, and how to run or drop its payload.
 pub(crate) struct JobVTable {
-    #[allow(dead_code)] // read in debug assertions and by the tracer later
-    pub kind: JobKind,
     /// Run (consuming) the closure in the payload.
     pub run: unsafe fn(*mut u8),
     /// Drop the payload without running it.
@@ -115,12 +135,6 @@ pub(crate) struct JobVTable {
     /// For parallel_for: run indices `[begin, end)` of the closure, which
     /// is whole pieces of `batch` indices (the last may be shorter).
     pub run_range: unsafe fn(*const u8, usize, usize, usize),
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum JobKind {
-    Single,
-    ParallelFor,
 }
 
 /// One dependency edge: `dependent` waits for `dep`. Lives in an edge block
@@ -222,7 +236,6 @@ fn combine_name() -> &'static str {
     "combine"
 }
 pub(crate) static NOOP_VTABLE: JobVTable = JobVTable {
-    kind: JobKind::Single,
     type_name: combine_name,
     run: noop,
     drop: noop,
@@ -317,7 +330,8 @@ impl Slot {
         self.dependents.store(ptr::null_mut(), Ordering::Relaxed);
         self.pending.store(0, Ordering::Relaxed);
         self.failure.store(ptr::null_mut(), Ordering::Relaxed);
-        self.meta.store(JobMeta::default_packed(), Ordering::Relaxed);
+        self.meta
+            .store(JobMeta::default_packed(), Ordering::Relaxed);
         self.link.store(ptr::null_mut(), Ordering::Relaxed);
     }
 
@@ -466,7 +480,7 @@ pub(crate) enum Unpinned {
     /// The slot is still in use.
     Kept,
     /// This call freed the slot (generation moved on); the caller must
-    /// return its memory with `Store::recycle`.
+    /// return it with `Registry::recycle`.
     Freed,
 }
 
@@ -700,7 +714,8 @@ impl Store {
             }
             None => new_page(Page::new(self.owner)),
         };
-        self.active.store(self.active_pages() + 1, Ordering::Relaxed);
+        self.active
+            .store(self.active_pages() + 1, Ordering::Relaxed);
         let mut head = ptr::null_mut();
         for s in slots.iter().rev() {
             s.link.store(head, Ordering::Relaxed);

@@ -6,8 +6,9 @@ use crate::builder::{
 use crate::desc::JobDesc;
 use crate::error::JobError;
 use crate::handle::JobHandle;
-use crate::parallel_for::{vtables_chunked, vtables_per_index, write_pfor, Batch, PFOR};
+use crate::parallel_for::{vtables_chunked, vtables_per_index, write_pfor, Batch};
 use crate::registry::{Registry, Stats};
+use crate::store::PFOR;
 use crate::store::{update_and_maybe_free, Unpinned, FINISHED, NOOP_VTABLE};
 use std::ops::Range;
 use std::sync::atomic::Ordering;

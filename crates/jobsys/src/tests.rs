@@ -283,7 +283,11 @@ fn max_jobs_bounds_storage_by_back_pressure() {
 
 #[test]
 fn max_jobs_zero_is_rejected() {
-    let err = JobSystem::builder().workers(0).max_jobs(0).build().unwrap_err();
+    let err = JobSystem::builder()
+        .workers(0)
+        .max_jobs(0)
+        .build()
+        .unwrap_err();
     assert!(matches!(err, crate::BuildError::ZeroMaxJobs), "{err}");
 }
 

@@ -14,8 +14,18 @@
 //!   wakes every parked waiter, so needed work never sits in a queue while
 //!   the threads that need it sleep.
 //!
-//! A failed job's slot is retained until a waiter observes the failure, so
-//! `complete` reports a panic even when called long after the job failed.
+//! A failed job's slot is reused like any other; its failure stays in the
+//! registry's failure log (`failures.rs`), so `complete` reports a panic
+//! even when called after the slot moved on to later jobs.
+//!
+//! A scope's final wait (`wait_scoped`) is the one wait that never gives
+//! up: it returns only after the job's closure has run or been dropped.
+//! Wait cycles are found in two places: the walk (a thread waits on a job
+//! that needs a job it is inside of) and `Waiters::register` (a ring of
+//! parked threads, each inside the job the previous one waits on). Cycles
+//! that pass through a dependency edge of a job no thread runs yet, and
+//! cycles across two job systems, are not detected (docs/design-notes.md,
+//! "Known limits").
 
 use crate::context::{Context, HIGH, PRIORITIES};
 use crate::deque::Entry;
@@ -287,7 +297,7 @@ impl Registry {
         let s = slot.state.load(Ordering::Acquire);
         let _trace = crate::trace::WaitTrace::of_handle(self, ctx, h);
         // Fast path: `h` is on top of our own deque (fork/join, W1 single).
-        if phase_of(s) == RUNNABLE && s & crate::parallel_for::PFOR == 0 {
+        if phase_of(s) == RUNNABLE && s & PFOR == 0 {
             // No pin: the slot may be reused meanwhile, so the priority is a
             // guess; the popped entry is compared with `h` before it runs.
             let local = ctx.local(slot.prio_hint());
