@@ -79,6 +79,11 @@ impl FailureLog {
         if self.len.load(Ordering::Acquire) == 0 {
             return None;
         }
+        self.lookup_locked(slot, gen)
+    }
+
+    #[cold]
+    fn lookup_locked(&self, slot: usize, gen: u32) -> Option<Recorded> {
         self.inner
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -422,10 +422,16 @@ impl Registry {
 
     /// Give back the memory of `ctx`'s whole free pages above `keep_pages`
     /// (`Store::trim`). `ctx` is the calling thread's own context, idle.
+    #[inline]
     pub(crate) fn trim(&self, ctx: &Context) -> usize {
         if ctx.store.active_pages() <= self.keep_pages {
             return 0;
         }
+        self.trim_slow(ctx)
+    }
+
+    #[cold]
+    fn trim_slow(&self, ctx: &Context) -> usize {
         // SAFETY: `ctx` is the calling thread's claimed context.
         unsafe { ctx.store.trim(self.keep_pages) }
     }
@@ -680,18 +686,7 @@ impl Registry {
         // run and free the job, and the slot may be reused (TSan found the
         // read after it).
         let prio = slot.prio();
-        let mut s = slot.state.load(Ordering::Acquire);
-        loop {
-            debug_assert_eq!(phase_of(s), WAITING);
-            let new = (s & !PHASE_MASK) | RUNNABLE;
-            match slot
-                .state
-                .compare_exchange_weak(s, new, Ordering::SeqCst, Ordering::Acquire)
-            {
-                Ok(_) => break,
-                Err(now) => s = now,
-            }
-        }
+        let s = slot.release();
         let e = Entry {
             slot: NonNull::from(slot),
             gen: gen_of(s),

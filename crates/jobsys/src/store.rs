@@ -20,11 +20,12 @@
 
 use crate::error::Failure;
 use crate::sync::AtomicPtr as SyncAtomicPtr;
+use crate::sync::AtomicU64 as StateWord;
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Bytes of closure a slot stores inline.
@@ -189,7 +190,7 @@ pub(crate) struct Payload(pub [MaybeUninit<u8>; PAYLOAD_BYTES]);
 
 #[repr(C, align(64))]
 pub(crate) struct Slot {
-    pub state: AtomicU64,
+    pub state: StateWord,
     /// Head of the list of edges of jobs waiting for this one, or `CLOSED`.
     pub dependents: AtomicPtr<Edge>,
     /// Unfinished dependencies + 1 while the job is being set up.
@@ -245,7 +246,7 @@ pub(crate) static NOOP_VTABLE: JobVTable = JobVTable {
 impl Slot {
     fn new(owner: u32) -> Slot {
         Slot {
-            state: AtomicU64::new(u64::from(FIRST_GEN) | FREE),
+            state: StateWord::new(u64::from(FIRST_GEN) | FREE),
             dependents: AtomicPtr::new(ptr::null_mut()),
             pending: AtomicU32::new(0),
             owner: AtomicU32::new(owner),
@@ -420,6 +421,25 @@ impl Slot {
                 Ordering::Acquire,
             ) {
                 Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// The last dependency finished: `WAITING` → `RUNNABLE` (flags kept,
+    /// `CANCELLED` included). Called once per job, by whoever made
+    /// `pending` reach 0. Returns the state before.
+    #[inline]
+    pub(crate) fn release(&self) -> u64 {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            debug_assert_eq!(phase_of(s), WAITING);
+            let new = (s & !PHASE_MASK) | RUNNABLE;
+            match self
+                .state
+                .compare_exchange_weak(s, new, Ordering::SeqCst, Ordering::Acquire)
+            {
+                Ok(_) => return s,
                 Err(now) => s = now,
             }
         }
@@ -831,6 +851,84 @@ mod loom_tests {
     use super::*;
     use loom::sync::Arc as LArc;
     use loom::thread;
+
+    /// A slot of generation 5 in `phase` with `pins` pins, on the heap
+    /// for the model's threads.
+    fn slot_in(phase: u64, pins: u64) -> &'static Slot {
+        let s: &'static Slot = Box::leak(Box::new(Slot::new(0)));
+        s.state.store(5 | phase | pins * PIN_ONE, Ordering::Relaxed);
+        s
+    }
+
+    // Pin vs recycle: the runner drops the last pin of a finished job while
+    // a waiter tries to pin it. Either the waiter pins generation 5 (and
+    // the slot is freed only by its own unpin), or it finds the slot freed
+    // (generation 6); exactly one thread frees it, once.
+    #[test]
+    fn pin_races_the_freeing_unpin() {
+        loom::model(|| {
+            let s = slot_in(FINISHED, 1);
+            let t = thread::spawn(move || matches!(unpin(s), Unpinned::Freed) as u32);
+            let mut freed = 0;
+            if let Some(st) = s.pin(5) {
+                assert_eq!(gen_of(st), 5, "a pin holds the generation");
+                freed += matches!(unpin(s), Unpinned::Freed) as u32;
+            }
+            freed += t.join().unwrap();
+            assert_eq!(freed, 1, "freed exactly once");
+            let st = s.state.load(Ordering::Relaxed);
+            assert_eq!((gen_of(st), phase_of(st), pins_of(st)), (6, FREE, 0));
+        });
+    }
+
+    // Claim vs claim (a pop racing a steal, or a waiter claiming through
+    // the handle): exactly one thread gets to run the job.
+    #[test]
+    fn one_claim_wins() {
+        loom::model(|| {
+            let s = slot_in(RUNNABLE, 0);
+            let t = thread::spawn(move || s.claim(5) as u32);
+            let won = s.claim(5) as u32 + t.join().unwrap();
+            assert_eq!(won, 1);
+            let st = s.state.load(Ordering::Relaxed);
+            assert_eq!((phase_of(st), pins_of(st)), (RUNNING, 1));
+        });
+    }
+
+    // Cancel vs release + claim: a scope cancels a waiting job while its
+    // last dependency finishes and a worker claims it. If the cancel won,
+    // the claimer sees CANCELLED (and must not touch the closure) and the
+    // slot cannot be freed while the canceller holds its pin; if it lost,
+    // the job runs normally and the canceller changed nothing.
+    #[test]
+    fn cancel_races_release_and_claim() {
+        loom::model(|| {
+            let s = slot_in(WAITING, 0);
+            let t = thread::spawn(move || {
+                s.release();
+                if s.claim(5) {
+                    let cancelled = s.state.load(Ordering::Acquire) & CANCELLED != 0;
+                    // finish: FINISHED, drop the claim's pin.
+                    update_and_maybe_free(s, |x| ((x & !PHASE_MASK) | FINISHED) - PIN_ONE);
+                    Some(cancelled)
+                } else {
+                    None
+                }
+            });
+            let cancelled = s.cancel(5);
+            if cancelled {
+                // Our pin keeps generation 5 until we drop it.
+                assert_eq!(gen_of(s.state.load(Ordering::Acquire)), 5);
+            }
+            let ran = t.join().unwrap();
+            assert_eq!(ran, Some(cancelled), "the claimer saw exactly the cancel");
+            if cancelled {
+                assert!(matches!(unpin(s), Unpinned::Freed));
+            }
+            let st = s.state.load(Ordering::Relaxed);
+            assert_eq!((gen_of(st), phase_of(st), pins_of(st)), (6, FREE, 0));
+        });
+    }
 
     // Remote frees race with the owner draining the stack: every slot freed
     // remotely is allocated again exactly once.

@@ -177,8 +177,8 @@ fn a_slot_retires_before_its_generation_wraps() {
     let js = system(0);
     let first = js.schedule(|| {});
     js.complete(first);
-    // SAFETY (test): 0 workers, the slot is free on this thread's own free
-    // list, and no other thread uses this system.
+    // SAFETY: 0 workers: the slot is free on this thread's own free list,
+    // its page lives as long as `js`, and no other thread uses this system.
     let slot = unsafe { first.slot.as_ref() };
     slot.state
         .store(u64::from(RETIRED_GEN - 2) | FREE, Ordering::Relaxed);

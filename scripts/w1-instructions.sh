@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Instructions per job of W1's jobsys kernels at 0 workers, counted by
+# callgrind (independent of machine load), for one commit or the work tree.
+#
+# Usage: bash scripts/w1-instructions.sh [REV]   (default: the work tree)
+#
+# For each case: one W1 iteration is counted with
+# `--toggle-collect='*w1_kernels::iteration*'`; the figure is the difference
+# between 5 and 1 counted samples, over 4 iterations and the jobs of one
+# iteration (as docs/tracing.md, "Instruction counts"). REV is built in a
+# temporary git worktree with its own target directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rev=${1:-}
+src=$PWD
+if [ -n "$rev" ]; then
+  src=$(mktemp -d /tmp/w1-instr.XXXXXX)
+  git worktree add --detach "$src" "$rev" >/dev/null
+  trap 'git worktree remove --force "$src"' EXIT
+fi
+target=${CARGO_TARGET_DIR:-$PWD/target}/w1-instructions/${rev:-worktree}
+(cd "$src" && CARGO_TARGET_DIR=$target cargo build -q --release -p jobsys-w1)
+bin=$target/release/jobsys-w1
+echo "case instructions_per_job (rev ${rev:-work tree})"
+for case in single flat nested pfor-empty; do
+  count() {
+    local out
+    out=$(mktemp)
+    valgrind --tool=callgrind --callgrind-out-file="$out" \
+      --toggle-collect='*w1_kernels::iteration*' \
+      "$bin" --case "$case" --warmup 1 --samples "$1" 2>/dev/null >"$out.json"
+    jobs=$(sed -n 's/.*"jobs":\([0-9]*\).*/\1/p' "$out.json")
+    sed -n 's/^summary: \([0-9]*\)/\1/p' "$out"
+    rm -f "$out" "$out.json"
+  }
+  i5=$(count 5)
+  i1=$(count 1)
+  jobs=$("$bin" --case "$case" --warmup 0 --samples 1 | sed -n 's/.*"jobs":\([0-9]*\).*/\1/p')
+  awk -v a="$i5" -v b="$i1" -v j="$jobs" -v c="$case" 'BEGIN { printf "%s %.2f\n", c, (a - b) / 4 / j }'
+done
