@@ -84,17 +84,28 @@ struct Release {
 impl Drop for Release {
     fn drop(&mut self) {
         if let Some(f) = self.f {
+            FRAMES.with(|fr| {
+                fr.borrow_mut().push(Frame {
+                    system: self.serial,
+                    failure: None,
+                    release: true,
+                })
+            });
             // SAFETY: the caller of `jobsys_schedule*` passed `f` and `data`
-            // for exactly this call, made once.
-            run_c(self.serial, || unsafe { f(self.data.ptr()) })
+            // for exactly this call, made once. A C function does not
+            // unwind, so the frame is always popped below.
+            unsafe { f(self.data.ptr()) };
+            FRAMES.with(|fr| fr.borrow_mut().pop());
         }
     }
 }
 
-/// A C job running on this thread.
+/// A C job running on this thread, or the release callback of one
+/// (`release`: part of the job for `running_in`, too late to fail it).
 struct Frame {
     system: u32,
     failure: Option<String>,
+    release: bool,
 }
 
 thread_local! {
@@ -116,6 +127,7 @@ fn run_c(serial: u32, call: impl FnOnce()) {
             f.borrow_mut().push(Frame {
                 system: serial,
                 failure: None,
+                release: false,
             })
         });
         call();
@@ -152,6 +164,10 @@ pub unsafe extern "C" fn jobsys_fail(message: *const c_char) -> Code {
                 .into_owned()
         };
         FRAMES.with(|f| match f.borrow_mut().last_mut() {
+            Some(frame) if frame.release => Err(Error::new(
+                Code::BadState,
+                "called from a release callback: the job is already done (fail it from its function)",
+            )),
             Some(frame) => {
                 frame.failure.get_or_insert(message);
                 Ok(())
