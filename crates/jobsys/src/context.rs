@@ -8,9 +8,11 @@
 //! inherits them. Fields marked owner-only are touched only by the claiming
 //! thread.
 
-use crate::deque::{self, Entry, Local, Stealer};
+use crate::deque::{self, Local, Stealer};
+use crate::job::Entry;
 use crate::sleep::Futex;
-use crate::store::{Slot, Store};
+use crate::slot::Slot;
+use crate::store::Store;
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -1,4 +1,4 @@
-//! Per-thread work-stealing deques.
+//! Per-thread work-stealing deques of `Entry`s (`job.rs`).
 //!
 //! Each context owns a crossbeam-deque `Worker` (the owner pushes and pops
 //! LIFO at one end) and publishes a `Stealer` (others take FIFO from the
@@ -10,53 +10,9 @@
 //! implementation of the same algorithm with a growable buffer; the W1 figures
 //! (docs/design-notes.md) show the deque is not what limits us.
 
-use crate::store::Slot;
+/// Re-exported: the tracer names entries by this path.
+pub(crate) use crate::job::Entry;
 use crossbeam_deque::{Steal, Stealer as CbStealer, Worker as CbWorker};
-use std::ptr::NonNull;
-
-/// A queued job: slot address and generation at push time.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct Entry {
-    pub slot: NonNull<Slot>,
-    pub gen: u32,
-}
-
-// SAFETY: an entry is an address plus a generation; the slot it points to is
-// `Sync` and lives as long as the registry that owns every deque.
-unsafe impl Send for Entry {}
-
-impl Entry {
-    /// An entry for a `join` job living on its joiner's stack: the address
-    /// is tagged with the low bit (slots and stack jobs are 4-aligned).
-    #[inline]
-    pub(crate) fn stack(job: &crate::join::StackHeader) -> Entry {
-        let tagged = (job as *const crate::join::StackHeader as usize | 1) as *mut Slot;
-        Entry {
-            // SAFETY: a reference's address, plus one, is non-null.
-            slot: unsafe { NonNull::new_unchecked(tagged) },
-            gen: 0,
-        }
-    }
-
-    #[inline]
-    pub(crate) fn is_stack(&self) -> bool {
-        self.slot.as_ptr() as usize & 1 != 0
-    }
-
-    #[inline]
-    pub(crate) fn stack_header(&self) -> *const crate::join::StackHeader {
-        (self.slot.as_ptr() as usize & !1) as *const crate::join::StackHeader
-    }
-
-    /// The slot of a slot entry (never called on a stack entry).
-    #[inline]
-    pub(crate) fn slot(&self) -> &Slot {
-        debug_assert!(!self.is_stack());
-        // SAFETY: slots are never freed while the registry lives, and
-        // entries never outlive the registry's deques.
-        unsafe { self.slot.as_ref() }
-    }
-}
 
 /// The owner's end of a deque.
 pub(crate) struct Local(CbWorker<Entry>);

@@ -72,6 +72,12 @@ impl FailureLog {
         self.len.store(g.order.len(), Ordering::Release);
     }
 
+    /// No failure is remembered (one load).
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len.load(Ordering::Acquire) == 0
+    }
+
     /// The failure of the finished job (slot, gen), if it failed and is
     /// still remembered. One load when no job ever failed.
     #[inline]

@@ -1,6 +1,6 @@
 //! `JobHandle`: a (slot, generation) pair naming one scheduled job.
 
-use crate::store::Slot;
+use crate::slot::Slot;
 use std::fmt;
 use std::ptr::NonNull;
 

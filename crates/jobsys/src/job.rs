@@ -1,11 +1,12 @@
-//! Storing a closure in a slot: inline when it fits, boxed when not.
+//! The job types: a queued `Entry` (a slot job or a tagged stack job), and
+//! storing a closure in a slot (inline when it fits, boxed when not).
 //!
 //! Each closure type gets one `JobVTable` (a `static` per monomorphisation)
 //! with functions to run it (consuming it) or drop it unrun.
 
-use crate::store::{JobVTable, Slot, PAYLOAD_BYTES};
+use crate::slot::{JobVTable, Slot, PAYLOAD_BYTES};
 use std::mem::{align_of, size_of};
-use std::ptr;
+use std::ptr::{self, NonNull};
 
 /// True when `T` fits in a slot's payload (size and alignment).
 const fn fits<T>(room: usize) -> bool {
@@ -77,5 +78,49 @@ pub(crate) unsafe fn write_single<F: FnOnce() + Send>(slot: &Slot, f: F) {
             ptr::write(p.cast::<Box<F>>(), Box::new(f));
             slot.set_vtable(&<SingleBoxed<F> as SingleVTable>::VTABLE);
         }
+    }
+}
+
+/// A queued job: slot address and generation at push time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Entry {
+    pub slot: NonNull<Slot>,
+    pub gen: u32,
+}
+
+// SAFETY: an entry is an address plus a generation; the slot it points to is
+// `Sync` and lives as long as the registry that owns every deque.
+unsafe impl Send for Entry {}
+
+impl Entry {
+    /// An entry for a `join` job living on its joiner's stack: the address
+    /// is tagged with the low bit (slots and stack jobs are 4-aligned).
+    #[inline]
+    pub(crate) fn stack(job: &crate::join::StackHeader) -> Entry {
+        let tagged = (job as *const crate::join::StackHeader as usize | 1) as *mut Slot;
+        Entry {
+            // SAFETY: a reference's address, plus one, is non-null.
+            slot: unsafe { NonNull::new_unchecked(tagged) },
+            gen: 0,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_stack(&self) -> bool {
+        self.slot.as_ptr() as usize & 1 != 0
+    }
+
+    #[inline]
+    pub(crate) fn stack_header(&self) -> *const crate::join::StackHeader {
+        (self.slot.as_ptr() as usize & !1) as *const crate::join::StackHeader
+    }
+
+    /// The slot of a slot entry (never called on a stack entry).
+    #[inline]
+    pub(crate) fn slot(&self) -> &Slot {
+        debug_assert!(!self.is_stack());
+        // SAFETY: slots are never freed while the registry lives, and
+        // entries never outlive the registry's deques.
+        unsafe { self.slot.as_ref() }
     }
 }

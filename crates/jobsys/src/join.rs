@@ -12,7 +12,7 @@
 //! latch set.
 
 use crate::context::{Context, HIGH, NORMAL, PRIORITIES};
-use crate::deque::Entry;
+use crate::job::Entry;
 use crate::registry::Registry;
 use crate::sleep::Futex;
 use crate::sync::Ordering;

@@ -28,16 +28,20 @@ mod failures;
 mod handle;
 mod job;
 mod join;
+mod lifecycle;
 mod parallel_for;
 mod registry;
 mod scope;
+mod search;
 mod sleep;
+mod slot;
 mod store;
 mod sync;
 mod system;
 pub mod topology;
 pub mod trace;
 mod wait;
+mod worker;
 
 #[cfg(all(test, not(loom)))]
 mod tests;

@@ -9,10 +9,10 @@
 //! join. Whoever completes the last piece finishes the job.
 
 use crate::context::Context;
-use crate::deque::Entry;
 use crate::error::Failure;
+use crate::job::Entry;
 use crate::registry::Registry;
-use crate::store::*;
+use crate::slot::*;
 use std::mem::{align_of, size_of};
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -226,7 +226,7 @@ impl Registry {
             if cur >= h.pieces {
                 break;
             }
-            if st & CANCELLED != 0 || !slot.failure.load(Ordering::Acquire).is_null() {
+            if st & CANCELLED != 0 || slot.has_failure() {
                 // A piece panicked, a dependency failed before any piece
                 // ran (POISONED), or the job was cancelled before it became
                 // runnable (its closure is gone): hand out nothing more,
@@ -325,10 +325,10 @@ impl Registry {
                 slot.set_failure(Arc::new(Failure::from_panic(p)));
             }
         }
-        let failed = if slot.failure.load(Ordering::Acquire).is_null() {
-            0
-        } else {
+        let failed = if slot.has_failure() {
             FAILED | poisoned
+        } else {
+            0
         };
         self.finish(ctx, slot, gen, failed);
         true

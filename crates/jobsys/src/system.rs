@@ -8,8 +8,7 @@ use crate::error::JobError;
 use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, write_pfor, Batch};
 use crate::registry::{Registry, Stats};
-use crate::store::PFOR;
-use crate::store::{update_and_maybe_free, Unpinned, FINISHED, NOOP_VTABLE};
+use crate::slot::{NOOP_VTABLE, PFOR};
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -107,7 +106,7 @@ impl JobSystem {
             config
                 .retained_slots
                 .unwrap_or(crate::builder::DEFAULT_RETAINED_SLOTS)
-                .div_ceil(crate::store::PAGE_SLOTS),
+                .div_ceil(crate::slot::PAGE_SLOTS),
         );
         let mut threads = Vec::with_capacity(workers);
         for i in 0..workers {
@@ -372,12 +371,8 @@ impl JobSystem {
             gen,
             system: reg.id,
         };
-        slot.state
-            .store(u64::from(gen) | FINISHED, Ordering::Relaxed);
-        // Finished, unpinned, not failed: this moves to the next generation.
-        if let (_, Unpinned::Freed) = update_and_maybe_free(slot, |s| s) {
-            reg.recycle(ctx, slot);
-        }
+        slot.complete_unpublished(gen);
+        reg.recycle(ctx, slot);
         h
     }
 
@@ -475,8 +470,8 @@ impl JobSystem {
         batch: Batch,
         f: F,
         vts: (
-            &'static crate::store::JobVTable,
-            &'static crate::store::JobVTable,
+            &'static crate::slot::JobVTable,
+            &'static crate::slot::JobVTable,
         ),
     ) -> JobHandle {
         let reg = self.reg();

@@ -173,22 +173,21 @@ fn waiting_below_your_own_parallel_for_is_reported() {
 /// below the limit instead of running 2^32 jobs through it.)
 #[test]
 fn a_slot_retires_before_its_generation_wraps() {
-    use crate::store::{gen_of, FREE, RETIRED_GEN};
+    use crate::slot::RETIRED_GEN;
     let js = system(0);
     let first = js.schedule(|| {});
     js.complete(first);
     // SAFETY: 0 workers: the slot is free on this thread's own free list,
     // its page lives as long as `js`, and no other thread uses this system.
     let slot = unsafe { first.slot.as_ref() };
-    slot.state
-        .store(u64::from(RETIRED_GEN - 2) | FREE, Ordering::Relaxed);
+    slot.set_free_gen_for_test(RETIRED_GEN - 2);
     let a = js.schedule(|| {});
     assert_eq!((a.slot, a.gen), (first.slot, RETIRED_GEN - 2));
     js.complete(a);
     let b = js.schedule(|| {});
     assert_eq!((b.slot, b.gen), (first.slot, RETIRED_GEN - 1));
     js.complete(b);
-    assert_eq!(gen_of(slot.state.load(Ordering::Relaxed)), RETIRED_GEN);
+    assert!(slot.retired());
     // Retired: later jobs get other slots, and every old handle reads
     // complete forever.
     for _ in 0..n(600, 20) {

@@ -28,11 +28,11 @@
 //! "Known limits").
 
 use crate::context::{Context, HIGH, PRIORITIES};
-use crate::deque::Entry;
 use crate::error::JobError;
 use crate::handle::JobHandle;
+use crate::job::Entry;
 use crate::registry::Registry;
-use crate::store::*;
+use crate::slot::*;
 use crate::sync::lock;
 use std::collections::HashSet;
 use std::ptr::NonNull;
@@ -215,7 +215,7 @@ impl Registry {
             h.system == self.id,
             "jobsys: is_complete: the handle belongs to another JobSystem ({h:?})"
         );
-        let s = h.slot().state.load(Ordering::Acquire);
+        let s = h.slot().state();
         gen_of(s) != h.gen || phase_of(s) == FINISHED
     }
 
@@ -266,7 +266,7 @@ impl Registry {
             return Err(JobError::ForeignHandle);
         }
         let slot = h.slot();
-        let s = slot.state.load(Ordering::Acquire);
+        let s = slot.state();
         if gen_of(s) != h.gen {
             return self.observe_recycled(h);
         }
@@ -294,7 +294,7 @@ impl Registry {
 
     fn wait_slow(&self, ctx: &Context, h: JobHandle, must_finish: bool) -> Result<(), JobError> {
         let slot = h.slot();
-        let s = slot.state.load(Ordering::Acquire);
+        let s = slot.state();
         let _trace = crate::trace::WaitTrace::of_handle(self, ctx, h);
         // Fast path: `h` is on top of our own deque (fork/join, W1 single).
         if phase_of(s) == RUNNABLE && s & PFOR == 0 {
@@ -313,7 +313,7 @@ impl Registry {
         }
         let mut marked = false;
         loop {
-            let s = slot.state.load(Ordering::Acquire);
+            let s = slot.state();
             if gen_of(s) != h.gen {
                 return self.observe_recycled(h);
             }
@@ -449,24 +449,8 @@ impl Registry {
             match phase_of(st) {
                 RUNNABLE if p != h.slot => runnable.push(Entry { slot: p, gen }),
                 WAITING => {
-                    // SAFETY: pinned, so the edge blocks are stable.
-                    let (mut block, n) = unsafe { (*node.edges.get(), *node.ndeps.get() as usize) };
-                    let mut i = 0;
-                    while i < n && !block.is_null() {
-                        // SAFETY: blocks hold EDGES_PER_BLOCK initialised
-                        // edges each, `n` in total.
-                        let edges = unsafe { (*block).payload_ptr().cast::<Edge>() };
-                        for k in 0..EDGES_PER_BLOCK.min(n - i) {
-                            // SAFETY: in bounds (see above).
-                            let e = unsafe { &*edges.add(k) };
-                            // SAFETY: `dep` came from a handle of this registry.
-                            let dep = unsafe { NonNull::new_unchecked(e.dep as *mut Slot) };
-                            stack.push((dep, e.dep_gen));
-                        }
-                        i += EDGES_PER_BLOCK;
-                        // SAFETY: as above.
-                        block = unsafe { *(*block).edges.get() };
-                    }
+                    // SAFETY: pinned, and WAITING: published with its edges.
+                    unsafe { node.for_each_dep(|dep, dgen| stack.push((dep, dgen))) };
                 }
                 _ => {}
             }
@@ -490,7 +474,7 @@ impl Registry {
         }
         let mut backoff = self.backoff();
         loop {
-            let s = h.slot().state.load(Ordering::Acquire);
+            let s = h.slot().state();
             if gen_of(s) != h.gen || phase_of(s) == FINISHED {
                 return Ok(true);
             }
@@ -524,7 +508,7 @@ impl Registry {
         // Re-check after registering; pairs with the SeqCst count loads in
         // `finish` (via `wake_target`) and `make_runnable`.
         fence(Ordering::SeqCst);
-        let s = slot.state.load(Ordering::Acquire);
+        let s = slot.state();
         let helped = if phase_of(s) == FINISHED {
             Ok(true)
         } else {
@@ -554,7 +538,7 @@ impl Registry {
     /// still holds `h`'s generation, else from the failure log).
     fn observe(&self, ctx: &Context, h: JobHandle) -> Result<(), JobError> {
         let slot = h.slot();
-        let s = slot.state.load(Ordering::Acquire);
+        let s = slot.state();
         if gen_of(s) != h.gen {
             return self.observe_recycled(h);
         }
@@ -573,8 +557,18 @@ impl Registry {
     }
 
     /// `h`'s slot moved on to a later job: `h` finished; report the failure
-    /// the log remembers for it, if any (`failures.rs`).
+    /// the log remembers for it, if any (`failures.rs`). One load when no
+    /// failure is remembered.
+    #[inline]
     pub(crate) fn observe_recycled(&self, h: JobHandle) -> Result<(), JobError> {
+        if self.failures.is_empty() {
+            return Ok(());
+        }
+        self.observe_logged(h)
+    }
+
+    #[cold]
+    fn observe_logged(&self, h: JobHandle) -> Result<(), JobError> {
         match self.failures.lookup(h.slot.as_ptr() as usize, h.gen) {
             None => Ok(()),
             Some(rec) => Err(JobError::Panicked(
@@ -622,7 +616,7 @@ fn is_needed(e: Entry) -> bool {
     if e.is_stack() {
         return false;
     }
-    let s = e.slot().state.load(Ordering::Acquire);
+    let s = e.slot().state();
     gen_of(s) == e.gen && phase_of(s) == RUNNABLE && s & WAITED != 0
 }
 
@@ -632,6 +626,6 @@ pub(crate) fn still_queued(e: Entry) -> bool {
     if e.is_stack() {
         return true;
     }
-    let s = e.slot().state.load(Ordering::Acquire);
+    let s = e.slot().state();
     gen_of(s) == e.gen && phase_of(s) == RUNNABLE
 }

@@ -1,0 +1,525 @@
+//! A job's life on the engine side: slot allocation (with back-pressure
+//! and trimming), submit → (dependencies) → release onto a deque → claim →
+//! run (or skip, or cancel) → finish (release dependents, wake waiters) →
+//! recycle. Every state change goes through `slot.rs`'s transitions; this
+//! module decides which one and when.
+
+use crate::context::{bump, bump_by, Context};
+use crate::desc::JobDesc;
+use crate::error::Failure;
+use crate::failures::Recorded;
+use crate::handle::JobHandle;
+use crate::job::Entry;
+use crate::registry::Registry;
+use crate::slot::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+impl Registry {
+    // ---- slots ------------------------------------------------------------
+
+    #[inline]
+    pub(crate) fn alloc<'a>(&'a self, ctx: &Context) -> (&'a Slot, u32) {
+        // SAFETY: `ctx` is the calling thread's claimed context.
+        if unsafe { ctx.store.needs_page() } {
+            self.make_room(ctx);
+        }
+        // SAFETY: `ctx` is the calling thread's claimed context.
+        let slot = unsafe {
+            ctx.store.alloc(|page| {
+                let slots: *const [Slot] = self.keep_page(page);
+                // SAFETY: kept by the registry until it drops.
+                &*slots
+            })
+        };
+        // SAFETY: the slot lives in a page owned by `self`.
+        let slot: &'a Slot = unsafe { slot.as_ref() };
+        (slot, slot.gen_now())
+    }
+
+    /// Back-pressure (`Config::max_jobs`): this thread needs a new page of
+    /// slots; while `max_jobs` jobs are unfinished it runs queued jobs
+    /// instead, so job storage stays bounded by about `max_jobs` slots per
+    /// thread. Called before `Store::alloc`, never inside it (a job run
+    /// here may schedule, i.e. allocate, itself).
+    ///
+    /// # Panics
+    /// If no job finishes anywhere for `STALL` while the system is full:
+    /// every unfinished job waits for something this thread has not done
+    /// yet, so waiting longer would hang.
+    #[cold]
+    fn make_room(&self, ctx: &Context) {
+        const STALL: Duration = Duration::from_secs(10);
+        if self.outstanding() < self.max_jobs as u64 {
+            return;
+        }
+        let finished = || -> u64 {
+            (0..self.num_contexts())
+                .map(|i| self.context(i).counters.finished.load(Ordering::Acquire))
+                .sum()
+        };
+        let mut last = finished();
+        let mut since = Instant::now();
+        let mut searching = false;
+        let mut backoff = self.backoff();
+        while self.outstanding() >= self.max_jobs as u64 {
+            if self.find_and_run(ctx, &mut searching) {
+                continue;
+            }
+            let now = finished();
+            if now != last {
+                last = now;
+                since = Instant::now();
+            } else if since.elapsed() >= STALL {
+                panic!(
+                    "jobsys: {} jobs are unfinished (Config::max_jobs) and none finished in {:?} \
+                     while this thread waited for room to schedule another; they wait for \
+                     something this thread has not done yet",
+                    self.outstanding(),
+                    STALL
+                );
+            }
+            backoff.snooze(backoff.elapsed());
+        }
+    }
+
+    /// A slot for a job described by `desc` (name and priority recorded).
+    #[inline]
+    pub(crate) fn alloc_job<'a>(&'a self, ctx: &Context, desc: &JobDesc) -> (&'a Slot, u32) {
+        let (slot, gen) = self.alloc(ctx);
+        let meta = JobMeta {
+            name: desc.name.map_or(0, crate::desc::intern),
+            priority: desc.priority as u8,
+            _spare: 0,
+        };
+        // The slot is fresh and unpublished: ours to write.
+        slot.set_meta(meta);
+        (slot, gen)
+    }
+
+    /// The name a job is reported by: its `JobDesc` name, else its closure's
+    /// type name. Caller holds a pin or claim.
+    #[allow(dead_code)] // used by the tracer hooks
+    pub(crate) fn job_name(slot: &Slot) -> &'static str {
+        crate::desc::name_of(slot.meta().name).unwrap_or_else(|| (slot.vtable().type_name)())
+    }
+
+    /// Give back the memory of `ctx`'s whole free pages above `keep_pages`
+    /// (`Store::trim`). `ctx` is the calling thread's own context, idle.
+    #[inline]
+    pub(crate) fn trim(&self, ctx: &Context) -> usize {
+        if ctx.store.active_pages() <= self.keep_pages {
+            return 0;
+        }
+        self.trim_slow(ctx)
+    }
+
+    #[cold]
+    fn trim_slow(&self, ctx: &Context) -> usize {
+        // SAFETY: `ctx` is the calling thread's claimed context.
+        unsafe { ctx.store.trim(self.keep_pages) }
+    }
+
+    /// Return a slot that its `finish`/`unpin` just freed (with its edge
+    /// blocks) to its owner's free lists; a retired one is kept out.
+    pub(crate) fn recycle(&self, ctx: &Context, slot: &Slot) {
+        // SAFETY: the freeing CAS made this thread the slot's only user.
+        let mut block = unsafe { slot.reset_for_reuse() };
+        while let Some(b) = block {
+            // SAFETY: `b` is an edge block of the job just freed.
+            block = unsafe { b.free_edge_block() };
+            if !b.retired() {
+                self.push_free(ctx, b);
+            }
+        }
+        // A slot whose generation ran out is never reused (`RETIRED_GEN`).
+        if !slot.retired() {
+            self.push_free(ctx, slot);
+        }
+    }
+
+    #[inline]
+    fn push_free(&self, ctx: &Context, slot: &Slot) {
+        let owner = self.context(slot.owner() as usize);
+        // SAFETY: the slot was freed by this thread; `mine` is true only when
+        // the caller's context owns the store.
+        unsafe { owner.store.push_free(slot, owner.index == ctx.index) };
+    }
+
+    #[inline]
+    pub(crate) fn unpin(&self, ctx: &Context, slot: &Slot) {
+        if let Unpinned::Freed = slot.unpin() {
+            self.recycle(ctx, slot);
+        }
+    }
+
+    // ---- submitting -------------------------------------------------------
+
+    /// Check that every handle in `deps` is ours.
+    pub(crate) fn check_handles(&self, deps: &[JobHandle], what: &str) {
+        for d in deps {
+            assert!(
+                d.system == self.id,
+                "jobsys: {what}: a dependency handle belongs to another JobSystem ({d:?})"
+            );
+        }
+    }
+
+    /// Publish a job written into `slot`: queue it now, or register it
+    /// with its dependencies. `flags` are extra state bits (e.g. `PFOR`).
+    pub(crate) fn submit(
+        &self,
+        ctx: &Context,
+        slot: &Slot,
+        gen: u32,
+        deps: &[JobHandle],
+        flags: u64,
+    ) -> JobHandle {
+        bump(&ctx.counters.scheduled);
+        let handle = JobHandle {
+            slot: NonNull::from(slot),
+            gen,
+            system: self.id,
+        };
+        if deps.is_empty() {
+            slot.publish_runnable(gen, flags);
+            crate::trace::job_ready(self, ctx, crate::trace::JobId::of_slot(slot, gen));
+            ctx.push(
+                Entry {
+                    slot: handle.slot,
+                    gen,
+                },
+                slot.prio(),
+            );
+            self.notify_work(ctx);
+            return handle;
+        }
+        slot.publish_waiting(gen, flags, deps.len());
+        self.attach_deps(ctx, slot, deps);
+        if slot.dep_done() {
+            crate::trace::job_ready(self, ctx, crate::trace::JobId::of_slot(slot, gen));
+            self.make_runnable(ctx, slot);
+        }
+        handle
+    }
+
+    /// `submit` for `schedule_batched`: a job runnable at once is pushed
+    /// without waking anyone and counted in this thread's batch.
+    pub(crate) fn submit_batched(
+        &self,
+        ctx: &Context,
+        slot: &Slot,
+        gen: u32,
+        deps: &[JobHandle],
+    ) -> JobHandle {
+        if !deps.is_empty() {
+            return self.submit(ctx, slot, gen, deps, 0);
+        }
+        bump(&ctx.counters.scheduled);
+        slot.publish_runnable(gen, 0);
+        let handle = JobHandle {
+            slot: NonNull::from(slot),
+            gen,
+            system: self.id,
+        };
+        ctx.push(
+            Entry {
+                slot: handle.slot,
+                gen,
+            },
+            slot.prio(),
+        );
+        ctx.batch_add();
+        handle
+    }
+
+    /// Publish `ctx`'s batch (see `JobSystem::flush`).
+    pub(crate) fn flush(&self, ctx: &Context) -> usize {
+        let n = ctx.batch_take();
+        if n == 0 || self.num_workers == 0 {
+            return 0;
+        }
+        // SeqCst fence: the pushes before the sleepers' state, as in
+        // `Sleep::notify_work`.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let uncovered = n.saturating_sub(self.sleep.searching() as usize);
+        let woken = self
+            .sleep
+            .wake_many(uncovered.min(self.num_workers), ctx.index);
+        for &w in &woken {
+            crate::trace::wake_issued(self, ctx, Some(w));
+        }
+        let woken = if woken.is_empty() && uncovered > 0 {
+            // Nobody asleep to wake, or a race with parking workers: the
+            // usual single notify keeps the no-lost-wake-up guarantee.
+            match self.sleep.notify_work(ctx.index) {
+                Some(w) => {
+                    crate::trace::wake_issued(self, ctx, Some(w));
+                    1
+                }
+                None => 0,
+            }
+        } else {
+            woken.len()
+        };
+        bump_by(&ctx.counters.wakes, woken as u64);
+        woken
+    }
+
+    /// Record `slot`'s dependencies in edge blocks and link each edge into
+    /// its dependency's dependents list; a dependency that already finished
+    /// (or whose slot moved on) counts as done at once, passing on its
+    /// failure.
+    fn attach_deps(&self, ctx: &Context, slot: &Slot, deps: &[JobHandle]) {
+        let mut prev: Option<&Slot> = None;
+        let mut block: Option<&Slot> = None;
+        for (i, d) in deps.iter().enumerate() {
+            if i % EDGES_PER_BLOCK == 0 {
+                let (b, bgen) = self.alloc(ctx);
+                b.become_edge_block(bgen);
+                prev = block;
+                block = Some(b);
+            }
+            let b = block.expect("an edge block for every EDGES_PER_BLOCK edges");
+            // SAFETY: we are `slot`'s publisher inside `submit`, and `b` is
+            // the edge block allocated for this edge.
+            let e = unsafe { slot.write_edge(i, prev, b, d.slot, d.gen) };
+            let dep = d.slot();
+            let Some(pinned) = dep.pin_for_attach(d.gen) else {
+                // Recycled: finished long ago, maybe failed.
+                if let Some(rec) = self.failures.lookup(d.slot.as_ptr() as usize, d.gen) {
+                    slot.set_failure(rec.failure);
+                }
+                let last = slot.dep_done();
+                debug_assert!(!last, "submit holds one count until it is done");
+                continue;
+            };
+            // SAFETY: `e` is fresh from `write_edge`; we hold the attach pin.
+            if !unsafe { dep.push_dependent(pinned, e) } {
+                // Finished: its dependents were walked without us.
+                if let Some(f) = dep.failure() {
+                    slot.set_failure(f);
+                }
+                let last = slot.dep_done();
+                debug_assert!(!last, "submit holds one count until it is done");
+            }
+            self.unpin(ctx, dep);
+        }
+    }
+
+    /// The last dependency of `slot` finished: queue it on this thread's
+    /// deque. If a waiter needs it and this thread will not run it soon,
+    /// wake parked waiters so one can take it.
+    pub(crate) fn make_runnable(&self, ctx: &Context, slot: &Slot) -> bool {
+        // Read before the release below: once RUNNABLE, another thread may
+        // claim, run and free the job, and the slot may be reused (TSan
+        // found the read after it).
+        let prio = slot.prio();
+        let s = slot.release();
+        let e = Entry {
+            slot: NonNull::from(slot),
+            gen: gen_of(s),
+        };
+        let waited = s & WAITED != 0;
+        if waited && self.inheritance {
+            // Only on the needed deque, which every thread searches right
+            // after its own High work: one entry, no stale twin to pop later.
+            ctx.push_needed(e, crate::wait::still_queued);
+        } else {
+            ctx.push(e, prio);
+            if waited {
+                ctx.push_needed(e, crate::wait::still_queued);
+            }
+        }
+        self.notify_work(ctx);
+        if waited && !ctx.is_top_level_worker() {
+            self.wake_parked_waiters(ctx);
+        }
+        waited
+    }
+
+    // ---- running ----------------------------------------------------------
+
+    /// Run what `e` names if it is still runnable. Returns whether a job (or
+    /// some pieces of one) ran. `on_claim` runs after the claim, before the
+    /// job: workers use it to stop searching and wake the next worker.
+    #[inline]
+    pub(crate) fn run_entry(&self, ctx: &Context, e: Entry, on_claim: &mut dyn FnMut()) -> bool {
+        if e.is_stack() {
+            // Stack jobs are taken from deques exactly once: no claim.
+            on_claim();
+            let id = crate::trace::JobId::of_entry(e);
+            crate::trace::job_begin(self, ctx, id, "join");
+            // SAFETY: the joiner keeps the job alive until its latch is set,
+            // which `run_stack_job` does last.
+            unsafe { crate::join::run_stack_job(e.stack_header(), ctx.index) };
+            crate::trace::job_end(self, ctx, id, "join");
+            return true;
+        }
+        let slot = e.slot();
+        let s = slot.state();
+        if gen_of(s) != e.gen || phase_of(s) != RUNNABLE {
+            return false;
+        }
+        if s & PFOR != 0 {
+            return self.run_pieces(ctx, slot, e.gen, on_claim);
+        }
+        if !slot.claim(e.gen) {
+            return false;
+        }
+        on_claim();
+        self.run_claimed(ctx, slot, e.gen);
+        true
+    }
+
+    /// Run a claimed single job and finish it.
+    pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32) {
+        let vt = slot.vtable();
+        // CANCELLED is only set while WAITING, so the claim fixed it.
+        if slot.state() & CANCELLED != 0 {
+            // The canceller dropped the closure (`cancel_unstarted`).
+            self.finish(ctx, slot, gen, FAILED);
+            return;
+        }
+        // Poisoning happens before the job became runnable (pending hit 0).
+        let poisoned = slot.has_failure();
+        if poisoned {
+            // Skipped: the closure is dropped as part of the job (on the
+            // `running` stack, so a `Drop` that waits on the job's own
+            // handle gets WaitOnSelf instead of parking forever).
+            ctx.running_push(slot, gen);
+            // SAFETY: we hold the claim; the payload is initialised and
+            // dropped exactly once, here.
+            let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+                (vt.drop)(slot.payload_ptr())
+            }));
+            ctx.running_pop();
+            self.finish(ctx, slot, gen, FAILED | POISONED);
+            return;
+        }
+        let traced = crate::trace::job_begin_slot(self, ctx, slot, gen);
+        ctx.running_push(slot, gen);
+        // SAFETY: we hold the claim; the payload is initialised and consumed
+        // exactly once, here.
+        let r = catch_unwind(AssertUnwindSafe(|| unsafe { (vt.run)(slot.payload_ptr()) }));
+        ctx.running_pop();
+        // The end is recorded before `finish`: whoever sees the job finished
+        // (a waiter that then stops the capture) also sees its end event.
+        if let Some(name) = traced {
+            crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
+        }
+        match r {
+            Ok(()) => self.finish(ctx, slot, gen, 0),
+            Err(p) => {
+                slot.set_failure(Arc::new(Failure::from_panic(p)));
+                self.finish(ctx, slot, gen, FAILED);
+            }
+        }
+    }
+
+    /// Cancel the job `h` if it has not started (it waits for a
+    /// dependency): its closure is dropped here, now, on this thread, as
+    /// part of the job (a `Drop` that waits on `h` gets `WaitOnSelf`); the
+    /// job finishes as failed ("cancelled") when its dependencies are done,
+    /// and its dependents fail. Returns false (and changes nothing) if the
+    /// job is runnable, running or finished.
+    pub(crate) fn cancel_unstarted(&self, ctx: &Context, h: JobHandle) -> bool {
+        let slot = h.slot();
+        if !slot.cancel(h.gen) {
+            return false;
+        }
+        slot.set_failure(Arc::new(Failure::cancelled()));
+        let vt = slot.vtable();
+        ctx.running_push(slot, h.gen);
+        // SAFETY: the cancelling CAS gave us the payload: nobody runs or
+        // drops a CANCELLED job's closure, and our pin keeps the slot from
+        // being recycled until we unpin below.
+        let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+            (vt.drop)(slot.payload_ptr())
+        }));
+        ctx.running_pop();
+        self.unpin(ctx, slot);
+        true
+    }
+
+    /// The job in `slot` is done (ran, failed or was skipped); the caller
+    /// holds one pin (its claim), which this drops.
+    pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) {
+        if flags & FAILED != 0 {
+            self.log_failure(slot, gen, flags);
+        }
+        let (prev, claim_dropped, un) = slot.finish(flags);
+        debug_assert_eq!(gen_of(prev), gen);
+        bump(&ctx.counters.finished);
+        if claim_dropped {
+            if let Unpinned::Freed = un {
+                self.recycle(ctx, slot);
+            }
+            return;
+        }
+        if pins_of(prev) > 1 {
+            for w in self.waiters.wake_target(slot) {
+                crate::trace::wake_issued(self, ctx, Some(w));
+            }
+        }
+        let mut e = slot.close_dependents();
+        let failure = if flags & FAILED != 0 {
+            slot.failure()
+        } else {
+            None
+        };
+        // A top-level worker runs the last job it pushes next; a needed
+        // (WAITED) job released earlier in this loop is buried under it, so
+        // parked waiters must be told (they could be the only ones able to
+        // run it while the top job blocks).
+        let mut top_is_waited = false;
+        let mut waited_buried = false;
+        while !e.is_null() {
+            // SAFETY: an edge of the list just closed, read before our
+            // `dep_done` below lets its dependent run and free it.
+            let (next, dependent) = unsafe { Edge::take(e) };
+            if let Some(f) = &failure {
+                dependent.set_failure(f.clone());
+            }
+            if dependent.dep_done() {
+                let dgen = dependent.gen_now();
+                crate::trace::job_released(
+                    self,
+                    ctx,
+                    crate::trace::JobId::of_slot(dependent, dgen),
+                );
+                waited_buried |= top_is_waited;
+                top_is_waited = self.make_runnable(ctx, dependent);
+            }
+            e = next;
+        }
+        if waited_buried && ctx.is_top_level_worker() {
+            self.wake_parked_waiters(ctx);
+        }
+        self.unpin(ctx, slot);
+    }
+
+    /// Record a failed job's failure in the failure log before `finish`'s
+    /// CAS can free its slot: a wait or an attach that sees the next
+    /// generation then finds it there.
+    #[cold]
+    fn log_failure(&self, slot: &Slot, gen: u32, flags: u64) {
+        if let Some(failure) = slot.failure() {
+            let rec = Recorded {
+                failure,
+                flags: flags | (slot.state() & CANCELLED),
+            };
+            self.failures.record(slot as *const Slot as usize, gen, rec);
+        }
+    }
+
+    /// Wake every thread parked in `complete` (a needed job became runnable).
+    pub(crate) fn wake_parked_waiters(&self, ctx: &Context) {
+        for w in self.waiters.wake_all_parked() {
+            crate::trace::wake_issued(self, ctx, Some(w));
+        }
+    }
+}

@@ -1,0 +1,913 @@
+//! A job's slot and its state machine. This module is the slot's one
+//! owner: it holds the state bits, the diagram below and every transition
+//! (publish, pin/unpin, claim, release, cancel, mark, finish, free, retire),
+//! and the slot's fields are private to it. Nothing else writes a slot's
+//! state word; the rest of the crate calls the methods here.
+//!
+//! A `Slot` is one fixed-size (128-byte) cell. It holds either a job
+//! (closure inline when it fits in `PAYLOAD_BYTES`, boxed when not) or, for a
+//! job with dependencies, a block of two dependency edges chained from the
+//! job. Slots live in pages (`store.rs`); each page belongs to one context
+//! (thread), and only that context allocates from it.
+//!
+//! Invariants:
+//! - A slot's memory is never freed before the registry is dropped, so an
+//!   address from a handle or a deque entry is always readable while the
+//!   system lives; the *generation* in `state` says whether it still names
+//!   the same job. (An idle page's memory may be zeroed: generation 0,
+//!   which no handle has.)
+//! - The generation only changes in the single CAS that frees a slot
+//!   (`FINISHED`, no pins → next generation, `FREE`), and never wraps (a slot
+//!   retires at `RETIRED_GEN`). A thread holding a pin therefore sees a
+//!   stable generation, payload, edges and failure.
+//! - The payload is touched by one party at a time: the writer before
+//!   publication, the claimer (or, for a parallel_for, pinned piece runners
+//!   sharing `&F`), or the canceller.
+
+use crate::error::Failure;
+use crate::sync::AtomicPtr as SyncAtomicPtr;
+use crate::sync::AtomicU64 as StateWord;
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// Bytes of closure a slot stores inline.
+pub(crate) const PAYLOAD_BYTES: usize = 64;
+/// Slots per page.
+pub(crate) const PAGE_SLOTS: usize = 256;
+
+// ---- the state word -------------------------------------------------------
+// bits 0..32: generation; bits 32..35: phase; 35..41: flags; 41..64: pins.
+//
+// The phases of one generation (→ is one CAS or a store by the slot's owner
+// before publication; every transition keeps the generation except the
+// freeing one, which also drops the last pin):
+//
+//   FREE(g) ──alloc+publish──▶ RUNNABLE(g) ──claim (+pin)──▶ RUNNING(g)
+//      │                          ▲   │ PFOR: pinned pieces,       │
+//      │ publish with deps        │   │ stays RUNNABLE            │ run / fail /
+//      ▼                          │   ▼                            ▼ skip
+//   WAITING(g) ──last dep done────┘  FINISHED(g) ◀──finish──────────┘
+//      │ cancel (+pin, CANCELLED; closure dropped by the canceller; the
+//      │ job later goes RUNNABLE → RUNNING → FINISHED without running)
+//   FINISHED(g), no pins ──free──▶ FREE(g+1), or retired at RETIRED_GEN
+//   EDGES(g): an edge block, private to its job, freed with it.
+//
+// Flags: FAILED, POISONED (skipped: a dependency failed), CANCELLED,
+// WAITED (a waiter needs it), PFOR, HAS_DEPS (dependents attached). Pins:
+// waiters, attachers, a canceller and the runner (the claim) each hold one;
+// a pinned slot keeps its generation, payload, edges and failure.
+pub(crate) const PHASE_SHIFT: u32 = 32;
+pub(crate) const PHASE_MASK: u64 = 0b111 << PHASE_SHIFT;
+pub(crate) const FREE: u64 = 0;
+pub(crate) const WAITING: u64 = 1 << PHASE_SHIFT;
+pub(crate) const RUNNABLE: u64 = 2 << PHASE_SHIFT;
+pub(crate) const RUNNING: u64 = 3 << PHASE_SHIFT;
+pub(crate) const FINISHED: u64 = 4 << PHASE_SHIFT;
+pub(crate) const EDGES: u64 = 5 << PHASE_SHIFT;
+/// The job (or a dependency of it) panicked.
+pub(crate) const FAILED: u64 = 1 << 35;
+/// The job was skipped because a dependency failed.
+pub(crate) const POISONED: u64 = 1 << 36;
+/// A dependent attached (or is attaching) an edge: `finish` must walk and
+/// close the dependents list. Set in the same CAS that pins the job for the
+/// attach, so a job without it (and without other pins) finishes in one CAS.
+pub(crate) const HAS_DEPS: u64 = 1 << 40;
+/// Some thread in `complete` needs this job (it is the handle waited on or
+/// one of its unfinished dependencies): waiters may help with it.
+pub(crate) const WAITED: u64 = 1 << 38;
+/// The slot holds a parallel_for: its entries pin instead of claim, and it
+/// stays RUNNABLE while its pieces run (`parallel_for.rs`).
+pub(crate) const PFOR: u64 = 1 << 39;
+pub(crate) const PIN_SHIFT: u32 = 41;
+pub(crate) const PIN_ONE: u64 = 1 << PIN_SHIFT;
+
+#[inline]
+pub(crate) fn gen_of(s: u64) -> u32 {
+    s as u32
+}
+#[inline]
+pub(crate) fn phase_of(s: u64) -> u64 {
+    s & PHASE_MASK
+}
+#[inline]
+pub(crate) fn pins_of(s: u64) -> u64 {
+    s >> PIN_SHIFT
+}
+/// The job was cancelled before it could start (`Slot::cancel`): its
+/// closure is already dropped; when it becomes runnable it finishes as
+/// failed without running.
+pub(crate) const CANCELLED: u64 = 1 << 37;
+
+/// The first generation of a fresh slot. Generation 0 is never handed out,
+/// so a zeroed slot never matches a handle.
+pub(crate) const FIRST_GEN: u32 = 1;
+/// A slot that reaches this generation is retired: never allocated again,
+/// so no generation of a slot is ever handed out twice and a handle never
+/// aliases a later job (128 bytes lost per 2^32 jobs run in one slot).
+pub(crate) const RETIRED_GEN: u32 = u32::MAX;
+
+/// A finished slot with no pins can be freed. A failed job's failure
+/// outlives its slot in the registry's failure log (`failures.rs`), keyed by
+/// (slot, generation), so later waits and dependents still see it.
+#[inline]
+fn reclaimable(s: u64) -> bool {
+    phase_of(s) == FINISHED && pins_of(s) == 0
+}
+/// The FREE state of the next generation (never past `RETIRED_GEN`).
+#[inline]
+fn next_free_state(s: u64) -> u64 {
+    u64::from(gen_of(s).saturating_add(1)) | FREE
+}
+
+/// Sentinel in `Slot::dependents` once the job finished: no more edges.
+const CLOSED: *mut Edge = 1 as *mut Edge;
+
+/// What kind of job a slot holds, and how to run or drop its payload.
+pub(crate) struct JobVTable {
+    /// Run (consuming) the closure in the payload.
+    pub run: unsafe fn(*mut u8),
+    /// Drop the payload without running it.
+    pub drop: unsafe fn(*mut u8),
+    /// The closure's type name (unnamed jobs are reported by it).
+    pub type_name: fn() -> &'static str,
+    /// For parallel_for: run indices `[begin, end)` of the closure, which
+    /// is whole pieces of `batch` indices (the last may be shorter).
+    pub run_range: unsafe fn(*const u8, usize, usize, usize),
+}
+
+/// One dependency edge: `dependent` waits for `dep`. Lives in an edge block
+/// owned by `dependent`; linked into `dep`'s dependents list through `next`.
+#[repr(C)]
+pub(crate) struct Edge {
+    next: UnsafeCell<*mut Edge>,
+    dependent: *const Slot,
+    dep: *const Slot,
+    dep_gen: u32,
+}
+pub(crate) const EDGES_PER_BLOCK: usize = PAYLOAD_BYTES / std::mem::size_of::<Edge>();
+
+/// A job's name id (`desc::intern`) and priority, in the slot's 4 spare bytes.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+pub(crate) struct JobMeta {
+    pub name: u16,
+    pub priority: u8,
+    pub _spare: u8,
+}
+
+impl JobMeta {
+    /// One word, so the slot can keep it in an atomic.
+    #[inline]
+    fn pack(self) -> u32 {
+        u32::from(self.name) | u32::from(self.priority) << 16 | u32::from(self._spare) << 24
+    }
+
+    /// Unnamed, normal priority.
+    fn default_packed() -> u32 {
+        JobMeta {
+            name: 0,
+            priority: 1,
+            _spare: 0,
+        }
+        .pack()
+    }
+
+    #[inline]
+    fn unpack(w: u32) -> JobMeta {
+        JobMeta {
+            name: w as u16,
+            priority: (w >> 16) as u8,
+            _spare: (w >> 24) as u8,
+        }
+    }
+}
+
+#[repr(C, align(16))]
+pub(crate) struct Payload(pub [MaybeUninit<u8>; PAYLOAD_BYTES]);
+
+#[repr(C, align(64))]
+pub(crate) struct Slot {
+    state: StateWord,
+    /// Head of the list of edges of jobs waiting for this one, or `CLOSED`.
+    dependents: AtomicPtr<Edge>,
+    /// Unfinished dependencies + 1 while the job is being set up.
+    pending: AtomicU32,
+    /// Index of the context whose page holds this slot. Atomic only
+    /// because an idle page is zeroed (`Store::trim`) and rewritten when
+    /// reused; otherwise it never changes.
+    owner: AtomicU32,
+    /// Free-list link (`store.rs`: only the free lists use it).
+    pub(crate) link: SyncAtomicPtr<Slot>,
+    /// The job's vtable (a raw pointer: an idle, zeroed page holds null).
+    vtable: UnsafeCell<*const JobVTable>,
+    /// `Arc<Failure>` as a raw pointer, or null.
+    failure: AtomicPtr<Failure>,
+    /// First edge block of this job's own dependencies (chained through the
+    /// blocks' `edges` field).
+    edges: UnsafeCell<*mut Slot>,
+    /// Number of dependencies recorded in the edge blocks.
+    ndeps: UnsafeCell<u32>,
+    /// Name id and priority, packed (`JobMeta::pack`). Written before
+    /// publication and read-only until the slot is freed. Atomic (relaxed)
+    /// because two readers look without a pin, only to guess which deque an
+    /// entry is on (`Slot::prio_hint`); a pinned reader is ordered after the
+    /// write by the publishing state CAS.
+    meta: AtomicU32,
+    payload: UnsafeCell<Payload>,
+}
+
+#[cfg(not(loom))]
+const _: () = assert!(std::mem::size_of::<Slot>() == 128);
+const _: () = assert!(EDGES_PER_BLOCK == 2);
+
+// SAFETY: every field is either atomic or written only by the thread that owns
+// the slot while no other thread can reach it (before publication, or after
+// the freeing CAS), or read only while holding a pin; see module invariants.
+unsafe impl Sync for Slot {}
+// SAFETY: as above; slots move between threads only as addresses.
+unsafe impl Send for Slot {}
+
+unsafe fn noop(_: *mut u8) {}
+unsafe fn noop_range(_: *const u8, _: usize, _: usize, _: usize) {}
+/// The vtable of a job with nothing to run (`combine`).
+fn combine_name() -> &'static str {
+    "combine"
+}
+pub(crate) static NOOP_VTABLE: JobVTable = JobVTable {
+    type_name: combine_name,
+    run: noop,
+    drop: noop,
+    run_range: noop_range,
+};
+
+impl Slot {
+    pub(crate) fn new(owner: u32) -> Slot {
+        Slot {
+            state: StateWord::new(u64::from(FIRST_GEN) | FREE),
+            dependents: AtomicPtr::new(ptr::null_mut()),
+            pending: AtomicU32::new(0),
+            owner: AtomicU32::new(owner),
+            link: SyncAtomicPtr::new(ptr::null_mut()),
+            vtable: UnsafeCell::new(&NOOP_VTABLE),
+            failure: AtomicPtr::new(ptr::null_mut()),
+            edges: UnsafeCell::new(ptr::null_mut()),
+            ndeps: UnsafeCell::new(0),
+            meta: AtomicU32::new(JobMeta::default_packed()),
+            payload: UnsafeCell::new(Payload([MaybeUninit::uninit(); PAYLOAD_BYTES])),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn payload_ptr(&self) -> *mut u8 {
+        self.payload.get().cast()
+    }
+
+    /// Name id and priority. Caller holds a pin or claim (or owns the slot),
+    /// so the value is this job's.
+    #[inline]
+    pub(crate) fn meta(&self) -> JobMeta {
+        JobMeta::unpack(self.meta.load(Ordering::Relaxed))
+    }
+
+    /// Set name id and priority. Caller owns the slot, before publication.
+    #[inline]
+    pub(crate) fn set_meta(&self, meta: JobMeta) {
+        self.meta.store(meta.pack(), Ordering::Relaxed);
+    }
+
+    /// Priority index (`Priority as usize`). Caller holds a pin or claim (or
+    /// owns the slot).
+    #[inline]
+    pub(crate) fn prio(&self) -> usize {
+        self.meta().priority as usize
+    }
+
+    /// The priority without a pin: the slot may be freed and reused
+    /// meanwhile, so this is the priority of *some* job that had the slot —
+    /// good only as a guess of which deque to look at, where entries are
+    /// checked against their generation anyway.
+    #[inline]
+    pub(crate) fn prio_hint(&self) -> usize {
+        // Every value ever stored is a whole packed word with a valid
+        // priority, so the same load as `prio` gives a valid index.
+        self.prio()
+    }
+
+    #[inline]
+    pub(crate) fn vtable(&self) -> &'static JobVTable {
+        // SAFETY: the vtable is written (`set_vtable`, a `&'static`)
+        // before the job is published (deque push or handle return, both
+        // release operations) and not changed until the slot is freed;
+        // readers hold a pin or a claim.
+        unsafe { &**self.vtable.get() }
+    }
+
+    /// Set the vtable of a job being written.
+    ///
+    /// # Safety
+    /// The caller owns the slot (fresh from `alloc`, unpublished).
+    #[inline]
+    pub(crate) unsafe fn set_vtable(&self, vt: &'static JobVTable) {
+        // SAFETY: unpublished slot, promised by the caller.
+        unsafe { *self.vtable.get() = vt };
+    }
+
+    /// Index of the context whose store this slot belongs to.
+    #[inline]
+    pub(crate) fn owner(&self) -> u32 {
+        self.owner.load(Ordering::Relaxed)
+    }
+
+    /// Make a slot of an idle page (zeroed by `Store::trim`) a fresh free
+    /// slot of generation `gen` again. Only atomic stores touch what other
+    /// threads may read without a pin (`state`, `meta`): a stale handle or
+    /// entry may still look at the slot's state.
+    pub(crate) fn revive(&self, owner: u32, gen: u32) {
+        self.state.store(u64::from(gen) | FREE, Ordering::Relaxed);
+        self.owner.store(owner, Ordering::Relaxed);
+        self.dependents.store(ptr::null_mut(), Ordering::Relaxed);
+        self.pending.store(0, Ordering::Relaxed);
+        self.failure.store(ptr::null_mut(), Ordering::Relaxed);
+        self.meta
+            .store(JobMeta::default_packed(), Ordering::Relaxed);
+        self.link.store(ptr::null_mut(), Ordering::Relaxed);
+    }
+
+    /// Pin the slot if it still holds generation `gen` and is not free.
+    /// A pinned slot is not recycled until `unpin`.
+    #[inline]
+    pub(crate) fn pin(&self, gen: u32) -> Option<u64> {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if gen_of(s) != gen || phase_of(s) == FREE || phase_of(s) == EDGES {
+                return None;
+            }
+            match self.state.compare_exchange_weak(
+                s,
+                s + PIN_ONE,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some(s + PIN_ONE),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Pin for attaching a dependency edge: like `pin`, and also sets
+    /// `HAS_DEPS` unless the job already finished (then the caller must not
+    /// attach: the job's dependents list will not be walked again).
+    #[inline]
+    pub(crate) fn pin_for_attach(&self, gen: u32) -> Option<u64> {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if gen_of(s) != gen || phase_of(s) == FREE || phase_of(s) == EDGES {
+                return None;
+            }
+            let flag = if phase_of(s) == FINISHED { 0 } else { HAS_DEPS };
+            match self.state.compare_exchange_weak(
+                s,
+                (s | flag) + PIN_ONE,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some((s | flag) + PIN_ONE),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Claim a runnable single job for running: RUNNABLE → RUNNING, with a
+    /// pin that `finish` drops.
+    #[inline]
+    pub(crate) fn claim(&self, gen: u32) -> bool {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if gen_of(s) != gen || phase_of(s) != RUNNABLE {
+                return false;
+            }
+            let new = (s & !PHASE_MASK) | RUNNING;
+            match self.state.compare_exchange_weak(
+                s,
+                new + PIN_ONE,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Cancel a job that has not started: `WAITING` → `WAITING | CANCELLED`
+    /// with one pin. On success the caller owns the payload: it must drop
+    /// it, then drop the pin (`unpin`); nobody else runs or drops it
+    /// (`run_claimed` and `run_pieces` see `CANCELLED`), and the pin keeps
+    /// the slot from being recycled meanwhile even if the job's last
+    /// dependency finishes and the job is finished concurrently.
+    pub(crate) fn cancel(&self, gen: u32) -> bool {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if gen_of(s) != gen || phase_of(s) != WAITING || s & CANCELLED != 0 {
+                return false;
+            }
+            match self.state.compare_exchange_weak(
+                s,
+                (s | CANCELLED) + PIN_ONE,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// The last dependency finished: `WAITING` → `RUNNABLE` (flags kept,
+    /// `CANCELLED` included). Called once per job, by whoever made
+    /// `pending` reach 0. Returns the state before.
+    #[inline]
+    pub(crate) fn release(&self) -> u64 {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            debug_assert_eq!(phase_of(s), WAITING);
+            let new = (s & !PHASE_MASK) | RUNNABLE;
+            match self
+                .state
+                .compare_exchange_weak(s, new, Ordering::SeqCst, Ordering::Acquire)
+            {
+                Ok(_) => return s,
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Set `flag` while the slot holds `gen`; returns the state before.
+    pub(crate) fn set_flag(&self, gen: u32, flag: u64) -> Option<u64> {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if gen_of(s) != gen || phase_of(s) == FREE || phase_of(s) == EDGES {
+                return None;
+            }
+            if s & flag != 0 {
+                return Some(s);
+            }
+            match self
+                .state
+                .compare_exchange_weak(s, s | flag, Ordering::SeqCst, Ordering::Acquire)
+            {
+                Ok(_) => return Some(s),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// The shared failure, if any. Caller holds a pin or the claim.
+    pub(crate) fn failure(&self) -> Option<Arc<Failure>> {
+        let p = self.failure.load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `p` came from `Arc::into_raw` and the slot keeps that
+        // reference until it is freed, which cannot happen while the caller
+        // holds a pin or claim; so the count is >= 1 during the increment.
+        unsafe {
+            Arc::increment_strong_count(p);
+            Some(Arc::from_raw(p))
+        }
+    }
+
+    /// Record `f` as this job's failure unless one is recorded already.
+    pub(crate) fn set_failure(&self, f: Arc<Failure>) {
+        let raw = Arc::into_raw(f) as *mut Failure;
+        if self
+            .failure
+            .compare_exchange(ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // SAFETY: `raw` came from `Arc::into_raw` just above and was not
+            // stored, so this is its only owner.
+            unsafe { drop(Arc::from_raw(raw)) };
+        }
+    }
+}
+
+/// Outcome of dropping a pin or a claim.
+pub(crate) enum Unpinned {
+    /// The slot is still in use.
+    Kept,
+    /// This call freed the slot (generation moved on); the caller must
+    /// return it with `Registry::recycle`.
+    Freed,
+}
+
+/// Apply `update` to the state, and if the result is reclaimable, go to the
+/// next generation's FREE state in the same CAS. Returns the previous state.
+#[inline]
+fn update_and_maybe_free(slot: &Slot, mut update: impl FnMut(u64) -> u64) -> (u64, Unpinned) {
+    let mut s = slot.state.load(Ordering::Acquire);
+    loop {
+        let mut new = update(s);
+        let freed = reclaimable(new);
+        if freed {
+            new = next_free_state(new);
+        }
+        match slot
+            .state
+            .compare_exchange_weak(s, new, Ordering::SeqCst, Ordering::Acquire)
+        {
+            Ok(_) => {
+                return (
+                    s,
+                    if freed {
+                        Unpinned::Freed
+                    } else {
+                        Unpinned::Kept
+                    },
+                )
+            }
+            Err(now) => s = now,
+        }
+    }
+}
+
+impl Slot {
+    // ---- reading the state (anyone) ---------------------------------------
+
+    /// The state word (Acquire: whoever saw a phase also sees what the
+    /// transition to it published).
+    #[inline]
+    pub(crate) fn state(&self) -> u64 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// The current generation, as the slot's owner sees it (a fresh slot
+    /// from `alloc`, or one this thread just freed).
+    #[inline]
+    pub(crate) fn gen_now(&self) -> u32 {
+        gen_of(self.state.load(Ordering::Relaxed))
+    }
+
+    /// Did this slot retire (`RETIRED_GEN`)? Asked by the thread that just
+    /// freed it, before returning it to a free list.
+    #[inline]
+    pub(crate) fn retired(&self) -> bool {
+        self.gen_now() == RETIRED_GEN
+    }
+
+    /// Is a failure recorded (a piece panicked, a dependency failed, or the
+    /// job was cancelled)?
+    #[inline]
+    pub(crate) fn has_failure(&self) -> bool {
+        !self.failure.load(Ordering::Acquire).is_null()
+    }
+
+    // ---- publishing (the owner, before anyone else can see the slot) ------
+
+    /// Publish a job written into this fresh slot with no dependencies:
+    /// `FREE(gen)` → `RUNNABLE(gen) | flags`. Release: whoever takes its
+    /// entry (or handle) sees the payload, vtable and meta.
+    #[inline]
+    pub(crate) fn publish_runnable(&self, gen: u32, flags: u64) {
+        self.state
+            .store(u64::from(gen) | RUNNABLE | flags, Ordering::Release);
+    }
+
+    /// Publish a job with `ndeps` dependencies: `FREE(gen)` →
+    /// `WAITING(gen) | flags`, with `pending` = `ndeps + 1` (the `+ 1` is
+    /// the publisher's own, dropped by its last `dep_done` after attaching).
+    #[inline]
+    pub(crate) fn publish_waiting(&self, gen: u32, flags: u64, ndeps: usize) {
+        self.pending.store(ndeps as u32 + 1, Ordering::Relaxed);
+        self.state
+            .store(u64::from(gen) | WAITING | flags, Ordering::Release);
+    }
+
+    /// One of this job's dependencies finished (or could not be attached).
+    /// True for the call that made `pending` reach zero: that caller must
+    /// `release` the job.
+    #[inline]
+    pub(crate) fn dep_done(&self) -> bool {
+        // AcqRel: the last decrement sees every dependency's failure.
+        self.pending.fetch_sub(1, Ordering::AcqRel) == 1
+    }
+
+    /// A fresh slot that is complete at once (`combine` of nothing): it
+    /// goes straight to the next generation's `FREE` (the caller recycles
+    /// it); its handle reads complete.
+    pub(crate) fn complete_unpublished(&self, gen: u32) {
+        self.state
+            .store(next_free_state(u64::from(gen)), Ordering::Release);
+    }
+
+    // ---- finishing and freeing -------------------------------------------
+
+    /// The job is done (ran, failed or was skipped): `FINISHED | flags`. The
+    /// caller holds one pin (its claim). If nobody attached a dependent and
+    /// nobody else holds a pin, no edge can be in flight (an attacher pins
+    /// with `HAS_DEPS` first; one that pins after this CAS sees FINISHED),
+    /// so the claim is dropped and the slot maybe freed in the same CAS;
+    /// else the caller keeps its pin for the dependents walk
+    /// (`close_dependents`) and drops it with `unpin`. Returns the state
+    /// before, whether the claim was dropped here, and whether the slot was
+    /// freed.
+    #[inline]
+    pub(crate) fn finish(&self, flags: u64) -> (u64, bool, Unpinned) {
+        let alone = |s: u64| s & HAS_DEPS == 0 && pins_of(s) == 1;
+        let (prev, un) = update_and_maybe_free(self, |s| {
+            let done = (s & !PHASE_MASK) | FINISHED | flags;
+            if alone(s) {
+                done - PIN_ONE
+            } else {
+                done
+            }
+        });
+        (prev, alone(prev), un)
+    }
+
+    /// Drop one pin; frees the slot if it was the last one of a finished
+    /// job (the caller must then recycle it).
+    #[inline]
+    pub(crate) fn unpin(&self) -> Unpinned {
+        update_and_maybe_free(self, |s| s - PIN_ONE).1
+    }
+
+    /// Take the slot's job-scoped parts for reuse after the freeing CAS
+    /// (this thread is its only user): drops the failure reference and
+    /// returns the first of the job's edge blocks (to be freed with
+    /// `free_edge_block`).
+    ///
+    /// # Safety
+    /// The caller's `unpin`/`finish` just returned `Freed` for this slot.
+    pub(crate) unsafe fn reset_for_reuse(&self) -> Option<&Slot> {
+        // Plain load first: the common case (no failure) needs no RMW.
+        let f = self.failure.load(Ordering::Acquire);
+        if !f.is_null() {
+            self.failure.store(ptr::null_mut(), Ordering::Relaxed);
+            // SAFETY: the slot's own reference, from `Arc::into_raw`.
+            unsafe { drop(Arc::from_raw(f)) };
+        }
+        self.dependents.store(ptr::null_mut(), Ordering::Relaxed);
+        // SAFETY: the freeing CAS made this thread the slot's only user.
+        let block = unsafe { std::mem::replace(&mut *self.edges.get(), ptr::null_mut()) };
+        // SAFETY: edge blocks live in pages as long as the registry.
+        unsafe { block.as_ref() }
+    }
+
+    /// Free this edge block (its job was just freed by this thread): next
+    /// generation's `FREE`. Returns the next block of the same job.
+    ///
+    /// # Safety
+    /// This is an edge block of a job the caller just freed.
+    pub(crate) unsafe fn free_edge_block(&self) -> Option<&Slot> {
+        // SAFETY: blocks are private to their job, now to this thread.
+        let next = unsafe { std::mem::replace(&mut *self.edges.get(), ptr::null_mut()) };
+        self.state.store(
+            next_free_state(self.state.load(Ordering::Relaxed)),
+            Ordering::Relaxed,
+        );
+        // SAFETY: as in `reset_for_reuse`.
+        unsafe { next.as_ref() }
+    }
+
+    /// At registry teardown: drop a failure reference still held.
+    ///
+    /// # Safety
+    /// No thread uses the slot any more (the registry is being dropped).
+    pub(crate) unsafe fn drop_failure(&self) {
+        let f = self.failure.swap(ptr::null_mut(), Ordering::Relaxed);
+        if !f.is_null() {
+            // SAFETY: the slot's own reference from `Arc::into_raw`.
+            unsafe { drop(Arc::from_raw(f)) };
+        }
+    }
+
+    // ---- dependencies ------------------------------------------------------
+
+    /// Make this fresh slot an edge block of generation `gen`.
+    pub(crate) fn become_edge_block(&self, gen: u32) {
+        self.state.store(u64::from(gen) | EDGES, Ordering::Relaxed);
+    }
+
+    /// Record edge number `i` of this (unpublished or still-being-attached)
+    /// job, `dependent` on the job `(dep, dep_gen)`, in `block`, which the
+    /// caller allocated for edges `i - i % EDGES_PER_BLOCK ..` (and linked
+    /// after `prev`, the block before it, when `i % EDGES_PER_BLOCK == 0`).
+    /// Returns the edge, private until `push_dependent` publishes it.
+    ///
+    /// # Safety
+    /// The caller is the job's publisher, inside `submit` (nobody else reads
+    /// the job's edges until it is published with `publish_waiting`, and
+    /// `ndeps`/`edges` only grow until then), and `block` is an edge block
+    /// of this job.
+    pub(crate) unsafe fn write_edge(
+        &self,
+        i: usize,
+        prev: Option<&Slot>,
+        block: &Slot,
+        dep: NonNull<Slot>,
+        dep_gen: u32,
+    ) -> *mut Edge {
+        let k = i % EDGES_PER_BLOCK;
+        // SAFETY: private to the publisher (see above).
+        unsafe {
+            if k == 0 {
+                let link = match prev {
+                    None => self.edges.get(),
+                    Some(p) => p.edges.get(),
+                };
+                *link = block as *const Slot as *mut Slot;
+            }
+            let e = block.payload_ptr().cast::<Edge>().add(k);
+            ptr::write(
+                e,
+                Edge {
+                    next: UnsafeCell::new(ptr::null_mut()),
+                    dependent: self,
+                    dep: dep.as_ptr(),
+                    dep_gen,
+                },
+            );
+            *self.ndeps.get() = i as u32 + 1;
+            e
+        }
+    }
+
+    /// Link edge `e` into this job's dependents list, unless the list is
+    /// closed (the job finished: its dependents were walked). `pinned` is
+    /// the state `pin_for_attach` returned.
+    ///
+    /// # Safety
+    /// `e` came from `write_edge` and is not linked anywhere yet; the
+    /// caller holds a pin from `pin_for_attach`.
+    pub(crate) unsafe fn push_dependent(&self, pinned: u64, e: *mut Edge) -> bool {
+        if phase_of(pinned) == FINISHED {
+            // Finished before our pin: its dependents were (or are being)
+            // walked without us.
+            return false;
+        }
+        // Acquire pairs with the AcqRel swap to CLOSED in `close_dependents`.
+        let mut head = self.dependents.load(Ordering::Acquire);
+        loop {
+            if head == CLOSED {
+                return false;
+            }
+            // SAFETY: `e` is still private to us until the CAS succeeds.
+            unsafe { *(*e).next.get() = head };
+            // Release publishes the edge to the finisher's swap.
+            match self.dependents.compare_exchange_weak(
+                head,
+                e,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => head = now,
+            }
+        }
+    }
+
+    /// Close the dependents list of a finished job (the caller holds a pin)
+    /// and return its edges, to be walked once with `Edge::take`. AcqRel:
+    /// Acquire pairs with the edges' CAS in `push_dependent`; Release
+    /// publishes the job's failure to later attachers.
+    pub(crate) fn close_dependents(&self) -> *mut Edge {
+        self.dependents.swap(CLOSED, Ordering::AcqRel)
+    }
+
+    /// Visit this job's dependencies as (slot, generation).
+    ///
+    /// # Safety
+    /// The caller holds a pin on the job (its edges are then stable), and
+    /// it is `WAITING` (published with its edges).
+    pub(crate) unsafe fn for_each_dep(&self, mut f: impl FnMut(NonNull<Slot>, u32)) {
+        // SAFETY: pinned and published: `edges` and `ndeps` are final.
+        let (mut block, n) = unsafe { (*self.edges.get(), *self.ndeps.get() as usize) };
+        let mut i = 0;
+        while i < n && !block.is_null() {
+            // SAFETY: blocks hold EDGES_PER_BLOCK initialised edges each, `n`
+            // in total, until their job is freed (it is pinned).
+            let edges = unsafe { (*block).payload_ptr().cast::<Edge>() };
+            for k in 0..EDGES_PER_BLOCK.min(n - i) {
+                // SAFETY: in bounds (see above).
+                let e = unsafe { &*edges.add(k) };
+                // SAFETY: `dep` came from a handle's non-null slot pointer.
+                f(
+                    unsafe { NonNull::new_unchecked(e.dep as *mut Slot) },
+                    e.dep_gen,
+                );
+            }
+            i += EDGES_PER_BLOCK;
+            // SAFETY: as above.
+            block = unsafe { *(*block).edges.get() };
+        }
+    }
+
+    #[cfg(test)]
+    /// Move a free slot to generation `gen` (tests of retirement).
+    pub(crate) fn set_free_gen_for_test(&self, gen: u32) {
+        assert_eq!(phase_of(self.state.load(Ordering::Relaxed)), FREE);
+        self.state.store(u64::from(gen) | FREE, Ordering::Relaxed);
+    }
+}
+
+impl Edge {
+    /// Read an edge of a list taken with `close_dependents`: its next edge
+    /// and its dependent job.
+    ///
+    /// # Safety
+    /// `e` is a non-null edge of that list, read before the dependent's
+    /// `dep_done` (after which the dependent may run and free the edge).
+    pub(crate) unsafe fn take<'a>(e: *mut Edge) -> (*mut Edge, &'a Slot) {
+        // SAFETY: promised by the caller; the dependent's slot lives as long
+        // as the registry.
+        unsafe { (*(*e).next.get(), &*(*e).dependent) }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::thread;
+
+    /// A slot of generation 5 in `phase` with `pins` pins, on the heap
+    /// for the model's threads.
+    fn slot_in(phase: u64, pins: u64) -> &'static Slot {
+        let s: &'static Slot = Box::leak(Box::new(Slot::new(0)));
+        s.state.store(5 | phase | pins * PIN_ONE, Ordering::Relaxed);
+        s
+    }
+
+    // Pin vs recycle: the runner drops the last pin of a finished job while
+    // a waiter tries to pin it. Either the waiter pins generation 5 (and
+    // the slot is freed only by its own unpin), or it finds the slot freed
+    // (generation 6); exactly one thread frees it, once.
+    #[test]
+    fn pin_races_the_freeing_unpin() {
+        loom::model(|| {
+            let s = slot_in(FINISHED, 1);
+            let t = thread::spawn(move || matches!(s.unpin(), Unpinned::Freed) as u32);
+            let mut freed = 0;
+            if let Some(st) = s.pin(5) {
+                assert_eq!(gen_of(st), 5, "a pin holds the generation");
+                freed += matches!(s.unpin(), Unpinned::Freed) as u32;
+            }
+            freed += t.join().unwrap();
+            assert_eq!(freed, 1, "freed exactly once");
+            let st = s.state.load(Ordering::Relaxed);
+            assert_eq!((gen_of(st), phase_of(st), pins_of(st)), (6, FREE, 0));
+        });
+    }
+
+    // Claim vs claim (a pop racing a steal, or a waiter claiming through
+    // the handle): exactly one thread gets to run the job.
+    #[test]
+    fn one_claim_wins() {
+        loom::model(|| {
+            let s = slot_in(RUNNABLE, 0);
+            let t = thread::spawn(move || s.claim(5) as u32);
+            let won = s.claim(5) as u32 + t.join().unwrap();
+            assert_eq!(won, 1);
+            let st = s.state.load(Ordering::Relaxed);
+            assert_eq!((phase_of(st), pins_of(st)), (RUNNING, 1));
+        });
+    }
+
+    // Cancel vs release + claim: a scope cancels a waiting job while its
+    // last dependency finishes and a worker claims it. If the cancel won,
+    // the claimer sees CANCELLED (and must not touch the closure) and the
+    // slot cannot be freed while the canceller holds its pin; if it lost,
+    // the job runs normally and the canceller changed nothing.
+    #[test]
+    fn cancel_races_release_and_claim() {
+        loom::model(|| {
+            let s = slot_in(WAITING, 0);
+            let t = thread::spawn(move || {
+                s.release();
+                if s.claim(5) {
+                    let cancelled = s.state.load(Ordering::Acquire) & CANCELLED != 0;
+                    // finish: FINISHED, drop the claim's pin.
+                    update_and_maybe_free(s, |x| ((x & !PHASE_MASK) | FINISHED) - PIN_ONE);
+                    Some(cancelled)
+                } else {
+                    None
+                }
+            });
+            let cancelled = s.cancel(5);
+            if cancelled {
+                // Our pin keeps generation 5 until we drop it.
+                assert_eq!(gen_of(s.state.load(Ordering::Acquire)), 5);
+            }
+            let ran = t.join().unwrap();
+            assert_eq!(ran, Some(cancelled), "the claimer saw exactly the cancel");
+            if cancelled {
+                assert!(matches!(s.unpin(), Unpinned::Freed));
+            }
+            let st = s.state.load(Ordering::Relaxed);
+            assert_eq!((gen_of(st), phase_of(st), pins_of(st)), (6, FREE, 0));
+        });
+    }
+}

@@ -1,0 +1,196 @@
+//! The worker loop: find and run work, spin by the idle policy, sleep,
+//! and the whole of shutdown (a worker leaves when the system is
+//! terminating and drained; `drain` runs what is left on the dropping
+//! thread).
+
+use crate::builder::IdlePolicy;
+use crate::context::{bump, bump_by};
+use crate::registry::Registry;
+use crate::sleep::{AdaptiveSpin, Backoff, Park};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a never-sleeping worker spins between full searches.
+const NEVER_SLEEP_ROUND: Duration = Duration::from_micros(50);
+/// How long the whipping boy spins before it tries (and, as the last
+/// searcher, refuses) to park; then it searches again.
+const WHIPPING_BOY_ROUND: Duration = Duration::from_micros(30);
+
+impl Registry {
+    // ---- workers ----------------------------------------------------------
+
+    pub(crate) fn worker_main(self: Arc<Registry>, idx: usize) {
+        let ctx = self.context(idx);
+        self.set_current(ctx);
+        let mut adaptive = match self.policy {
+            IdlePolicy::Adaptive { max_spin, cpu_cap } => {
+                Some(AdaptiveSpin::new(max_spin, cpu_cap))
+            }
+            _ => None,
+        };
+        let mut searching = false;
+        let mut woken = false;
+        // The context whose push woke this worker (see `Sleep::park`).
+        let mut woken_by: Option<usize> = None;
+        // Looks in a row that saw work and lost it to its owner or another
+        // thief (sleep/backoff.rs: the next spin backs off harder).
+        let mut contention = 0u32;
+        let mut saw_work = false;
+        loop {
+            // An idle adaptive worker's gap ends when it looks and finds
+            // work, not after that work ran (the clock is read only then).
+            let looked = adaptive
+                .as_ref()
+                .filter(|a| a.is_idle())
+                .map(|_| Instant::now());
+            let found = match woken_by.take() {
+                Some(from) => self.find_and_run_from(ctx, from, &mut searching),
+                None => self.find_and_run(ctx, &mut searching),
+            };
+            if found {
+                if let (Some(a), Some(t)) = (&mut adaptive, looked) {
+                    a.found_work(t);
+                }
+                woken = false;
+                contention = 0;
+                saw_work = false;
+                continue;
+            }
+            if std::mem::take(&mut saw_work) {
+                contention = (contention + 1).min(3);
+            }
+            if self.terminating.load(Ordering::SeqCst) && self.outstanding() == 0 {
+                break;
+            }
+            if let Some(a) = &mut adaptive {
+                a.went_idle(Instant::now());
+            }
+            if !searching {
+                searching = self.sleep.try_become_searching();
+            }
+            let hot = self.is_hot();
+            let never_sleep = hot || matches!(self.policy, IdlePolicy::AlwaysSpin);
+            let budget = match self.policy {
+                _ if never_sleep => NEVER_SLEEP_ROUND,
+                _ if !searching => Duration::ZERO,
+                IdlePolicy::SpinThenSleep { spin } => spin,
+                IdlePolicy::WhippingBoy => WHIPPING_BOY_ROUND,
+                IdlePolicy::Adaptive { .. } => match &mut adaptive {
+                    Some(a) => a.budget(Instant::now()),
+                    None => Duration::ZERO,
+                },
+                IdlePolicy::AlwaysSpin => NEVER_SLEEP_ROUND,
+            };
+            if !budget.is_zero() {
+                crate::trace::spin_begin(&self, ctx);
+            }
+            let (found, spun) = self.spin_until_work(budget, contention);
+            saw_work = found;
+            bump_by(&ctx.counters.spin_ns, spun.as_nanos() as u64);
+            if let Some(a) = &mut adaptive {
+                a.spun(spun);
+            }
+            if found || never_sleep {
+                crate::trace::search_begin(&self, ctx);
+                continue;
+            }
+            // The whipping boy (the last searcher) does not park; it goes
+            // round again.
+            let whipping = matches!(self.policy, IdlePolicy::WhippingBoy);
+            if self.sleep.prepare_park(idx, searching, whipping) == Park::StayAwakeSearching {
+                searching = true;
+                continue;
+            }
+            if woken {
+                bump(&ctx.counters.futile_wakes);
+            }
+            // Re-check after unregistering as awake (see sleep/README.md).
+            if self.work_visible() || self.terminating.load(Ordering::SeqCst) || self.is_hot() {
+                self.sleep.cancel_park(idx);
+                crate::trace::search_begin(&self, ctx);
+                searching = true;
+                woken = false;
+                continue;
+            }
+            bump(&ctx.counters.sleeps);
+            // Idle: give back storage a burst left behind.
+            self.trim(ctx);
+            crate::trace::sleep_begin(&self, ctx);
+            woken_by = self.sleep.park(idx);
+            crate::trace::sleep_end(&self, ctx);
+            searching = true;
+            woken = true;
+        }
+        if searching {
+            self.sleep.stop_searching();
+        }
+        // Tell a thread waiting in shutdown that the system drained.
+        self.drained.store(
+            self.drained.load(Ordering::Relaxed).wrapping_add(1),
+            Ordering::SeqCst,
+        );
+        self.drained.wake_all();
+        self.sleep.wake_all();
+    }
+
+    /// Spin (with backoff, no CAS) until work is visible, shutdown begins or
+    /// `budget` has passed; `contention` (0..=3) lengthens the steps after
+    /// looks that lost the work they saw. Returns (work visible, time spent
+    /// spinning).
+    fn spin_until_work(&self, budget: Duration, contention: u32) -> (bool, Duration) {
+        if budget.is_zero() {
+            return (false, Duration::ZERO);
+        }
+        let mut backoff = Backoff::contended(self.oversubscribed, contention);
+        loop {
+            if self.work_visible() {
+                return (true, backoff.elapsed());
+            }
+            let spent = backoff.elapsed();
+            if spent >= budget || self.terminating.load(Ordering::Relaxed) {
+                return (false, spent);
+            }
+            backoff.snooze(spent);
+        }
+    }
+
+    /// Start an idle spin (`sleep/backoff.rs`: spin-loop hints with backoff,
+    /// a `yield_now` every few microseconds, every step when the system has
+    /// more threads than CPUs).
+    #[inline]
+    pub(crate) fn backoff(&self) -> Backoff {
+        Backoff::new(self.oversubscribed)
+    }
+
+    /// Is a hot zone open?
+    #[inline]
+    pub(crate) fn is_hot(&self) -> bool {
+        self.hot_zones.load(Ordering::SeqCst) != 0
+    }
+
+    /// Run everything scheduled, then return (shutdown, on a non-worker).
+    pub(crate) fn drain(&self) {
+        let ctx = self.current();
+        let mut searching = false;
+        loop {
+            if self.find_and_run(ctx, &mut searching) {
+                continue;
+            }
+            let seen = self.drained.load(Ordering::SeqCst);
+            if self.outstanding() == 0 {
+                return;
+            }
+            if self.work_visible() {
+                continue;
+            }
+            if self.num_workers == 0 {
+                // Nothing visible and nothing runs elsewhere: every
+                // outstanding job waits on one that is queued somewhere we
+                // just searched, so look again.
+                continue;
+            }
+            self.drained.wait(seen);
+        }
+    }
+}
