@@ -63,6 +63,8 @@ mod import;
 #[cfg(feature = "trace")]
 mod json;
 #[cfg(feature = "trace")]
+mod raw;
+#[cfg(feature = "trace")]
 mod recorder;
 #[cfg(feature = "trace")]
 mod summary;
@@ -82,6 +84,8 @@ pub use compare::{compare, CompareOptions, CompareRow, Comparison, FrameTimes, S
 pub use event::{Event, Record};
 #[cfg(feature = "trace")]
 pub use import::ReadError;
+#[cfg(feature = "trace")]
+pub use raw::{RAW_FORMAT, RAW_VERSION};
 #[cfg(feature = "trace")]
 pub use recorder::{ThreadEvents, Trace, TraceConfig};
 #[cfg(feature = "trace")]
