@@ -13,8 +13,7 @@
 //! `--json` prints the summary or comparison as JSON.
 
 use clap::{Parser, Subcommand};
-use jobsys::trace::{compare, Capture, CompareOptions};
-use jobsys_trace::render;
+use jobsys_trace::{compare, render, Capture, CompareOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

@@ -1,6 +1,7 @@
 //! The `jobsys-trace` command on synthetic captures written by the library.
 
 use jobsys::trace::{Event, JobId, Record, ThreadEvents, Trace};
+use jobsys_trace::TraceExt;
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -1,8 +1,9 @@
 //! Tests of analysis, export/import, summary and compare on synthetic
 //! traces with known timings (no job system, no clocks).
 
-use super::json::{parse, Json};
-use super::*;
+use crate::json::{parse, Json};
+use crate::*;
+use jobsys::trace::{Event, JobId, Record, ThreadEvents, Trace};
 use std::collections::HashMap;
 
 const A: JobId = JobId(0xA);
@@ -658,22 +659,4 @@ fn a_job_running_when_the_capture_starts_is_partial() {
     assert!(!w.jobs[0].complete);
     assert_eq!(c.name_of(&w.jobs[0]), "long");
     assert!(t.summary().jobs.is_empty());
-}
-
-#[test]
-fn capture_order_and_events_survive_the_raw_record() {
-    use super::event::{RawEvent, READY, WAKE};
-    let r = RawEvent::new(42, WAKE, super::event::wakee_word(None), "");
-    assert_eq!(r.decode().unwrap().event, Event::Wake { wakee: None });
-    let r = RawEvent::new(43, READY, 7, "");
-    assert_eq!(
-        r.decode().unwrap(),
-        Record {
-            ts_ns: 43,
-            event: Event::JobReady {
-                job: JobId(7),
-                by_dependency: false
-            }
-        }
-    );
 }

@@ -5,13 +5,13 @@
 //! `metadata.jobsys` object has been read. Other producers' traces are
 //! refused (no `metadata.jobsys`).
 
-use super::event::JobId;
-use super::export::{job_tid, state_tid, FORMAT, FRAMES_TID, VERSION};
-use super::json::{Json, JsonError, Parser};
-use super::timeline::{
+use crate::export::{job_tid, state_tid, FORMAT, FRAMES_TID, VERSION};
+use crate::json::{Json, JsonError, Parser};
+use crate::timeline::{
     span_order, Capture, FrameSpan, Interner, JobSpan, Release, StateSpan, Steal, ThreadState,
     ThreadTimeline, WaitSpan, Wake,
 };
+use jobsys::trace::JobId;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Read};
@@ -37,7 +37,7 @@ impl fmt::Display for ReadError {
             ReadError::Json(e) => write!(f, "not a Chrome trace JSON file: {e}"),
             ReadError::NotJobsys => write!(
                 f,
-                "not a jobsys capture (no metadata.jobsys; write it with Trace::write_chrome_json)"
+                "not a jobsys capture (no metadata.jobsys; write it with Capture::write_chrome_json)"
             ),
             ReadError::Format(m) => write!(f, "bad jobsys capture: {m}"),
         }
@@ -262,7 +262,7 @@ impl Reader {
 
 impl Capture {
     /// Read a capture written by [`Capture::write_chrome_json`] /
-    /// [`Trace::write_chrome_json`](super::Trace::write_chrome_json).
+    /// [`TraceExt::write_chrome_json`](crate::TraceExt::write_chrome_json).
     pub fn read_chrome_json<R: Read>(r: R) -> Result<Capture, ReadError> {
         let mut p = Parser::new(r);
         let mut reader = Reader::default();
