@@ -98,10 +98,17 @@ fn c_api_test_passes_and_its_structs_match_the_rust_side() {
         json.starts_with(r#"{"format":"jobsys-raw-trace","version":1,"#),
         "{json}"
     );
+    let trace = jobsys_trace::read_raw(json.as_bytes()).expect("a raw capture");
+    let capture = jobsys_trace::TraceExt::analyse(&trace);
     assert!(
-        json.contains(r#""job_begin","#) && json.contains(r#""traced job"]"#),
-        "the job's name is in the trace"
+        capture.names.iter().any(|n| n == "traced job"),
+        "the job's name is in the trace: {:?}",
+        capture.names
     );
+    // ... and jobsys-trace makes valid Chrome JSON of it.
+    let mut chrome = Vec::new();
+    capture.write_chrome_json(&mut chrome).unwrap();
+    jobsys_trace::validate_chrome_json(&chrome[..]).expect("a valid Chrome trace");
     let sizes = format!(
         "sizes: config={} handle={} job_desc={} stats={}",
         size_of::<Config>(),

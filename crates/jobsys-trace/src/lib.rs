@@ -11,6 +11,9 @@
 //!   ([`Capture::write_chrome_json`], `export.rs`) and back in
 //!   ([`Capture::read_chrome_json`], `import.rs`), and a check of such files
 //!   against what viewers need ([`validate_chrome_json`], `validate.rs`).
+//! - [`read_raw`] (`raw.rs`): the raw capture file the core writes
+//!   (`Trace::write_raw`) back into the same `Trace`; [`Capture::read`]
+//!   reads either kind of file (`import.rs`).
 //! - [`Summary`] (`summary.rs`) and [`compare`] (`compare.rs`): the numbers
 //!   of a capture, and two captures side by side; both `Display` as text
 //!   and `Serialize` as JSON.
@@ -36,6 +39,7 @@ mod compare;
 mod export;
 mod import;
 mod json;
+mod raw;
 pub mod render;
 mod summary;
 #[cfg(test)]
@@ -45,6 +49,7 @@ mod validate;
 
 pub use compare::{compare, CompareOptions, CompareRow, Comparison, FrameTimes, Side};
 pub use import::ReadError;
+pub use raw::read_raw;
 pub use summary::{
     Distribution, JobStats, RapidSwitching, StateTimes, Summary, ThreadSummary, RAPID_MIN_SWITCHES,
     RAPID_SHORT_NS, RAPID_WINDOW_NS,

@@ -20,8 +20,13 @@ fn spin(d: Duration) {
     }
 }
 
-/// Chrome JSON that viewers open, read back to the same summary.
+/// The raw file reads back to the same trace; Chrome JSON that viewers
+/// open reads back to the same summary.
 fn roundtrip(t: &Trace) -> Capture {
+    let mut raw = Vec::new();
+    t.write_raw(&mut raw).unwrap();
+    assert_eq!(&jobsys_trace::read_raw(&raw[..]).unwrap(), t);
+
     let mut json = Vec::new();
     t.write_chrome_json(&mut json).unwrap();
     validate_chrome_json(&json[..]).expect("Perfetto/chrome://tracing can open it");
