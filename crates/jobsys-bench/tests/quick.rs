@@ -115,7 +115,7 @@ fn frame_graph_trace() {
     let rows = quick("frame-graph", &["--workers", "0,1", "--trace", file_s], &[]);
     assert!(rows.iter().any(|r| r.imp == "jobsys"));
     let f = std::fs::File::open(&file).expect("trace written");
-    jobsys::trace::validate_chrome_json(std::io::BufReader::new(f)).expect("valid Chrome JSON");
+    jobsys_trace::validate_chrome_json(std::io::BufReader::new(f)).expect("valid Chrome JSON");
     let text = std::fs::read_to_string(&file).expect("trace text");
     assert!(text.contains("\"frame 4\""), "5 frame markers");
     // --trace belongs to frame-graph.

@@ -278,9 +278,10 @@ jobsys_error jobsys_trace_start(jobsys_system *sys);
  * Errors: NULL_ARGUMENT, BAD_STATE (no capture running). */
 jobsys_error jobsys_trace_stop(jobsys_system *sys);
 
-/* Write the last stopped capture to the file `path` (created or truncated) as Chrome trace event
- * JSON, for ui.perfetto.dev or `jobsys-trace`. Errors: NULL_ARGUMENT (sys, path), BAD_STATE
- * (nothing stopped yet), IO. */
+/* Write the last stopped capture to the file `path` (created or truncated) as a raw capture (JSON,
+ * format "jobsys-raw-trace"): `jobsys-trace summary|compare|render` read it, and
+ * `jobsys-trace export FILE -o OUT.json` makes the Chrome trace JSON that ui.perfetto.dev opens.
+ * Errors: NULL_ARGUMENT (sys, path), BAD_STATE (nothing stopped yet), IO. */
 jobsys_error jobsys_trace_write(jobsys_system *sys, const char *path);
 
 #ifdef __cplusplus

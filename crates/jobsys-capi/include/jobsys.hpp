@@ -273,8 +273,8 @@ public:
 
     HotZone hot_zone() { return HotZone(sys_); }
 
-    // Tracing: start a capture, stop it, write the last stopped one as
-    // Chrome trace JSON to `path`.
+    // Tracing: start a capture, stop it, write the last stopped one to
+    // `path` as a raw capture (see jobsys_trace_write).
     void trace_start() { detail::check(jobsys_trace_start(sys_)); }
     void trace_stop() { detail::check(jobsys_trace_stop(sys_)); }
     void trace_write(const char *path) { detail::check(jobsys_trace_write(sys_, path)); }

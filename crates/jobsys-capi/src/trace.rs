@@ -1,7 +1,9 @@
 //! The tracer from C: start a capture, stop it (the system keeps the last
-//! stopped capture), write that capture to a file as Chrome trace event JSON
-//! (open it in ui.perfetto.dev; `jobsys-trace` summarises and compares such
-//! files). `jobsys_config.trace` starts a capture in `jobsys_create`.
+//! stopped capture), write that capture to a file as a raw capture
+//! (`Trace::write_raw`; `jobsys-trace` summarises, compares and renders
+//! such files, and `jobsys-trace export` turns them into Chrome trace JSON
+//! for ui.perfetto.dev). `jobsys_config.trace` starts a capture in
+//! `jobsys_create`.
 
 use crate::errors::{ffi, non_null, Code, Error};
 use crate::system::{system, System};
@@ -43,7 +45,7 @@ pub unsafe extern "C" fn jobsys_trace_stop(sys: *const System) -> Code {
     })
 }
 
-/// Write the last stopped capture to the file `path` as Chrome trace JSON.
+/// Write the last stopped capture to the file `path` as a raw capture.
 ///
 /// # Safety
 /// `sys` is NULL or a live system; `path` is NULL or NUL-terminated.
@@ -64,7 +66,7 @@ pub unsafe extern "C" fn jobsys_trace_write(sys: *const System, path: *const c_c
         })?;
         let io = |e: std::io::Error| Error::new(Code::Io, format!("{}: {e}", path.display()));
         let file = std::fs::File::create(&path).map_err(io)?;
-        trace.write_chrome_json(file).map_err(io)
+        trace.write_raw(file).map_err(io)
     })
 }
 

@@ -92,13 +92,23 @@ fn c_api_test_passes_and_its_structs_match_the_rust_side() {
     cmd.env("JOBSYS_TEST_TRACE", &trace);
     let out = run(cmd, 60);
     assert!(out.ends_with("api_test: ok\n"), "{out}");
-    // jobsys_trace_write wrote a valid Chrome trace with the named job in it.
+    // jobsys_trace_write wrote a raw capture with the named job in it.
     let json = std::fs::read_to_string(&trace).expect("the trace file");
-    jobsys::trace::validate_chrome_json(json.as_bytes()).expect("a valid Chrome trace");
     assert!(
-        json.contains("traced job"),
-        "the job's name is in the trace"
+        json.starts_with(r#"{"format":"jobsys-raw-trace","version":1,"#),
+        "{json}"
     );
+    let trace = jobsys_trace::read_raw(json.as_bytes()).expect("a raw capture");
+    let capture = jobsys_trace::TraceExt::analyse(&trace);
+    assert!(
+        capture.names.iter().any(|n| n == "traced job"),
+        "the job's name is in the trace: {:?}",
+        capture.names
+    );
+    // ... and jobsys-trace makes valid Chrome JSON of it.
+    let mut chrome = Vec::new();
+    capture.write_chrome_json(&mut chrome).unwrap();
+    jobsys_trace::validate_chrome_json(&chrome[..]).expect("a valid Chrome trace");
     let sizes = format!(
         "sizes: config={} handle={} job_desc={} stats={}",
         size_of::<Config>(),

@@ -12,6 +12,7 @@
 //! ```
 
 use jobsys::{Batch, JobHandle, JobSystem};
+use jobsys_trace::TraceExt;
 use std::fs::File;
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,7 @@
-//! `jobsys-trace`: read captures that a jobsys program wrote with
-//! `Trace::write_chrome_json` (the same files open in Perfetto) and
+//! `jobsys-trace`: read captures that a jobsys program wrote (raw
+//! captures from `Trace::write_raw` or the C API's `jobsys_trace_write`,
+//! or Chrome trace JSON from `export` / `TraceExt::write_chrome_json`;
+//! every command takes either) and
 //!
 //! - `summary CAPTURE.json`: per thread the share of time in each state,
 //!   jobs, steals, wakes, futile wakes, scheduling latency; per job name
@@ -8,13 +10,14 @@
 //!   in A and in B, absolute and relative difference, sorted by absolute
 //!   difference (with `--frames`: averages per frame, and frame times);
 //! - `render CAPTURE.json -o timeline.svg [--from-ms A --to-ms B]`: the
-//!   timeline as an SVG picture (see `jobsys_trace::render`).
+//!   timeline as an SVG picture (see `jobsys_trace::render`);
+//! - `export CAPTURE -o CAPTURE.json`: Chrome trace JSON, which
+//!   ui.perfetto.dev and chrome://tracing open.
 //!
 //! `--json` prints the summary or comparison as JSON.
 
 use clap::{Parser, Subcommand};
-use jobsys::trace::{compare, Capture, CompareOptions};
-use jobsys_trace::render;
+use jobsys_trace::{compare, render, Capture, CompareOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -22,7 +25,7 @@ use std::process::ExitCode;
 #[command(
     name = "jobsys-trace",
     version,
-    about = "Summarise, compare and render jobsys trace captures"
+    about = "Summarise, compare, render and export jobsys trace captures"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -33,7 +36,7 @@ struct Cli {
 enum Cmd {
     /// Per-thread states, wakes, latency and per-job statistics of a capture.
     Summary {
-        /// A capture written by `Trace::write_chrome_json`.
+        /// A capture: raw (`Trace::write_raw`) or Chrome JSON (`export`).
         capture: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -58,7 +61,7 @@ enum Cmd {
     /// Draw the timeline as SVG: thread states, job slices, wake and
     /// release arrows, frames.
     Render {
-        /// A capture written by `Trace::write_chrome_json`.
+        /// A capture: raw (`Trace::write_raw`) or Chrome JSON (`export`).
         capture: PathBuf,
         /// The SVG file to write.
         #[arg(short, long, value_name = "SVG")]
@@ -73,6 +76,15 @@ enum Cmd {
         #[arg(long, default_value_t = 1600)]
         width: u32,
     },
+    /// Write a capture as Chrome trace event JSON, which ui.perfetto.dev
+    /// and chrome://tracing open (and every command here reads).
+    Export {
+        /// A capture: raw (`Trace::write_raw`) or Chrome JSON.
+        capture: PathBuf,
+        /// The JSON file to write.
+        #[arg(short, long, value_name = "JSON")]
+        out: PathBuf,
+    },
 }
 
 /// Milliseconds (from the command line) as nanoseconds.
@@ -85,7 +97,7 @@ fn ms_to_ns(ms: f64, what: &str) -> Result<u64, String> {
 
 fn load(path: &Path) -> Result<Capture, String> {
     let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Capture::read_chrome_json(f).map_err(|e| format!("{}: {e}", path.display()))
+    Capture::read(f).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn run(cli: Cli) -> Result<(), String> {
@@ -164,6 +176,19 @@ fn run(cli: Cli) -> Result<(), String> {
                 c.threads.len(),
                 opt.from_ns as f64 / 1e6,
                 opt.to_ns.min(c.duration_ns) as f64 / 1e6
+            );
+        }
+        Cmd::Export { capture, out } => {
+            let c = load(&capture)?;
+            let f = std::fs::File::create(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            c.write_chrome_json(f)
+                .map_err(|e| format!("{}: {e}", out.display()))?;
+            eprintln!(
+                "wrote {} ({} threads, {} frames, {:.3} ms): open it in ui.perfetto.dev",
+                out.display(),
+                c.threads.len(),
+                c.frames.len(),
+                c.duration_ns as f64 / 1e6
             );
         }
     }

@@ -16,7 +16,7 @@
 //! (`row`, `state`, `job`, `arrow wake`, `arrow release`, `frame`,
 //! `legend`) so tests and style sheets can find them.
 
-use jobsys::trace::{Capture, ThreadState, ThreadTimeline};
+use crate::{Capture, ThreadState, ThreadTimeline};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 

@@ -1,6 +1,8 @@
-//! The `jobsys-trace` command on synthetic captures written by the library.
+//! The `jobsys-trace` command on synthetic captures, written as raw
+//! captures (`Trace::write_raw`) and as Chrome JSON (the library).
 
 use jobsys::trace::{Event, JobId, Record, ThreadEvents, Trace};
+use jobsys_trace::TraceExt;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -76,6 +78,12 @@ fn write(name: &str, t: &Trace) -> PathBuf {
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     t.write_chrome_json(std::fs::File::create(&path).unwrap())
         .unwrap();
+    path
+}
+
+fn write_raw(name: &str, t: &Trace) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    t.write_raw(std::fs::File::create(&path).unwrap()).unwrap();
     path
 }
 
@@ -178,4 +186,43 @@ fn bad_input_is_an_error_with_a_message() {
     ]);
     assert!(!ok);
     assert!(err.contains("no complete frames"), "{err}");
+}
+
+#[test]
+fn every_command_reads_raw_captures_and_export_writes_chrome_json() {
+    let t = capture(20_000);
+    let raw = write_raw("cli-raw.raw.json", &t);
+    let chrome = write("cli-raw-chrome.json", &t);
+    let (raw, chrome) = (raw.to_str().unwrap(), chrome.to_str().unwrap());
+    let (ok, from_raw, err) = run(&["summary", "--json", raw]);
+    assert!(ok, "{err}");
+    let (ok, from_chrome, err) = run(&["summary", "--json", chrome]);
+    assert!(ok, "{err}");
+    assert_eq!(from_raw, from_chrome, "the same summary from either file");
+    let (ok, out, err) = run(&["compare", "--json", raw, chrome]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["abs_diff_ns"] == 0.0));
+    let svg = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-raw.svg");
+    let (ok, _, err) = run(&["render", raw, "-o", svg.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains(">physics<"));
+
+    // export: Chrome JSON that viewers open, with the same summary.
+    let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-exported.json");
+    let (ok, _, err) = run(&["export", raw, "-o", json.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(err.contains("ui.perfetto.dev"), "{err}");
+    let f = std::fs::File::open(&json).unwrap();
+    jobsys_trace::validate_chrome_json(std::io::BufReader::new(f)).expect("valid Chrome JSON");
+    let (ok, exported, err) = run(&["summary", "--json", json.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert_eq!(exported, from_raw);
+    let (ok, _, err) = run(&["export", "/nonexistent/capture.json", "-o", "x.json"]);
+    assert!(!ok);
+    assert!(err.contains("/nonexistent/capture.json"), "{err}");
 }

@@ -2,9 +2,10 @@
 //! renderer on a small real capture. The SVG is checked as text: balanced
 //! tags, one row per thread, the legend, arrows. No timing assertions.
 
-use jobsys::trace::{Event, JobId, Record, ThreadEvents, ThreadState, Trace};
+use jobsys::trace::{Event, JobId, Record, ThreadEvents, Trace};
 use jobsys::JobSystem;
 use jobsys_trace::render::{render, Options};
+use jobsys_trace::{ThreadState, TraceExt};
 use std::path::PathBuf;
 use std::process::Command;
 

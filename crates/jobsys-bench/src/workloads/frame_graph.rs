@@ -509,7 +509,10 @@ fn trace_frames(ctx: &Ctx, g: &'static FrameGraph, path: &std::path::Path) -> Re
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    trace.write_chrome_json(std::io::BufWriter::new(std::fs::File::create(path)?))?;
+    jobsys_trace::TraceExt::write_chrome_json(
+        &trace,
+        std::io::BufWriter::new(std::fs::File::create(path)?),
+    )?;
     ctx.progress.print(&format!(
         "   trace: {} ({TRACE_FRAMES} frames, {}, workers={w})\n",
         path.display(),

@@ -536,10 +536,10 @@ static void test_trace(void) {
         OK(jobsys_trace_write(sys, path));
         FILE *f = fopen(path, "r");
         CHECK(f != NULL);
-        char head[16] = {0};
-        CHECK(fread(head, 1, 15, f) == 15);
+        char head[32] = {0};
+        CHECK(fread(head, 1, 28, f) == 28);
         fclose(f);
-        CHECK(strncmp(head, "{\"traceEvents\"", 14) == 0);
+        CHECK(strcmp(head, "{\"format\":\"jobsys-raw-trace\"") == 0);
     }
     /* A second capture replaces the first. */
     OK(jobsys_trace_start(sys));

@@ -30,9 +30,9 @@ impl JobSystem {
     ///     js.complete(h);
     /// }
     /// let trace = js.trace_stop();
-    /// let mut json = Vec::new();
-    /// trace.write_chrome_json(&mut json).unwrap(); // open in ui.perfetto.dev
-    /// println!("{}", trace.summary());
+    /// assert_eq!(trace.threads.len(), 2); // the worker and this thread
+    /// let mut file = Vec::new();
+    /// trace.write_raw(&mut file).unwrap(); // for `jobsys-trace summary|export|…`
     /// ```
     pub fn trace_start(&self) -> bool {
         self.trace_start_with(TraceConfig::default())

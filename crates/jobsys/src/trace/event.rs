@@ -209,8 +209,8 @@ mod recorded {
     }
 }
 
-/// Hex, as in the JSON files ("0x…": exact in JavaScript viewers, which
-/// read numbers as doubles).
+/// Hex, as in the capture files ("0x…": exact in JavaScript viewers and
+/// JSON tools, which read numbers as doubles).
 impl std::fmt::Display for JobId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:#018x}", self.0)
@@ -224,9 +224,32 @@ impl std::str::FromStr for JobId {
     }
 }
 
-#[cfg(feature = "serde")]
-impl serde::Serialize for JobId {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+#[cfg(all(test, feature = "trace", not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_survive_the_raw_record() {
+        let r = RawEvent::new(42, WAKE, wakee_word(None), "");
+        assert_eq!(r.decode().unwrap().event, Event::Wake { wakee: None });
+        let r = RawEvent::new(43, READY, 7, "");
+        assert_eq!(
+            r.decode().unwrap(),
+            Record {
+                ts_ns: 43,
+                event: Event::JobReady {
+                    job: JobId(7),
+                    by_dependency: false
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn job_ids_print_as_hex_and_parse_back() {
+        let id = JobId::new(0x1234_5678, 9);
+        assert_eq!(id.to_string().len(), 18);
+        assert_eq!(id.to_string().parse::<JobId>(), Ok(id));
+        assert_eq!(JobId(0xA).to_string(), "0x000000000000000a");
     }
 }

@@ -3,12 +3,25 @@
 //! Each thread appends fixed-size events (32 bytes) to its own buffer
 //! (`buffer.rs`; the protocol is in `README.md` next to this file): no
 //! locks, no allocation per event, a full buffer drops and counts. A
-//! capture (`JobSystem::trace_start` … `trace_stop`) gives a [`Trace`];
-//! [`Trace::analyse`] turns it into a [`Capture`] (per-thread state
-//! timelines, job slices, wake and dependency arrows), which exports Chrome
-//! trace JSON for Perfetto / chrome://tracing ([`Capture::write_chrome_json`]),
-//! reads it back ([`Capture::read_chrome_json`]), summarises it
-//! ([`Summary`]) and compares two captures ([`compare`]).
+//! capture (`JobSystem::trace_start` … `trace_stop`) gives a [`Trace`]:
+//! every thread's raw events and names, which [`Trace::write_raw`] writes
+//! to a file (the raw capture format, specified in the README).
+//!
+//! Everything offline (deriving per-thread state timelines, wake and
+//! dependency arrows and latency from the events, the summary, comparing
+//! captures, Chrome trace JSON for Perfetto out and back in, the format
+//! checker) is the `jobsys-trace` crate, library and command, which reads
+//! raw captures.
+//!
+//! | file | owns |
+//! | --- | --- |
+//! | `mod.rs` | the hooks the core calls (table below) |
+//! | `event.rs` | `JobId`, the public `Event` and `Record`, the 32-byte `RawEvent` |
+//! | `clock.rs` | the one monotonic clock (ns since a process-wide epoch) |
+//! | `buffer.rs` | one thread's buffer and its publication protocol |
+//! | `recorder.rs` | per-system `TraceState`, start/stop, `Trace`, `ThreadEvents`, `TraceConfig` |
+//! | `api.rs` | `JobSystem::trace_start/stop`, frames, `Builder::build_traced` |
+//! | `raw.rs` | `Trace::write_raw`: the raw capture file (streamed) |
 //!
 //! # Cost
 //! With the `trace` feature off every hook below is an empty inline
@@ -37,7 +50,8 @@
 //! | `wake_issued(reg, ctx, Some(idx))` | where a futex wake is issued: `notify_work` (have `Sleep::notify_work`/`wake_one_slow`/`wake_many`/`hand_over` return the woken index), wait.rs `wake_target`/`wake_all_parked` (the parked context's index). Prefer before the futex call, so the arrow never points back in time |
 //! | `let _t = WaitTrace::of_handle(reg, ctx, h)` | wait.rs `Registry::wait`: after `DepthGuard::new`; join.rs `wait_latch`: after `DepthGuard::new`, as `WaitTrace::of_stack(reg, ctx, job)` (records wait end on every return and on unwinding) |
 //!
-//! Thread states are *derived* from these events (see `timeline.rs`):
+//! Thread states are *derived* from these events (by `jobsys-trace`,
+//! `crates/jobsys-trace/src/timeline.rs`):
 //! inside a job: working; in a wait: waiting, or blocked while parked in
 //! it; at a worker's top level: searching (after a job, a wake, or
 //! `search_begin`), spinning, sleeping; at an external thread's top level:
@@ -55,48 +69,17 @@ mod buffer;
 #[cfg(feature = "trace")]
 mod clock;
 #[cfg(feature = "trace")]
-mod compare;
-#[cfg(feature = "trace")]
-mod export;
-#[cfg(feature = "trace")]
-mod import;
-#[cfg(feature = "trace")]
-mod json;
+mod raw;
 #[cfg(feature = "trace")]
 mod recorder;
-#[cfg(feature = "trace")]
-mod summary;
-// Safe code only (analysis, JSON): not worth Miri's time; the unsafe
-// buffer and recorder have their own tests, which Miri runs.
-#[cfg(all(test, feature = "trace", not(loom), not(miri)))]
-mod tests;
-#[cfg(feature = "trace")]
-mod timeline;
-#[cfg(feature = "trace")]
-mod validate;
 
 pub use api::FrameGuard;
 #[cfg(feature = "trace")]
-pub use compare::{compare, CompareOptions, CompareRow, Comparison, FrameTimes, Side};
-#[cfg(feature = "trace")]
 pub use event::{Event, Record};
 #[cfg(feature = "trace")]
-pub use import::ReadError;
+pub use raw::{RAW_FORMAT, RAW_VERSION};
 #[cfg(feature = "trace")]
 pub use recorder::{ThreadEvents, Trace, TraceConfig};
-#[cfg(feature = "trace")]
-pub use summary::{
-    Distribution, JobStats, RapidSwitching, StateTimes, Summary, ThreadSummary, RAPID_MIN_SWITCHES,
-    RAPID_SHORT_NS, RAPID_WINDOW_NS,
-};
-#[cfg(feature = "trace")]
-pub use timeline::{
-    Capture, FrameSpan, JobSpan, Release, StateSpan, Steal, ThreadState, ThreadTimeline, WaitSpan,
-    Wake, WAKE_SLACK_NS,
-};
-
-#[cfg(feature = "trace")]
-pub use validate::validate_chrome_json;
 
 /// Whether this build of jobsys has the `trace` feature (the recorder and
 /// its event sites). A dependent cannot see another crate's features with

@@ -45,7 +45,8 @@ fn set_recording(delta: isize) {
 pub struct TraceConfig {
     /// Events each thread's buffer holds (32 bytes each, allocated once per
     /// thread when it records its first event of the capture). A full
-    /// buffer drops further events and counts them; the summary warns.
+    /// buffer drops further events and counts them; the `jobsys-trace`
+    /// summary warns.
     pub events_per_thread: usize,
 }
 
@@ -211,8 +212,9 @@ pub struct ThreadEvents {
 }
 
 /// What `JobSystem::trace_stop` returns: every thread's events of one
-/// capture. Analyse it with [`Trace::analyse`], or directly
-/// [`Trace::summary`] / [`Trace::write_chrome_json`].
+/// capture, as recorded. Write it to a file with [`Trace::write_raw`]; the
+/// `jobsys-trace` crate analyses it (states, arrows, summary, Chrome trace
+/// JSON for Perfetto), from the file or in process.
 ///
 /// The fields are public so that tools and tests can build traces
 /// themselves; timestamps are on one monotonic clock in nanoseconds, and

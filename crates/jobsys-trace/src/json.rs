@@ -379,7 +379,7 @@ impl<R: Read> Parser<R> {
 }
 
 /// Parse a whole document held in memory (tests, small files).
-#[cfg(all(test, not(loom), not(miri)))]
+#[cfg(test)]
 pub(crate) fn parse(s: &[u8]) -> PResult<Json> {
     let mut p = Parser::new(s);
     let v = p.value()?;
@@ -387,7 +387,7 @@ pub(crate) fn parse(s: &[u8]) -> PResult<Json> {
     Ok(v)
 }
 
-#[cfg(all(test, not(loom), not(miri)))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

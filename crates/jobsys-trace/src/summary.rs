@@ -18,7 +18,7 @@
 //! [`RAPID_MIN_SWITCHES`] switches. Back-to-back small jobs (working,
 //! searching, working) are not switches.
 
-use super::timeline::{Capture, StateSpan, ThreadState, ThreadTimeline};
+use crate::timeline::{Capture, StateSpan, ThreadState, ThreadTimeline};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -30,8 +30,7 @@ pub const RAPID_WINDOW_NS: u64 = 1_000_000;
 pub const RAPID_MIN_SWITCHES: usize = 10;
 
 /// One value per thread state.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct StateTimes<T> {
     pub working: T,
     pub searching: T,
@@ -77,8 +76,7 @@ impl<T: Copy> StateTimes<T> {
 }
 
 /// A distribution of durations (nearest-rank percentiles).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Distribution {
     pub count: u64,
     pub mean_ns: u64,
@@ -114,8 +112,7 @@ impl Distribution {
 }
 
 /// Where a thread switched rapidly between working and waiting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct RapidSwitching {
     /// Switches in the densest window.
     pub switches: usize,
@@ -124,8 +121,7 @@ pub struct RapidSwitching {
 }
 
 /// One thread's numbers.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ThreadSummary {
     pub index: u32,
     pub name: String,
@@ -149,8 +145,7 @@ pub struct ThreadSummary {
 
 /// One job name's numbers (complete spans only; a `parallel_for` counts
 /// once per thread that ran pieces of it).
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct JobStats {
     pub name: String,
     pub count: u64,
@@ -162,8 +157,7 @@ pub struct JobStats {
 }
 
 /// The summary of a capture.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Summary {
     pub duration_ns: u64,
     pub threads: Vec<ThreadSummary>,

@@ -25,9 +25,9 @@
 //!   (`json::write_us`), read back to the same nanosecond; no
 //!   `displayTimeUnit` (Perfetto takes `"ns"` as the unit of `ts`).
 
-use super::event::JobId;
-use super::json::{write_str, write_us};
-use super::timeline::{span_order, Capture};
+use crate::json::{write_str, write_us};
+use crate::timeline::{span_order, Capture};
+use jobsys::trace::JobId;
 use std::io::{self, BufWriter, Write};
 
 pub(crate) const FORMAT: &str = "jobsys-trace";

@@ -7,8 +7,8 @@
 //!
 //! Invariant: comparing a capture with itself gives zero differences.
 
-use super::summary::{fit, fmt_ns, Distribution};
-use super::timeline::Capture;
+use crate::summary::{fit, fmt_ns, Distribution};
+use crate::timeline::Capture;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -20,8 +20,7 @@ pub struct CompareOptions {
 }
 
 /// One job name in one capture.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Side {
     /// Complete spans (per frame: their average number per frame).
     pub count: f64,
@@ -32,8 +31,7 @@ pub struct Side {
 }
 
 /// One job name in both captures.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct CompareRow {
     pub name: String,
     pub a: Side,
@@ -45,16 +43,14 @@ pub struct CompareRow {
 }
 
 /// Frame times of both captures.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct FrameTimes {
     pub a: Distribution,
     pub b: Distribution,
 }
 
 /// The result of [`compare`].
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Comparison {
     pub per_frame: bool,
     pub frames: FrameTimes,

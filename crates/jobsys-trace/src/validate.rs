@@ -2,7 +2,7 @@
 //! chrome://tracing rely on, used by the tests on every exported capture
 //! and available to tools.
 
-use super::json::{Json, JsonError, Parser};
+use crate::json::{Json, JsonError, Parser};
 use std::collections::HashMap;
 use std::io::Read;
 

@@ -23,14 +23,12 @@
 //! `[0, duration_ns)` exactly; all times are nanoseconds since the capture
 //! started.
 
-use super::event::{Event, JobId};
-use super::recorder::{ThreadEvents, Trace};
+use jobsys::trace::{Event, JobId, ThreadEvents, Trace};
 use std::collections::HashMap;
 
 /// What a thread was doing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ThreadState {
     /// Running a job.
     Working,
@@ -99,8 +97,7 @@ impl ThreadState {
 }
 
 /// A thread was in `state` during `[begin_ns, end_ns)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct StateSpan {
     pub state: ThreadState,
     pub begin_ns: u64,
@@ -472,16 +469,8 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
                     p.sleeps.push((b, ts));
                 }
             }
-            Event::SearchBegin => {
-                if stack.is_empty() {
-                    top = ThreadState::Searching;
-                }
-            }
-            Event::SpinBegin => {
-                if stack.is_empty() {
-                    top = ThreadState::Spinning;
-                }
-            }
+            Event::SearchBegin if stack.is_empty() => top = ThreadState::Searching,
+            Event::SpinBegin if stack.is_empty() => top = ThreadState::Spinning,
             Event::Steal { victim } => p.tl.steals.push(Steal { ts_ns: ts, victim }),
             Event::Wake { wakee } => p.tl.wakes.push(Wake {
                 ts_ns: ts,
@@ -501,7 +490,9 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
             }
             Event::FrameBegin { frame } => p.frame_marks.push((frame, true, ts)),
             Event::FrameEnd { frame } => p.frame_marks.push((frame, false, ts)),
-            Event::CaptureStart => {}
+            // CaptureStart, a search or spin inside a job or wait, and
+            // kinds newer than this analysis: no change.
+            _ => {}
         }
         let now = current(&stack, top);
         if now != cur {
@@ -566,13 +557,14 @@ pub(crate) fn span_order(begin: u64, end: u64) -> (u64, std::cmp::Reverse<u64>) 
     (begin, std::cmp::Reverse(end))
 }
 
-impl Trace {
-    /// Analyse the capture (see [`Capture`]).
-    pub fn analyse(&self) -> Capture {
-        let start = self.start_ns;
-        let dur = self.end_ns.saturating_sub(start);
+impl Capture {
+    /// Analyse a recorded trace (see the module docs); also
+    /// [`TraceExt::analyse`](crate::TraceExt::analyse).
+    pub fn from_trace(trace: &Trace) -> Capture {
+        let start = trace.start_ns;
+        let dur = trace.end_ns.saturating_sub(start);
         let mut names = Interner::default();
-        let mut threads: Vec<&ThreadEvents> = self.threads.iter().collect();
+        let mut threads: Vec<&ThreadEvents> = trace.threads.iter().collect();
         threads.sort_by_key(|t| t.index);
         let mut passes: Vec<Pass> = threads
             .iter()
@@ -660,20 +652,9 @@ impl Trace {
             frames,
         }
     }
-
-    /// Summarise the capture (see [`Summary`](super::Summary)).
-    pub fn summary(&self) -> super::Summary {
-        self.analyse().summary()
-    }
-
-    /// Write the capture as Chrome trace event JSON (see
-    /// [`Capture::write_chrome_json`]).
-    pub fn write_chrome_json<W: std::io::Write>(&self, w: W) -> std::io::Result<()> {
-        self.analyse().write_chrome_json(w)
-    }
 }
 
-#[cfg(all(test, not(loom), not(miri)))]
+#[cfg(test)]
 mod tests {
     use super::{wake_target, WAKE_SLACK_NS};
 

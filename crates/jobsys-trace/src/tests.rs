@@ -1,8 +1,9 @@
 //! Tests of analysis, export/import, summary and compare on synthetic
 //! traces with known timings (no job system, no clocks).
 
-use super::json::{parse, Json};
-use super::*;
+use crate::json::{parse, Json};
+use crate::*;
+use jobsys::trace::{Event, JobId, Record, ThreadEvents, Trace};
 use std::collections::HashMap;
 
 const A: JobId = JobId(0xA);
@@ -660,20 +661,85 @@ fn a_job_running_when_the_capture_starts_is_partial() {
     assert!(t.summary().jobs.is_empty());
 }
 
+fn raw(t: &Trace) -> Vec<u8> {
+    let mut buf = Vec::new();
+    t.write_raw(&mut buf).unwrap();
+    buf
+}
+
 #[test]
-fn capture_order_and_events_survive_the_raw_record() {
-    use super::event::{RawEvent, READY, WAKE};
-    let r = RawEvent::new(42, WAKE, super::event::wakee_word(None), "");
-    assert_eq!(r.decode().unwrap().event, Event::Wake { wakee: None });
-    let r = RawEvent::new(43, READY, 7, "");
+fn a_raw_capture_reads_back_to_the_same_trace() {
+    use Event::*;
+    let mut t = synthetic(20_123);
+    // The kinds `synthetic` lacks, and a name that needs escaping.
+    t.threads[1].events = vec![
+        rec(1, SearchBegin),
+        rec(2, Wake { wakee: None }),
+        rec(
+            3,
+            JobBegin {
+                job: JobId(u64::MAX),
+                name: "tab\t\"quote\" \u{1}",
+            },
+        ),
+        rec(
+            4,
+            JobEnd {
+                job: JobId(u64::MAX),
+                name: "tab\t\"quote\" \u{1}",
+            },
+        ),
+    ];
+    t.threads[1].dropped = 3;
+    let file = raw(&t);
+    let back = read_raw(&file[..]).unwrap();
+    assert_eq!(back, t);
+    // `Capture::read` analyses it: the same capture as in process.
+    assert_eq!(Capture::read(&file[..]).unwrap(), t.analyse());
+    assert_eq!(Capture::read(&file[..]).unwrap().summary(), t.summary());
+    // A raw capture is not Chrome JSON, and the other way round.
+    assert!(matches!(
+        Capture::read_chrome_json(&file[..]),
+        Err(ReadError::Format(_))
+    ));
+    let plain = synthetic(20_123);
+    let (chrome, _) = export(&plain);
+    assert!(matches!(read_raw(&chrome[..]), Err(ReadError::Format(_))));
     assert_eq!(
-        r.decode().unwrap(),
-        Record {
-            ts_ns: 43,
-            event: Event::JobReady {
-                job: JobId(7),
-                by_dependency: false
-            }
-        }
+        Capture::read(&chrome[..]).unwrap().summary(),
+        Capture::read(&raw(&plain)[..]).unwrap().summary(),
+        "either file gives the same summary"
     );
+    // Only the raw file keeps control characters (Chrome JSON cannot have
+    // them: Perfetto rejects `\u` escapes).
+    let (chrome, _) = export(&t);
+    let names = Capture::read(&chrome[..]).unwrap().names;
+    assert!(
+        names.contains(&"tab\t\"quote\" \u{FFFD}".to_owned()),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn reading_a_raw_capture_says_what_is_wrong() {
+    let good = String::from_utf8(raw(&synthetic(20_000))).unwrap();
+    let err = |doc: &str| match read_raw(doc.as_bytes()) {
+        Err(ReadError::Format(m)) => m,
+        other => panic!("{other:?}"),
+    };
+    assert!(err(&good.replace("\"version\":1", "\"version\":2")).contains("newer"));
+    assert!(err(&good.replace("\"steal\",2", "\"steel\",2")).contains("unknown kind \"steel\""));
+    assert!(err(&good.replace("\"steal\",2", "\"steal\"")).contains("no victim"));
+    assert!(err(&good.replace("\"0x000000000000000a\"", "10")).contains("bad job id"));
+    assert!(err(
+        r#"{"threads":[],"format":"jobsys-raw-trace","version":1,"start_ns":0,"end_ns":0}"#
+    )
+    .contains("before \"format\""));
+    let r = read_raw(good.replace("jobsys-raw-trace", "other").as_bytes());
+    assert!(matches!(r, Err(ReadError::NotJobsys)), "{r:?}");
+    let r = read_raw(&br#"{"format":"jobsys-raw-trace","version":1,"threads":[}"#[..]);
+    assert!(matches!(r, Err(ReadError::Json(_))), "{r:?}");
+    // Only whole documents: nothing after the end.
+    let r = read_raw(format!("{good} 1").as_bytes());
+    assert!(matches!(r, Err(ReadError::Json(_))), "{r:?}");
 }

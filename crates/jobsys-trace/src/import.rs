@@ -1,17 +1,21 @@
-//! Reading back the Chrome trace JSON that `export.rs` writes, into the
-//! same [`Capture`] (so a summary of the file equals the summary of the
-//! capture that wrote it). Streaming: events are read one at a time into
-//! per-track lists, which are attached to threads when the trailing
-//! `metadata.jobsys` object has been read. Other producers' traces are
-//! refused (no `metadata.jobsys`).
+//! Reading capture files: [`Capture::read`] takes either kind, telling them
+//! apart by their top-level keys: a raw capture (`format`; `raw.rs` reads
+//! it into a `Trace`, which is then analysed) or the Chrome trace JSON
+//! that `export.rs` writes, read back into the same [`Capture`] (so a
+//! summary of the file equals the summary of the capture that wrote it).
+//! Streaming: Chrome events are read one at a time into per-track lists,
+//! which are attached to threads when the trailing `metadata.jobsys` object
+//! has been read. Other producers' traces are refused (no
+//! `metadata.jobsys`).
 
-use super::event::JobId;
-use super::export::{job_tid, state_tid, FORMAT, FRAMES_TID, VERSION};
-use super::json::{Json, JsonError, Parser};
-use super::timeline::{
+use crate::export::{job_tid, state_tid, FORMAT, FRAMES_TID, VERSION};
+use crate::json::{Json, JsonError, Parser};
+use crate::raw::RawReader;
+use crate::timeline::{
     span_order, Capture, FrameSpan, Interner, JobSpan, Release, StateSpan, Steal, ThreadState,
     ThreadTimeline, WaitSpan, Wake,
 };
+use jobsys::trace::{JobId, Trace};
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Read};
@@ -24,7 +28,9 @@ pub enum ReadError {
     /// Not JSON, or not the trace event object format (with the byte
     /// offset where reading stopped).
     Json(String),
-    /// Valid trace JSON, but not written by jobsys (no `metadata.jobsys`).
+    /// JSON, but neither a raw capture (`format` is not
+    /// `"jobsys-raw-trace"`) nor Chrome trace JSON written by jobsys (no
+    /// `metadata.jobsys`).
     NotJobsys,
     /// Written by jobsys but inconsistent, or of a newer format version.
     Format(String),
@@ -37,7 +43,8 @@ impl fmt::Display for ReadError {
             ReadError::Json(e) => write!(f, "not a Chrome trace JSON file: {e}"),
             ReadError::NotJobsys => write!(
                 f,
-                "not a jobsys capture (no metadata.jobsys; write it with Trace::write_chrome_json)"
+                "not a jobsys capture (neither a raw capture from Trace::write_raw nor Chrome \
+                 trace JSON from jobsys-trace export)"
             ),
             ReadError::Format(m) => write!(f, "bad jobsys capture: {m}"),
         }
@@ -260,16 +267,29 @@ impl Reader {
     }
 }
 
-impl Capture {
-    /// Read a capture written by [`Capture::write_chrome_json`] /
-    /// [`Trace::write_chrome_json`](super::Trace::write_chrome_json).
-    pub fn read_chrome_json<R: Read>(r: R) -> Result<Capture, ReadError> {
-        let mut p = Parser::new(r);
-        let mut reader = Reader::default();
-        let mut meta: Option<Json> = None;
-        let mut failed: Option<ReadError> = None;
-        let mut saw_events = false;
-        let res = p.object(|p, key| match key.as_str() {
+/// What a capture file held.
+pub(crate) enum Doc {
+    /// A raw capture (`Trace::write_raw`).
+    Raw(Trace),
+    /// Chrome trace JSON written by [`Capture::write_chrome_json`].
+    Chrome(Capture),
+}
+
+/// Read either kind of capture file, streaming; which one it is shows in
+/// its top-level keys (a raw capture has `format`, Chrome JSON has
+/// `traceEvents`), in whatever order they come.
+pub(crate) fn read_any<R: Read>(r: R) -> Result<Doc, ReadError> {
+    let mut p = Parser::new(r);
+    let mut raw = RawReader::default();
+    let mut reader = Reader::default();
+    let mut meta: Option<Json> = None;
+    let mut failed: Option<ReadError> = None;
+    let mut saw_events = false;
+    let res = p.object(|p, key| {
+        if raw.key(p, &key)? {
+            return Ok(());
+        }
+        match key.as_str() {
             "traceEvents" => {
                 saw_events = true;
                 p.array(|p| {
@@ -290,15 +310,44 @@ impl Capture {
                 Ok(())
             }),
             _ => p.value().map(drop),
-        });
-        res?;
-        p.finish()?;
-        if let Some(e) = failed {
-            return Err(e);
         }
-        if !saw_events {
-            return Err(ReadError::Json("no traceEvents array".into()));
+    });
+    res?;
+    p.finish()?;
+    if raw.claimed() && !saw_events {
+        return raw.finish().map(Doc::Raw);
+    }
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if !saw_events {
+        return Err(ReadError::NotJobsys);
+    }
+    let meta = meta.as_ref().ok_or(ReadError::NotJobsys)?;
+    reader.finish(meta).map(Doc::Chrome)
+}
+
+impl Capture {
+    /// Read a capture file of either kind: a raw capture
+    /// (`Trace::write_raw`, analysed here), or Chrome trace JSON written by
+    /// [`Capture::write_chrome_json`] (read back as it was written). What
+    /// every `jobsys-trace` command reads.
+    pub fn read<R: Read>(r: R) -> Result<Capture, ReadError> {
+        Ok(match read_any(r)? {
+            Doc::Raw(t) => Capture::from_trace(&t),
+            Doc::Chrome(c) => c,
+        })
+    }
+
+    /// Read Chrome trace JSON written by [`Capture::write_chrome_json`] /
+    /// [`TraceExt::write_chrome_json`](crate::TraceExt::write_chrome_json),
+    /// back to the capture that wrote it.
+    pub fn read_chrome_json<R: Read>(r: R) -> Result<Capture, ReadError> {
+        match read_any(r)? {
+            Doc::Chrome(c) => Ok(c),
+            Doc::Raw(_) => Err(ReadError::Format(
+                "this is a raw capture, not Chrome trace JSON (read it with Capture::read)".into(),
+            )),
         }
-        reader.finish(meta.as_ref().ok_or(ReadError::NotJobsys)?)
     }
 }

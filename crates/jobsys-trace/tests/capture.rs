@@ -1,0 +1,175 @@
+//! The analysis of real captures (a job system recording, through the
+//! public API): states, arrows, latency, the summary, and the Chrome JSON
+//! round trip. What the core records is tested in
+//! `crates/jobsys/tests/trace.rs`. No test asserts on timings.
+
+use jobsys::trace::{Event, Trace, TraceConfig};
+use jobsys::{Batch, JobSystem};
+use jobsys_trace::{validate_chrome_json, Capture, ThreadState, TraceExt};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+fn system(workers: usize) -> JobSystem {
+    JobSystem::builder().workers(workers).build().unwrap()
+}
+
+fn spin(d: Duration) {
+    let t = Instant::now();
+    while t.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
+/// The raw file reads back to the same trace; Chrome JSON that viewers
+/// open reads back to the same summary.
+fn roundtrip(t: &Trace) -> Capture {
+    let mut raw = Vec::new();
+    t.write_raw(&mut raw).unwrap();
+    assert_eq!(&jobsys_trace::read_raw(&raw[..]).unwrap(), t);
+
+    let mut json = Vec::new();
+    t.write_chrome_json(&mut json).unwrap();
+    validate_chrome_json(&json[..]).expect("Perfetto/chrome://tracing can open it");
+    let back = Capture::read_chrome_json(&json[..]).unwrap();
+    assert_eq!(
+        back.summary(),
+        t.summary(),
+        "summary of the file = summary of the trace"
+    );
+    back
+}
+
+#[test]
+fn frames_and_tracks_of_a_small_capture() {
+    let js = system(2);
+    js.trace_start();
+    for _ in 0..3 {
+        let _frame = js.frame();
+        let h = js.schedule_named("physics", || {});
+        js.complete(h);
+    }
+    let t = js.trace_stop();
+    let c = roundtrip(&t);
+    assert_eq!(c.frames.len(), 3);
+    assert_eq!(c.threads.len(), 3);
+    assert_eq!(t.summary().jobs[0].name, "physics");
+    assert_eq!(t.summary().jobs[0].count, 3);
+}
+
+#[test]
+fn a_full_buffer_warns_in_the_summary() {
+    let js = system(1);
+    js.trace_start_with(TraceConfig {
+        events_per_thread: 8,
+    });
+    for _ in 0..100 {
+        js.frame_begin();
+        js.frame_end();
+    }
+    let s = js.trace_stop().summary();
+    assert!(
+        s.warnings.iter().any(|w| w.contains("193 events dropped")),
+        "{s}"
+    );
+}
+
+/// A few frames of a small frame graph.
+fn frame_graph(js: &JobSystem, frames: usize) {
+    for _ in 0..frames {
+        let _frame = js.frame();
+        let physics = js.schedule_named("physics", || spin(Duration::from_micros(50)));
+        let anim =
+            js.schedule_with_after("animation", &[physics], || spin(Duration::from_micros(20)));
+        let pf = js.parallel_for(0..64, Batch::Fixed(4), |_| spin(Duration::from_micros(2)));
+        let render =
+            js.schedule_with_after("render", &[anim, pf], || spin(Duration::from_micros(30)));
+        js.complete(render);
+    }
+}
+
+#[test]
+fn a_frame_graph_has_jobs_states_wakes_and_releases() {
+    let js = system(2);
+    js.trace_start();
+    frame_graph(&js, 20);
+    let t = js.trace_stop();
+    assert_eq!(t.dropped(), 0);
+    let c = t.analyse();
+    // Every job begin has its end (nothing runs when the capture stops).
+    for th in &c.threads {
+        for j in &th.jobs {
+            assert!(j.complete, "{}: {} clipped", th.name, c.name_of(j));
+        }
+        for w in &th.waits {
+            assert!(w.complete, "{}: wait clipped", th.name);
+        }
+    }
+    let s = c.summary();
+    let count: HashMap<&str, u64> = s.jobs.iter().map(|j| (j.name.as_str(), j.count)).collect();
+    assert_eq!(count.get("physics"), Some(&20));
+    assert_eq!(count.get("animation"), Some(&20));
+    assert_eq!(count.get("render"), Some(&20));
+    // The parallel_for is unnamed: it shows its closure's type name.
+    assert!(
+        s.jobs.iter().any(|j| j.name.contains("frame_graph")),
+        "{:?}",
+        s.jobs.iter().map(|j| &j.name).collect::<Vec<_>>()
+    );
+    // Jobs released by a dependency (animation, render: unless their
+    // dependencies finished before they were scheduled) get an arrow to
+    // where they started.
+    for th in &c.threads {
+        for r in &th.releases {
+            assert!(
+                r.started.is_some(),
+                "{}: release of {:?} unpaired",
+                th.name,
+                r.job
+            );
+        }
+    }
+    // Wake arrows pair up: every wake of a known thread that woke inside
+    // the capture has a target on that thread.
+    for th in &c.threads {
+        for w in &th.wakes {
+            if let (Some(i), Some(_)) = (w.wakee, w.target_ns) {
+                assert!(c.thread(i).is_some());
+            }
+        }
+    }
+    // Each of the 80 jobs (4 per frame) became ready once and started
+    // after that: 80 latencies.
+    let readies = t
+        .threads
+        .iter()
+        .flat_map(|t| &t.events)
+        .filter(|r| matches!(r.event, Event::JobReady { .. }))
+        .count();
+    assert_eq!(readies, 80);
+    assert_eq!(s.latency.count, 80);
+    for th in &s.threads {
+        let pct: f64 = ThreadState::ALL
+            .iter()
+            .map(|&x| th.state_percent.get(x))
+            .sum();
+        assert!((pct - 100.0).abs() < 1e-6);
+    }
+    // Someone worked.
+    assert!(s.threads.iter().any(|t| t.state_ns.working > 0));
+    roundtrip(&t);
+}
+
+#[test]
+fn overflow_under_load_round_trips() {
+    let js = system(2);
+    js.trace_start_with(TraceConfig {
+        events_per_thread: 64,
+    });
+    let hs: Vec<_> = (0..2000).map(|_| js.schedule(|| {})).collect();
+    for h in hs {
+        js.complete(h);
+    }
+    let t = js.trace_stop();
+    assert!(t.dropped() > 0);
+    roundtrip(&t);
+}
