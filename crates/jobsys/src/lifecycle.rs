@@ -461,6 +461,15 @@ impl Registry {
             return;
         }
         if pins_of(prev) > 1 {
+            // Someone else holds a pin: maybe a waiter about to park. The
+            // fence orders our FINISHED (the CAS above) before the load of
+            // the parked count in `wake_target`; it pairs with the fence in
+            // `park_on` between registering and re-reading the state
+            // (store-load on both sides: one of us sees the other). The
+            // SeqCst CAS and load alone suffice in C++20's model; the fence
+            // makes that explicit and lets loom check it (loom weakens
+            // SeqCst accesses, not fences).
+            crate::sync::fence(Ordering::SeqCst);
             for w in self.waiters.wake_target(slot) {
                 crate::trace::wake_issued(self, ctx, Some(w));
             }

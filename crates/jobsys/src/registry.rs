@@ -293,7 +293,7 @@ impl Registry {
         unsafe { &*ctx }
     }
 
-    fn claim_external(&self) -> *const Context {
+    pub(crate) fn claim_external(&self) -> *const Context {
         let _g = self.claim_lock.lock().unwrap_or_else(|e| e.into_inner());
         let n = self.num_contexts();
         for i in self.num_workers..n {

@@ -34,9 +34,9 @@ use crate::job::Entry;
 use crate::registry::Registry;
 use crate::slot::*;
 use crate::sync::lock;
+use crate::sync::{fence, AtomicU32, Ordering};
 use std::collections::HashSet;
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicU32, Ordering};
 
 /// Threads parked in `complete`, with the slot each waits on.
 pub(crate) struct Waiters {
@@ -490,7 +490,7 @@ impl Registry {
     }
 
     /// Sleep until `h` finishes or needed work may have become runnable.
-    fn park_on(
+    pub(crate) fn park_on(
         &self,
         ctx: &Context,
         h: JobHandle,
@@ -628,4 +628,76 @@ pub(crate) fn still_queued(e: Entry) -> bool {
     }
     let s = e.slot().state();
     gen_of(s) == e.gen && phase_of(s) == RUNNABLE
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use crate::builder::IdlePolicy;
+    use crate::context::Context;
+    use crate::handle::JobHandle;
+    use crate::registry::Registry;
+    use crate::slot::{phase_of, FINISHED, NOOP_VTABLE};
+    use std::ptr::NonNull;
+    use std::time::Duration;
+
+    // Finish vs waiter registration, on the real code: a thread finishes a
+    // running job (`Registry::finish`) while another pins it, registers as
+    // parked and sleeps (`Registry::park_on`, wait spin 0). Whatever the
+    // interleaving, the waiter sees the job finished or is woken: no lost
+    // wake-up (loom reports a deadlock if the waiter sleeps forever), and
+    // the slot is freed exactly once (the finisher or the waiter's unpin
+    // recycles it).
+    #[test]
+    fn finish_wakes_a_waiter_that_parks_concurrently() {
+        loom::model(|| {
+            let reg = Registry::new(
+                0,
+                IdlePolicy::default(),
+                Duration::ZERO,
+                true,
+                16,
+                1 << 20,
+                64,
+            );
+            let waiter = reg.claim_external() as usize;
+            let runner = reg.claim_external() as usize;
+            // SAFETY: contexts live as long as `reg`; each is used by one
+            // model thread at a time (the runner's moves to the spawned one).
+            let ctx_r = unsafe { &*(runner as *const Context) };
+            let (slot, gen) = reg.alloc(ctx_r);
+            // SAFETY: fresh, unpublished slot.
+            unsafe { slot.set_vtable(&NOOP_VTABLE) };
+            slot.publish_runnable(gen, 0);
+            assert!(slot.claim(gen));
+            let h = JobHandle {
+                slot: NonNull::from(slot),
+                gen,
+                system: reg.id,
+            };
+            let slot_addr = slot as *const _ as usize;
+            let reg2 = reg.clone();
+            let t = loom::thread::spawn(move || {
+                // SAFETY: as above; the slot lives in `reg2`'s pages.
+                let (ctx_r, slot) = unsafe {
+                    (
+                        &*(runner as *const Context),
+                        &*(slot_addr as *const crate::slot::Slot),
+                    )
+                };
+                reg2.finish(ctx_r, slot, gen, 0);
+            });
+            // SAFETY: as above.
+            let ctx_w = unsafe { &*(waiter as *const Context) };
+            let mut marked = false;
+            loop {
+                let s = h.slot().state();
+                if crate::slot::gen_of(s) != gen || phase_of(s) == FINISHED {
+                    break;
+                }
+                reg.park_on(ctx_w, h, &mut marked, false).unwrap();
+            }
+            t.join().unwrap();
+            assert!(reg.is_complete(h));
+        });
+    }
 }

@@ -39,16 +39,16 @@
 //!
 //! | hook | file, function: where |
 //! | --- | --- |
-//! | `job_ready(reg, ctx, JobId::of_slot(slot, gen))` | registry.rs `submit`: in the no-dependency branch *before* `ctx.push`, and before `make_runnable` when the last `pending` decrement is `submit`'s own (a ready must be stamped before any thread can start the job) |
-//! | `job_released(reg, ctx, JobId::of_slot(dependent, gen_of(dependent.state)))` | registry.rs `finish`: when `dependent.pending` hits 0, before `make_runnable(ctx, dependent)` |
-//! | `job_begin(reg, ctx, id, name)` | registry.rs `run_claimed`: after the poisoned branch, before pushing onto `running`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; registry.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::of_entry(e)`) |
+//! | `job_ready(reg, ctx, JobId::of_slot(slot, gen))` | lifecycle.rs `submit`: in the no-dependency branch *before* `ctx.push`, and before `make_runnable` when the last `pending` decrement is `submit`'s own (a ready must be stamped before any thread can start the job) |
+//! | `job_released(reg, ctx, JobId::of_slot(dependent, dependent.gen_now()))` | lifecycle.rs `finish`: when `dependent.dep_done()` reports the last dependency, before `make_runnable(ctx, dependent)` |
+//! | `job_begin(reg, ctx, id, name)` | lifecycle.rs `run_claimed`: after the cancelled and poisoned branches, before `running_push`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; lifecycle.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::of_entry(e)`) |
 //! | `job_end(reg, ctx, id, name)` | the same places, just *before* `finish` / `finish_pieces` (and on every other exit of `run_pieces` that ran a piece): whoever sees the job finished — a waiter that then stops the capture — also sees its end, so a capture stopped after `complete` holds no clipped job of that graph (the releases and wakes `finish` causes follow the slice; their arrows start on the state track) |
-//! | `steal(reg, ctx, v as u32)` | registry.rs `find_and_run`: after a successful `steal_into` |
-//! | `spin_begin(reg, ctx)` | registry.rs `worker_main`: before `spin_until_work` |
-//! | `search_begin(reg, ctx)` | registry.rs `worker_main`: when `spin_until_work` found work, and after `cancel_park` |
+//! | `steal(reg, ctx, v as u32)` | search.rs `steal_from`: after each successful `steal_into` |
+//! | `spin_begin(reg, ctx)` | worker.rs `worker_main`: before `spin_until_work` |
+//! | `search_begin(reg, ctx)` | worker.rs `worker_main`: when `spin_until_work` found work, and after `cancel_park` |
 //! | `sleep_begin(reg, ctx)` / `sleep_end(reg, ctx)` | around `sleep.park(idx)` in `worker_main`; around the futex loop in wait.rs `park_on` and in join.rs `wait_latch` |
 //! | `wake_issued(reg, ctx, Some(idx))` | where a futex wake is issued: `notify_work` (have `Sleep::notify_work`/`wake_one_slow`/`wake_many`/`hand_over` return the woken index), wait.rs `wake_target`/`wake_all_parked` (the parked context's index). Prefer before the futex call, so the arrow never points back in time |
-//! | `let _t = WaitTrace::of_handle(reg, ctx, h)` | wait.rs `Registry::wait`: after `DepthGuard::new`; join.rs `wait_latch`: after `DepthGuard::new`, as `WaitTrace::of_stack(reg, ctx, job)` (records wait end on every return and on unwinding) |
+//! | `let _t = WaitTrace::of_handle(reg, ctx, h)` | wait.rs `Registry::wait_slow`: first thing (the caller made the `DepthGuard`); join.rs `wait_latch`: after `DepthGuard::new`, as `WaitTrace::of_stack(reg, ctx, job)` (records wait end on every return and on unwinding) |
 //!
 //! Thread states are *derived* from these events (by `jobsys-trace`,
 //! `crates/jobsys-trace/src/timeline.rs`):
