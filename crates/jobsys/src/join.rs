@@ -146,7 +146,7 @@ impl Registry {
     /// deque (the stolen job's own descendants), spin a bounded time, then
     /// sleep on the latch.
     fn wait_latch(&self, ctx: &Context, job: &StackHeader) {
-        let _depth = DepthGuard::new(ctx);
+        let _depth = DepthGuard::new(self, ctx);
         let _trace = crate::trace::WaitTrace::of_stack(self, ctx, job);
         let latch = &job.latch;
         let mut backoff = self.backoff();

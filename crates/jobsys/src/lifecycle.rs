@@ -24,20 +24,33 @@ impl Registry {
     #[inline]
     pub(crate) fn alloc<'a>(&'a self, ctx: &Context) -> (&'a Slot, u32) {
         // SAFETY: `ctx` is the calling thread's claimed context.
-        if unsafe { ctx.store.needs_page() } {
-            self.make_room(ctx);
-        }
-        // SAFETY: `ctx` is the calling thread's claimed context.
-        let slot = unsafe {
-            ctx.store.alloc(|page| {
-                let slots: *const [Slot] = self.keep_page(page);
-                // SAFETY: kept by the registry until it drops.
-                &*slots
-            })
+        let slot = match unsafe { ctx.store.alloc() } {
+            Some(slot) => slot,
+            None => self.alloc_slow(ctx),
         };
         // SAFETY: the slot lives in a page owned by `self`.
         let slot: &'a Slot = unsafe { slot.as_ref() };
         (slot, slot.gen_now())
+    }
+
+    /// `alloc` when this thread's free lists are empty: back-pressure
+    /// first (`make_room`, which may run jobs that allocate), then a page.
+    #[cold]
+    fn alloc_slow(&self, ctx: &Context) -> NonNull<Slot> {
+        self.make_room(ctx);
+        // SAFETY: `ctx` is the calling thread's claimed context; no other
+        // store call is in progress on this thread.
+        unsafe {
+            if let Some(slot) = ctx.store.alloc() {
+                return slot; // jobs run by make_room freed some
+            }
+            ctx.store.add_page(self.keep_pages, |page| {
+                let slots: *const [Slot] = self.keep_page(page);
+                // SAFETY: kept by the registry until it drops.
+                &*slots
+            });
+            ctx.store.alloc().expect("a page was just added")
+        }
     }
 
     /// Back-pressure (`Config::max_jobs`): this thread needs a new page of
@@ -111,16 +124,25 @@ impl Registry {
     /// (`Store::trim`). `ctx` is the calling thread's own context, idle.
     #[inline]
     pub(crate) fn trim(&self, ctx: &Context) -> usize {
-        if ctx.store.active_pages() <= self.keep_pages {
-            return 0;
+        // SAFETY: `ctx` is the calling thread's claimed context.
+        unsafe { ctx.store.trim(self.keep_pages) }
+    }
+
+    /// `ctx`'s thread is idle (a worker about to sleep, or another thread
+    /// whose outermost `complete` returns): give back storage that has
+    /// been above `keep_pages` for `TRIM_DELAY` (`Store::trim_if_due`).
+    #[inline]
+    pub(crate) fn idle(&self, ctx: &Context) {
+        // SAFETY: `ctx` is the calling thread's claimed context.
+        if unsafe { ctx.store.idle_tick(self.keep_pages) } {
+            self.idle_slow(ctx);
         }
-        self.trim_slow(ctx)
     }
 
     #[cold]
-    fn trim_slow(&self, ctx: &Context) -> usize {
+    fn idle_slow(&self, ctx: &Context) {
         // SAFETY: `ctx` is the calling thread's claimed context.
-        unsafe { ctx.store.trim(self.keep_pages) }
+        unsafe { ctx.store.trim_if_due(self.keep_pages) };
     }
 
     /// Return a slot that its `finish`/`unpin` just freed (with its edge
@@ -367,19 +389,20 @@ impl Registry {
         if s & PFOR != 0 {
             return self.run_pieces(ctx, slot, e.gen, on_claim);
         }
-        if !slot.claim(e.gen) {
+        let Some(claimed) = slot.claim(e.gen) else {
             return false;
-        }
+        };
         on_claim();
-        self.run_claimed(ctx, slot, e.gen);
+        self.run_claimed(ctx, slot, e.gen, claimed);
         true
     }
 
-    /// Run a claimed single job and finish it.
-    pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32) {
+    /// Run a claimed single job and finish it. `claimed` is the state
+    /// `Slot::claim` returned.
+    pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32, claimed: u64) {
         let vt = slot.vtable();
         // CANCELLED is only set while WAITING, so the claim fixed it.
-        if slot.state() & CANCELLED != 0 {
+        if claimed & CANCELLED != 0 {
             // The canceller dropped the closure (`cancel_unstarted`).
             self.finish(ctx, slot, gen, FAILED);
             return;

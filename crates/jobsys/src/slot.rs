@@ -381,22 +381,21 @@ impl Slot {
     }
 
     /// Claim a runnable single job for running: RUNNABLE → RUNNING, with a
-    /// pin that `finish` drops.
+    /// pin that `finish` drops. Returns the state the claim made (its flags,
+    /// e.g. `CANCELLED`, are fixed from then on).
     #[inline]
-    pub(crate) fn claim(&self, gen: u32) -> bool {
+    pub(crate) fn claim(&self, gen: u32) -> Option<u64> {
         let mut s = self.state.load(Ordering::Acquire);
         loop {
             if gen_of(s) != gen || phase_of(s) != RUNNABLE {
-                return false;
+                return None;
             }
-            let new = (s & !PHASE_MASK) | RUNNING;
-            match self.state.compare_exchange_weak(
-                s,
-                new + PIN_ONE,
-                Ordering::SeqCst,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return true,
+            let new = ((s & !PHASE_MASK) | RUNNING) + PIN_ONE;
+            match self
+                .state
+                .compare_exchange_weak(s, new, Ordering::SeqCst, Ordering::Acquire)
+            {
+                Ok(_) => return Some(new),
                 Err(now) => s = now,
             }
         }
@@ -868,8 +867,8 @@ mod loom_tests {
     fn one_claim_wins() {
         loom::model(|| {
             let s = slot_in(RUNNABLE, 0);
-            let t = thread::spawn(move || s.claim(5) as u32);
-            let won = s.claim(5) as u32 + t.join().unwrap();
+            let t = thread::spawn(move || s.claim(5).is_some() as u32);
+            let won = s.claim(5).is_some() as u32 + t.join().unwrap();
             assert_eq!(won, 1);
             let st = s.state.load(Ordering::Relaxed);
             assert_eq!((phase_of(st), pins_of(st)), (RUNNING, 1));
@@ -887,8 +886,8 @@ mod loom_tests {
             let s = slot_in(WAITING, 0);
             let t = thread::spawn(move || {
                 s.release();
-                if s.claim(5) {
-                    let cancelled = s.state.load(Ordering::Acquire) & CANCELLED != 0;
+                if let Some(claimed) = s.claim(5) {
+                    let cancelled = claimed & CANCELLED != 0;
                     // finish: FINISHED, drop the claim's pin.
                     update_and_maybe_free(s, |x| ((x & !PHASE_MASK) | FINISHED) - PIN_ONE);
                     Some(cancelled)

@@ -15,6 +15,7 @@ use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// Bytes of one page: `PAGE_SLOTS` slots, allocated aligned to this size
 /// so a slot's page is its address with the low bits cleared.
@@ -90,10 +91,20 @@ struct IdlePage {
 #[derive(Default)]
 struct Pages {
     idle: Vec<IdlePage>,
-    /// `active` when the last trim ran (a trim that found nothing to give
-    /// back is not repeated until the store grows again).
-    trimmed_at: usize,
+    /// Since when the store has held more pages than it keeps (set when a
+    /// page is added above the mark, cleared when a trim gets back to it).
+    above_since: Option<Instant>,
+    /// Idle moments seen while above the mark; the clock is read on every
+    /// `TRIM_CHECK_EVERY`th.
+    ticks: u32,
 }
+
+/// How long a store stays above its mark before its free pages are given
+/// back: bursts that come back every frame keep their pages (a page given
+/// back costs 8 page faults to take again).
+pub(crate) const TRIM_DELAY: Duration = Duration::from_secs(1);
+/// An idle moment above the mark reads the clock only this often.
+const TRIM_CHECK_EVERY: u32 = 64;
 
 /// Give the memory of an idle page back to the OS. The range stays
 /// mapped, so a stale handle that reads a slot's state there sees zeros
@@ -147,36 +158,22 @@ impl Store {
         self.active.load(Ordering::Relaxed)
     }
 
-    /// Are both free lists empty, so that the next `alloc` needs a page?
+    /// Take a free slot (state `(gen, FREE)`), or `None` when both free
+    /// lists are empty: then the caller adds a page (`add_page`) and asks
+    /// again. Nothing else runs in between, so the two steps never overlap
+    /// (a job run by the caller's back-pressure may allocate itself).
     ///
     /// # Safety
     /// Only the thread that has claimed this store's context may call it.
     #[inline]
-    pub(crate) unsafe fn needs_page(&self) -> bool {
-        // SAFETY: owner-only access, promised by the caller; a plain read.
-        let local_empty = unsafe { (*self.local_free.get()).is_null() };
-        local_empty && self.remote_free.load(Ordering::Relaxed).is_null()
-    }
-
-    /// Take a free slot. When both free lists are empty, an idle page is
-    /// reused, else a new one is allocated and handed to `new_page` (which
-    /// keeps it alive as long as the registry). The slot's state is
-    /// `(gen, FREE)`.
-    ///
-    /// # Safety
-    /// Only the thread that has claimed this store's context may call it.
-    #[inline]
-    pub(crate) unsafe fn alloc(
-        &self,
-        new_page: impl FnOnce(Page) -> &'static [Slot],
-    ) -> ptr::NonNull<Slot> {
-        // SAFETY: owner-only access, promised by the caller.
+    pub(crate) unsafe fn alloc(&self) -> Option<ptr::NonNull<Slot>> {
+        // SAFETY: owner-only access, promised by the caller; the reference
+        // ends with this call.
         let head = unsafe { &mut *self.local_free.get() };
         if head.is_null() {
             *head = self.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
             if head.is_null() {
-                // SAFETY: owner-only, as above.
-                *head = unsafe { self.add_page(new_page) };
+                return None;
             }
         }
         // SAFETY: `*head` is non-null here and points into a page that lives
@@ -184,16 +181,21 @@ impl Store {
         // store and unreachable by other threads.
         let slot = unsafe { &**head };
         *head = slot.link.load(Ordering::Relaxed);
-        ptr::NonNull::from(slot)
+        Some(ptr::NonNull::from(slot))
     }
 
-    /// A page's worth of free slots, linked: an idle page revived, else a
-    /// new page. Returns the head of the list.
+    /// Put a page's worth of free slots on the local free list: an idle page
+    /// revived, else a new page handed to `new_page` (which keeps it alive
+    /// as long as the registry).
     ///
     /// # Safety
     /// Owner-only.
     #[cold]
-    unsafe fn add_page(&self, new_page: impl FnOnce(Page) -> &'static [Slot]) -> *mut Slot {
+    pub(crate) unsafe fn add_page(
+        &self,
+        keep: usize,
+        new_page: impl FnOnce(Page) -> &'static [Slot],
+    ) {
         // SAFETY: owner-only access, promised by the caller.
         let pages = unsafe { &mut *self.pages.get() };
         let slots: &[Slot] = match pages.idle.pop() {
@@ -207,20 +209,66 @@ impl Store {
             }
             None => new_page(Page::new(self.owner)),
         };
-        self.active
-            .store(self.active_pages() + 1, Ordering::Relaxed);
-        let mut head = ptr::null_mut();
-        for s in slots.iter().rev() {
-            s.link.store(head, Ordering::Relaxed);
-            head = s as *const Slot as *mut Slot;
+        let active = self.active_pages() + 1;
+        self.active.store(active, Ordering::Relaxed);
+        if active > keep && pages.above_since.is_none() {
+            pages.above_since = Some(Instant::now());
         }
-        head
+        // SAFETY: owner-only access, promised by the caller.
+        let head = unsafe { &mut *self.local_free.get() };
+        for s in slots.iter().rev() {
+            s.link.store(*head, Ordering::Relaxed);
+            *head = s as *const Slot as *mut Slot;
+        }
+    }
+
+    /// The owner is idle (a worker about to sleep, or another thread whose
+    /// outermost `complete` returns) while holding more than `keep` pages:
+    /// true every `TRIM_CHECK_EVERY`th time, when the caller should call
+    /// `trim_if_due`. Two owner-only loads and a compare below the mark.
+    ///
+    /// # Safety
+    /// Owner-only.
+    #[inline]
+    pub(crate) unsafe fn idle_tick(&self, keep: usize) -> bool {
+        if self.active_pages() <= keep {
+            return false;
+        }
+        // SAFETY: owner-only access, promised by the caller.
+        let pages = unsafe { &mut *self.pages.get() };
+        pages.ticks = pages.ticks.wrapping_add(1);
+        pages.ticks % TRIM_CHECK_EVERY == 0
+    }
+
+    /// Trim (`trim`) if the store has been above `keep` pages for at least
+    /// `TRIM_DELAY`. A trim that cannot get back to the mark (pages still
+    /// partly in use) is retried `TRIM_DELAY` later.
+    ///
+    /// # Safety
+    /// Owner-only.
+    pub(crate) unsafe fn trim_if_due(&self, keep: usize) -> usize {
+        let now = Instant::now();
+        // SAFETY: owner-only access, promised by the caller.
+        let since = unsafe { &mut (*self.pages.get()).above_since };
+        match *since {
+            Some(t) if now.duration_since(t) < TRIM_DELAY => return 0,
+            None => {
+                *since = Some(now);
+                return 0;
+            }
+            Some(_) => {}
+        }
+        // SAFETY: owner-only, promised by the caller.
+        let n = unsafe { self.trim(keep) };
+        // SAFETY: as above.
+        let since = unsafe { &mut (*self.pages.get()).above_since };
+        *since = (self.active_pages() > keep).then_some(now);
+        n
     }
 
     /// Give back the memory of whole free pages while more than `keep`
-    /// pages are in use (called when the owner is idle: `Registry::trim`).
-    /// A page is idle only if every one of its slots is on the free lists.
-    /// Returns how many pages were given back.
+    /// pages are in use. A page is idle only if every one of its slots is
+    /// on the free lists. Returns how many pages were given back.
     ///
     /// # Safety
     /// Owner-only.
@@ -228,10 +276,9 @@ impl Store {
         // SAFETY: owner-only access, promised by the caller.
         let (head, pages) = unsafe { (&mut *self.local_free.get(), &mut *self.pages.get()) };
         let active = self.active_pages();
-        if active <= keep || pages.trimmed_at == active {
+        if active <= keep {
             return 0;
         }
-        pages.trimmed_at = active;
         // Every free slot onto the local list.
         let mut r = self.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
         while !r.is_null() {
@@ -281,7 +328,9 @@ impl Store {
             pages.idle.push(IdlePage { first, floor });
         }
         self.active.store(active - idle.len(), Ordering::Relaxed);
-        pages.trimmed_at = active - idle.len();
+        if active - idle.len() <= keep {
+            pages.above_since = None;
+        }
         idle.len()
     }
 

@@ -196,16 +196,25 @@ impl Waiters {
 }
 
 /// Keeps `wait_depth` right even if a helped job's panic unwinds through.
-pub(crate) struct DepthGuard<'a>(&'a Context);
+/// When the outermost wait of a thread that is not a worker ends, that
+/// thread is about to go back to its own code: a good moment to give back
+/// job storage (`Registry::trim`).
+pub(crate) struct DepthGuard<'a> {
+    reg: &'a Registry,
+    ctx: &'a Context,
+}
 impl<'a> DepthGuard<'a> {
-    pub(crate) fn new(ctx: &'a Context) -> Self {
+    pub(crate) fn new(reg: &'a Registry, ctx: &'a Context) -> Self {
         ctx.add_wait_depth(1);
-        DepthGuard(ctx)
+        DepthGuard { reg, ctx }
     }
 }
 impl Drop for DepthGuard<'_> {
     fn drop(&mut self) {
-        self.0.add_wait_depth(-1);
+        self.ctx.add_wait_depth(-1);
+        if !self.ctx.is_worker && self.ctx.wait_depth() == 0 {
+            self.reg.idle(self.ctx);
+        }
     }
 }
 
@@ -281,20 +290,7 @@ impl Registry {
         if ctx.is_running(slot, h.gen) {
             return Err(JobError::WaitOnSelf);
         }
-        let depth = DepthGuard::new(ctx);
-        let r = self.wait_slow(ctx, h, must_finish);
-        drop(depth);
-        // The outermost wait of a thread that is not a worker: it is about
-        // to go back to its own code, a good moment to give back storage.
-        if !ctx.is_worker && ctx.wait_depth() == 0 {
-            self.trim(ctx);
-        }
-        r
-    }
-
-    fn wait_slow(&self, ctx: &Context, h: JobHandle, must_finish: bool) -> Result<(), JobError> {
-        let slot = h.slot();
-        let s = slot.state();
+        let _depth = DepthGuard::new(self, ctx);
         let _trace = crate::trace::WaitTrace::of_handle(self, ctx, h);
         // Fast path: `h` is on top of our own deque (fork/join, W1 single).
         if phase_of(s) == RUNNABLE && s & PFOR == 0 {
@@ -303,8 +299,8 @@ impl Registry {
             let local = ctx.local(slot.prio_hint());
             if let Some(e) = local.pop() {
                 if e.slot == h.slot && e.gen == h.gen {
-                    if slot.claim(h.gen) {
-                        self.run_claimed(ctx, slot, h.gen);
+                    if let Some(claimed) = slot.claim(h.gen) {
+                        self.run_claimed(ctx, slot, h.gen, claimed);
                     }
                 } else {
                     local.push(e);

@@ -114,8 +114,8 @@ impl Registry {
                 continue;
             }
             bump(&ctx.counters.sleeps);
-            // Idle: give back storage a burst left behind.
-            self.trim(ctx);
+            // Idle: give back storage a burst left behind long enough ago.
+            self.idle(ctx);
             crate::trace::sleep_begin(&self, ctx);
             woken_by = self.sleep.park(idx);
             crate::trace::sleep_end(&self, ctx);
