@@ -264,7 +264,7 @@ fn max_jobs_bounds_storage_by_back_pressure() {
         .build()
         .unwrap();
     let ran = Arc::new(AtomicUsize::new(0));
-    let total = n(20_000, 700);
+    let total = n(20_000, 600);
     let mut last = None;
     for _ in 0..total {
         let r = ran.clone();
@@ -298,10 +298,10 @@ fn max_jobs_zero_is_rejected() {
 fn storage_above_the_high_water_mark_is_given_back_and_reused_safely() {
     let js = JobSystem::builder()
         .workers(0)
-        .retained_slots(512)
+        .retained_slots(256)
         .build()
         .unwrap();
-    let burst = n(20_000, 1_500);
+    let burst = n(20_000, 600);
     let old: Vec<_> = (0..burst).map(|_| js.schedule(|| {})).collect();
     assert!(js.stats().job_slots >= burst as u64);
     js.complete(js.combine(&old)); // (its edges take more pages)
@@ -311,7 +311,7 @@ fn storage_above_the_high_water_mark_is_given_back_and_reused_safely() {
     assert_eq!(js.stats().job_slots, peak);
     assert!(js.trim_storage() > 0);
     let after = js.stats().job_slots;
-    assert!(after <= 512, "kept {after} slots of {peak}");
+    assert!(after <= 256, "kept {after} slots of {peak}");
     // Reuse (revived pages start above every old generation).
     let gate = Arc::new(AtomicUsize::new(0));
     let new: Vec<_> = (0..burst)
@@ -324,9 +324,11 @@ fn storage_above_the_high_water_mark_is_given_back_and_reused_safely() {
         .collect();
     assert!(old.iter().all(|&h| js.is_complete(h)));
     assert!(new.iter().all(|&h| !js.is_complete(h)));
-    for h in &old {
-        assert!(!new.contains(h), "a handle was handed out twice");
-    }
+    let new_set: std::collections::HashSet<_> = new.iter().copied().collect();
+    assert!(
+        old.iter().all(|h| !new_set.contains(h)),
+        "a handle was handed out twice"
+    );
     js.complete(js.combine(&new));
     assert_eq!(gate.load(Ordering::Relaxed), burst);
 }
