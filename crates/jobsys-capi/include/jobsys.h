@@ -121,7 +121,11 @@ typedef void (*jobsys_range_fn)(void *data, uint32_t begin, uint32_t end);
 
 /* Called once with `data` when a job will never call its function again:
  * after its last call, or without any call if it never ran (a dependency
- * failed). The place to free `data`. Not called when scheduling failed. */
+ * failed). The place to free `data`. Not called when scheduling failed.
+ * It runs as the end of its job: jobsys_destroy of the job's system returns
+ * JOBSYS_ERR_BAD_STATE there, waiting on the job's own handle returns
+ * JOBSYS_ERR_WAIT_ON_SELF, and jobsys_fail returns JOBSYS_ERR_BAD_STATE
+ * (the job is done; fail it from its function). */
 typedef void (*jobsys_release_fn)(void *data);
 
 /* Optional per-job settings; pass NULL for "unnamed, NORMAL, no release". */
