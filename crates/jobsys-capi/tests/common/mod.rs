@@ -13,10 +13,12 @@ pub fn crate_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `libjobsys_capi.a` of the profile these tests were built with. Cargo
-/// builds the library's `staticlib` together with the `rlib` the tests link,
-/// so it is next to the test binary's `deps/` directory and up to date. If
-/// it is missing (an unusual target layout) it is built.
+/// `libjobsys_capi.a` of the profile these tests were built with, brought up
+/// to date first. `cargo test` builds the `rlib` the tests link, but not
+/// always the `staticlib` beside it: a `.a` left by an earlier build would
+/// otherwise give the C programs old code (it happened: a C test ran the
+/// library of a previous commit). The nested `cargo build` is a no-op when
+/// the library is fresh.
 pub fn static_lib() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
@@ -26,16 +28,18 @@ pub fn static_lib() -> &'static Path {
             .and_then(Path::parent)
             .expect("test binary in <target>/<profile>/deps");
         let lib = profile_dir.join("libjobsys_capi.a");
-        if !lib.exists() {
-            let release = profile_dir.file_name().is_some_and(|n| n == "release");
-            let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-            cargo.args(["build", "-p", "jobsys-capi"]);
-            if release {
-                cargo.arg("--release");
-            }
-            let status = cargo.status().expect("run cargo build");
-            assert!(status.success(), "cargo build -p jobsys-capi failed");
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
+        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cargo.args(["build", "-q", "-p", "jobsys-capi"]);
+        if release {
+            cargo.arg("--release");
         }
+        // The tests' own target directory (`<target>/<profile>/deps/test`).
+        if let Some(target) = profile_dir.parent() {
+            cargo.env("CARGO_TARGET_DIR", target);
+        }
+        let status = cargo.status().expect("run cargo build");
+        assert!(status.success(), "cargo build -p jobsys-capi failed");
         assert!(lib.exists(), "{} not found", lib.display());
         lib
     })
