@@ -49,6 +49,14 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub trace_bin: Option<PathBuf>,
 
+    /// frame-graph: the whole sweep (D = 0.5, 1, 5 and 20 us; worker counts
+    /// 0..=cores and 2 x cores; every idle policy; 200 frames per row),
+    /// tens of minutes on a 2-core machine, instead of the first look
+    /// (D = 0.5 and 5 us; 0, 1 and cores workers; the default policy; 100
+    /// frames: about 2 minutes). `all` always runs the whole sweep.
+    #[arg(long, global = true)]
+    pub full: bool,
+
     /// Directory for the JSON and SVG files.
     #[arg(long, global = true, default_value = "target/jobsys-bench")]
     pub out: PathBuf,

@@ -47,6 +47,10 @@ pub struct Ctx {
     pub samples: Option<usize>,
     /// `--quick`.
     pub quick: bool,
+    /// `--full`, or `all`: frame-graph runs its whole sweep.
+    pub full: bool,
+    /// Whether `--policy` was given.
+    pub policies_given: bool,
     /// `--out`.
     pub out: PathBuf,
     /// `--trace FILE` (frame-graph).
@@ -147,6 +151,8 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
         workers_given: cli.workers.is_some(),
         samples: cli.samples,
         quick: cli.quick,
+        full: cli.full || cli.command == Command::All,
+        policies_given: cli.policy.is_some(),
         out: cli.out.clone(),
         trace: cli.trace.clone(),
         notrace_bin: cli.notrace_bin.clone(),

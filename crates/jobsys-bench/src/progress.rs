@@ -1,8 +1,9 @@
 //! Progress bars on stderr (indicatif) and the stdout printing that must
 //! not tear them.
 //!
-//! Bars are shown only when stdout is a terminal; otherwise the command
-//! prints nothing but its tables (and errors).
+//! Bars are shown only when stdout is a terminal; otherwise each finished
+//! step of a workload is one line on stderr (what ran, how long the
+//! workload has taken so far), and stdout carries only the tables.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -10,10 +11,24 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub struct Progress {
     multi: Option<MultiProgress>,
     overall: Option<ProgressBar>,
+    /// No terminal: one stderr line per finished step instead of bars.
+    lines: bool,
 }
 
-/// A bar for one workload (does nothing when progress is off).
-pub struct Bar(Option<ProgressBar>);
+/// A bar for one workload: drawn, one line per step, or nothing.
+pub struct Bar {
+    bar: Option<ProgressBar>,
+    lines: Option<Lines>,
+}
+
+/// The line mode's state: the workload's name and start, the current step.
+struct Lines {
+    name: String,
+    start: std::time::Instant,
+    len: u64,
+    done: std::cell::Cell<u64>,
+    msg: std::cell::RefCell<String>,
+}
 
 impl Progress {
     /// `enabled`: draw bars; `workloads`: how many workloads this run has
@@ -23,6 +38,7 @@ impl Progress {
             return Progress {
                 multi: None,
                 overall: None,
+                lines: workloads > 0,
             };
         }
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
@@ -40,10 +56,11 @@ impl Progress {
         Progress {
             multi: Some(multi),
             overall,
+            lines: false,
         }
     }
 
-    /// Off: no bars, no notes.
+    /// Off: no bars, no lines, no notes.
     pub fn off() -> Progress {
         Progress::new(false, 0)
     }
@@ -56,7 +73,16 @@ impl Progress {
     /// Start a bar for workload `name` with `len` steps.
     pub fn bar(&self, name: &str, len: u64) -> Bar {
         let Some(multi) = &self.multi else {
-            return Bar(None);
+            return Bar {
+                bar: None,
+                lines: self.lines.then(|| Lines {
+                    name: name.to_string(),
+                    start: std::time::Instant::now(),
+                    len,
+                    done: std::cell::Cell::new(0),
+                    msg: std::cell::RefCell::new(String::new()),
+                }),
+            };
         };
         if let Some(o) = &self.overall {
             o.set_message(name.to_string());
@@ -64,13 +90,16 @@ impl Progress {
         let b = multi.add(ProgressBar::new(len));
         b.set_style(
             ProgressStyle::with_template(
-                "{prefix:>14} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}",
+                "{prefix:>14} [{elapsed_precise}] {wide_bar} {pos}/{len} eta {eta} {msg}",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         b.set_prefix(name.to_string());
         b.enable_steady_tick(std::time::Duration::from_millis(200));
-        Bar(Some(b))
+        Bar {
+            bar: Some(b),
+            lines: None,
+        }
     }
 
     /// One workload of `all` finished.
@@ -106,19 +135,34 @@ impl Progress {
 impl Bar {
     /// One step done.
     pub fn inc(&self) {
-        if let Some(b) = &self.0 {
+        if let Some(b) = &self.bar {
             b.inc(1);
+        }
+        if let Some(l) = &self.lines {
+            let done = l.done.get() + 1;
+            l.done.set(done);
+            eprintln!(
+                "{}: {}/{} {} done ({:.0} s)",
+                l.name,
+                done,
+                l.len,
+                l.msg.borrow(),
+                l.start.elapsed().as_secs_f64()
+            );
         }
     }
     /// What is running now.
     pub fn message(&self, msg: String) {
-        if let Some(b) = &self.0 {
-            b.set_message(msg);
+        if let Some(b) = &self.bar {
+            b.set_message(msg.clone());
+        }
+        if let Some(l) = &self.lines {
+            *l.msg.borrow_mut() = msg;
         }
     }
     /// Remove the bar.
     pub fn finish(self) {
-        if let Some(b) = self.0 {
+        if let Some(b) = self.bar {
             b.finish_and_clear();
         }
     }

@@ -362,25 +362,70 @@ pub fn graph_params(g: &FrameGraph, d_ns: u64) -> serde_json::Map<String, serde_
     }
 }
 
+/// The durations of the first look (no `--full`, no `--quick`).
+pub const FIRST_LOOK_NS: [u64; 2] = [500, 5_000];
+
+/// What one run of W3 covers: the whole sweep (`--full`, `all`,
+/// `--quick`) or the first look, about two minutes on a 2-core machine.
+struct Sweep {
+    durations: Vec<u64>,
+    workers: Vec<usize>,
+    policies: Vec<crate::pools::PolicySpec>,
+    frames: usize,
+    first_look: bool,
+}
+
+fn sweep(ctx: &Ctx) -> Sweep {
+    let first_look = !ctx.full && !ctx.quick;
+    if !first_look {
+        return Sweep {
+            durations: DURATIONS_NS.to_vec(),
+            workers: ctx.workers.clone(),
+            policies: ctx.policies.clone(),
+            frames: ctx.samples_or(200, 6),
+            first_look,
+        };
+    }
+    let mut workers = if ctx.workers_given {
+        ctx.workers.clone()
+    } else {
+        vec![0, 1, ctx.cores()]
+    };
+    workers.dedup();
+    Sweep {
+        durations: FIRST_LOOK_NS.to_vec(),
+        workers,
+        policies: if ctx.policies_given {
+            ctx.policies.clone()
+        } else {
+            ctx.policies.iter().take(1).cloned().collect()
+        },
+        frames: ctx.samples_or(100, 6),
+        first_look,
+    }
+}
+
 /// Run W3 and report it.
 pub fn run(ctx: &Ctx) -> Result<()> {
     let g = graph(ctx);
-    let frames = ctx.samples_or(200, 6);
+    let started = std::time::Instant::now();
+    let sw = sweep(ctx);
+    let frames = sw.frames;
     let (blocks, per_block) = split(frames, ctx.size(10, 3));
     // One checked + one timed frame, then one uncounted frame per block:
     // 20 warm-up frames for the default 20 blocks.
     let warmup = 1;
-    let groups = ctx.workers.len();
-    let bar = ctx.progress.bar(NAME, (DURATIONS_NS.len() * groups) as u64);
+    let groups = sw.workers.len();
+    let bar = ctx.progress.bar(NAME, (sw.durations.len() * groups) as u64);
     let mut rows = Vec::new();
-    for d in DURATIONS_NS {
+    for &d in &sw.durations {
         let case = case_name(d);
         let frame = Frame::leak(g, d);
         let work_ms = g.total_pieces() as f64 * spin::calibrate().spin_actual_ns(d) / 1e6;
         let mut serial = Vec::new();
-        for &w in &ctx.workers {
+        for &w in &sw.workers {
             bar.message(format!("{case} workers={w}"));
-            let pools = Pools::new(&ctx.policies, w)?;
+            let pools = Pools::new(&sw.policies, w)?;
             let shape = (warmup, blocks, per_block);
             let mut cs = Vec::new();
             for sys in &pools.jobsys {
@@ -446,7 +491,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         semantics_note(),
         format!(
             "serial = same graph in schedule order on the main thread; ideal = work / min(workers+1, cores) with work = pieces x measured spin(D) ({}); xideal = median / ideal",
-            DURATIONS_NS
+            sw.durations
                 .iter()
                 .map(|&d| format!("{}: {:.0} ns", case_name(d), cal.spin_actual_ns(d)))
                 .collect::<Vec<_>>()
@@ -465,10 +510,81 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     )?;
     let svg = crate::plot::frame_graph(&rows, &ctx.out)?;
     ctx.progress.print(&format!("   plot: {}\n", svg.display()));
+    ctx.progress
+        .print(&verdict(ctx, &sw, &rows, &svg, started.elapsed()));
     if let Some(path) = &ctx.trace {
         trace_frames(ctx, g, path)?;
     }
     Ok(())
+}
+
+/// The closing lines a newcomer reads: jobsys and rayon as multiples of
+/// serial per duration and worker count (lower is better), the plot, and
+/// how to run the whole sweep with a rough duration for this machine.
+fn verdict(
+    ctx: &Ctx,
+    sw: &Sweep,
+    rows: &[Row],
+    svg: &std::path::Path,
+    took: std::time::Duration,
+) -> String {
+    let policy = sw.policies.first().map(|p| p.policy.name());
+    let median = |case: &str, imp: &str, w: Option<usize>| {
+        rows.iter()
+            .find(|r| {
+                r.case == case
+                    && r.imp == imp
+                    && r.workers == w
+                    && (imp != "jobsys" || r.policy == policy)
+            })
+            .map(|r| r.median)
+    };
+    let mut out = format!(
+        "verdict: W3 frame time / serial frame time, lower is better (jobsys: {}, n workers + the calling thread; rayon: a pool of n threads):\n",
+        sw.policies.first().map_or("", |p| p.key)
+    );
+    for &d in &sw.durations {
+        let case = case_name(d);
+        let Some(serial) = median(&case, "serial", None) else {
+            continue;
+        };
+        let cells: Vec<String> = sw
+            .workers
+            .iter()
+            .filter(|&&w| w > 0)
+            .filter_map(|&w| {
+                let j = median(&case, "jobsys", Some(w))? / serial;
+                let r = median(&case, "rayon", Some(w))? / serial;
+                Some(format!(
+                    "{w} worker{}: jobsys {j:.2}x, rayon {r:.2}x",
+                    if w == 1 { "" } else { "s" }
+                ))
+            })
+            .collect();
+        out.push_str(&format!(
+            "  {case} ({serial:.1} ms serial): {}\n",
+            cells.join("; ")
+        ));
+    }
+    out.push_str(&format!("  plot: {}\n", svg.display()));
+    if sw.first_look {
+        // Frame time grows about linearly with D: the whole sweep's four
+        // durations cost (0.5 + 1 + 5 + 20) / (0.5 + 5) of these two; it
+        // also runs cores + 2 worker counts, every policy besides rayon and
+        // serial, and twice the frames.
+        let durations = DURATIONS_NS.iter().sum::<u64>() as f64
+            / sw.durations.iter().sum::<u64>().max(1) as f64;
+        let workers = (ctx.cores() + 2) as f64 / sw.workers.len().max(1) as f64;
+        let policies = (crate::pools::policies().len() + 2) as f64 / (sw.policies.len() + 2) as f64;
+        let mins = took.as_secs_f64() * durations * workers * policies * 2.0 / 60.0;
+        out.push_str(&format!(
+            "  the whole sweep (D = 0.5, 1, 5, 20 us; 0..={} and {} workers; every idle policy): jobsys-bench frame-graph --full, roughly {:.0} minutes on this machine\n",
+            ctx.cores(),
+            2 * ctx.cores(),
+            mins.max(1.0)
+        ));
+    }
+    out
 }
 
 /// Frames `--trace` captures, after as many untraced warm-up frames.
