@@ -1,6 +1,6 @@
 //! `jobsys-bench soak --minutes M --seed S`: random frames, frame after
 //! frame, each checked against a serial replay, with injected faults, a
-//! watchdog and a memory bound (issue 8).
+//! watchdog and a memory bound.
 //!
 //! # What runs
 //! Until `M` minutes have passed (or `--frames N` frames ran): a random frame
