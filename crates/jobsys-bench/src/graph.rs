@@ -218,7 +218,7 @@ mod tests {
             assert!(n.deps.len() <= 10);
             assert!(n.deps.windows(2).all(|w| w[0] < w[1]));
             assert!(n.deps.iter().all(|&d| (d as usize) < i));
-            assert!(n.sync.map_or(true, |s| (s as usize) < i));
+            assert!(n.sync.is_none_or(|s| (s as usize) < i));
             if let Kind::Parallel(k) = n.kind {
                 assert!((1..=100).contains(&k));
             }
