@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
-/// Run the workloads of WORKLOADS.md on jobsys, rayon and a serial loop, in
+/// Run the workloads W1..W7 (docs/workloads.md) on jobsys, rayon and a serial loop, in
 /// one run; print a table per workload, write JSON rows and SVG plots.
 #[derive(Parser, Debug, Clone)]
 #[command(name = "jobsys-bench", version, about, long_about = None)]
@@ -72,7 +72,7 @@ pub enum Command {
     /// W3: the generated engine frame graph (the seed experiment).
     FrameGraph,
     /// W3 at D = 5 us with Low-priority background jobs in every frame,
-    /// jobsys with priority inheritance on and off (issue 6).
+    /// jobsys with priority inheritance on and off.
     FrameGraphBackground,
     /// W4: latency from schedule to start, cold and burst.
     WakeLatency,
@@ -83,7 +83,7 @@ pub enum Command {
     /// W7: the frame graph against a CPU hog, and oversubscribed.
     Contended,
     /// W1 (jobsys) built without the tracer, with it compiled in but off,
-    /// and recording, in turns: what the tracer costs (issue 5). Builds
+    /// and recording, in turns: what the tracer costs. Builds
     /// its child program `jobsys-w1` twice with cargo. Not part of `all`.
     TraceCost,
     /// W4 + W5 per idle policy from the JSON in --out: one table and the
@@ -94,7 +94,7 @@ pub enum Command {
     /// Redraw the SVG plots from the JSON files in --out.
     Plot,
     /// Random frame graphs frame after frame, each checked against a serial
-    /// replay, with injected faults, a watchdog and a memory bound (issue 8).
+    /// replay, with injected faults, a watchdog and a memory bound: a correctness test.
     /// Uses --quick (small frames), --workers and --policy (narrow the
     /// random choice). Not part of `all`.
     Soak(crate::soak::SoakArgs),

@@ -84,7 +84,7 @@ pub struct GraphParams {
 pub const SEED: u64 = 0x5EED_F4A3_E000_0003;
 
 impl GraphParams {
-    /// The seed experiment of WORKLOADS.md: 500 jobs, 40 % parallel of
+    /// The W3 frame of docs/workloads.md: 500 jobs, 40 % parallel of
     /// 1-100 pieces, 0-10 dependencies, a sync point every ~50 jobs.
     pub fn seed_experiment() -> Self {
         GraphParams {
@@ -218,7 +218,7 @@ mod tests {
             assert!(n.deps.len() <= 10);
             assert!(n.deps.windows(2).all(|w| w[0] < w[1]));
             assert!(n.deps.iter().all(|&d| (d as usize) < i));
-            assert!(n.sync.map_or(true, |s| (s as usize) < i));
+            assert!(n.sync.is_none_or(|s| (s as usize) < i));
             if let Kind::Parallel(k) = n.kind {
                 assert!((1..=100).contains(&k));
             }

@@ -1,4 +1,4 @@
-//! `jobsys-bench`: the workloads of WORKLOADS.md (W1..W7) on jobsys, on a
+//! `jobsys-bench`: the workloads of docs/workloads.md (W1..W7) on jobsys, on a
 //! dedicated rayon pool and as a serial loop, measured in the same run.
 //!
 //! `main.rs` is a thin wrapper over [`run`], so the test suite runs every

@@ -393,8 +393,8 @@ fn lat_cpu_xy(points: &[Point]) -> Vec<(String, usize, f64, f64)> {
         .collect()
 }
 
-/// Issue 4: W4 cold p50 latency (log) against W5 extra CPU, one labelled
-/// point per policy (and rayon) per worker count, the futex floor (the
+/// The idle-policy trade-off: W4 cold p50 latency (log) against W5 extra
+/// CPU, one labelled point per policy (and rayon) per worker count, the futex floor (the
 /// least any design that sleeps between bursts achieves) as black
 /// triangles; the good corner is low-left. `rows` only name the machine.
 pub fn latency_vs_cpu(points: &[Point], rows: &[Row], out: &Path) -> Result<PathBuf> {

@@ -209,7 +209,7 @@ pub(crate) fn rapid_switching(states: &[StateSpan]) -> Option<RapidSwitching> {
             i += 1;
         }
         let n = j - i + 1;
-        if n >= RAPID_MIN_SWITCHES && best.map_or(true, |b| n > b.switches) {
+        if n >= RAPID_MIN_SWITCHES && best.is_none_or(|b| n > b.switches) {
             best = Some(RapidSwitching {
                 switches: n,
                 window_begin_ns: switches[i],

@@ -1,4 +1,4 @@
-//! Idle policies, hot zones and batching (issue 4). The whole suite also runs
+//! Idle policies, hot zones and batching. The whole suite also runs
 //! once per policy in CI through `JOBSYS_IDLE_POLICY`; these tests pin the
 //! behaviour that distinguishes the policies. No timing assertions: counts
 //! only, with a watchdog against hangs.

@@ -1,4 +1,4 @@
-//! Priorities and priority inheritance (issue 6). Deterministic: one worker
+//! Priorities and priority inheritance. Deterministic: one worker
 //! held by a gate while jobs are queued, and results read from a channel so
 //! the main thread never helps (helping could reorder).
 

@@ -1,6 +1,6 @@
 //! `jobsys-bench soak --minutes M --seed S`: random frames, frame after
 //! frame, each checked against a serial replay, with injected faults, a
-//! watchdog and a memory bound (issue 8).
+//! watchdog and a memory bound.
 //!
 //! # What runs
 //! Until `M` minutes have passed (or `--frames N` frames ran): a random frame
@@ -443,7 +443,7 @@ pub fn soak(o: &Options, progress: &Progress) -> Report {
         if o.duration.is_some_and(|d| elapsed >= d) || o.frames.is_some_and(|f| r.frames >= f) {
             break;
         }
-        if live.as_ref().map_or(true, |l| l.frames_left == 0) {
+        if live.as_ref().is_none_or(|l| l.frames_left == 0) {
             if let Some(l) = live.take() {
                 retire(l, &mut rng, o, &wd, &mut r);
                 if !r.failures.is_empty() {

@@ -465,7 +465,7 @@ mod tests {
             faults += p.planned_faults();
             for (i, n) in p.nodes.iter().enumerate() {
                 assert!(n.deps.iter().all(|&d| (d as usize) < i));
-                assert!(n.sync.map_or(true, |d| (d as usize) < i));
+                assert!(n.sync.is_none_or(|d| (d as usize) < i));
                 assert!(n.dur_ns <= 50_000);
                 if let Inject::PanicAt(k) = n.inject {
                     assert!(k < n.work.slots());
@@ -480,7 +480,7 @@ mod tests {
             order.sort_unstable();
             assert!(order.iter().enumerate().all(|(k, &v)| k as u32 == v));
             if let Some(sc) = &p.scope {
-                assert!(sc.panic_job.map_or(true, |j| j >= 1 && j < sc.jobs));
+                assert!(sc.panic_job.is_none_or(|j| j >= 1 && j < sc.jobs));
             }
         }
         assert!(faults > 0);

@@ -1,5 +1,5 @@
-//! W3 with background load (issue 6): the W3 frame graph at D = 5 µs, and
-//! at the start of every timed frame [`BG_JOBS`] background jobs of
+//! W3 with background load (priorities and inheritance): the W3 frame
+//! graph at D = 5 µs, and at the start of every timed frame [`BG_JOBS`] background jobs of
 //! [`BG_NS`] that belong to no frame: no frame job depends on them and the
 //! frame does not wait for them.
 //!

@@ -1,4 +1,4 @@
-//! One module per workload of WORKLOADS.md, and what they share: printing
+//! One module per workload of docs/workloads.md, and what they share: printing
 //! the table, writing the JSON, drawing the plot.
 
 pub mod contended;

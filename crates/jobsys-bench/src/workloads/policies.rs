@@ -1,6 +1,6 @@
-//! Issue 4: W4 (wake-latency) and W5 (idle-cost) side by side, per idle
-//! policy and worker count, from their JSON rows in `--out` (no
-//! measurement): one table, and the plot "latency against CPU burned"
+//! The idle-policy trade-off: W4 (wake-latency) and W5 (idle-cost) side
+//! by side, per idle policy and worker count, from their JSON rows in
+//! `--out` (no measurement): one table, and the plot "latency against CPU burned"
 //! ([`crate::plot::latency_vs_cpu`]).
 //!
 //! A point joins the W4 and W5 rows with the same implementation, policy

@@ -64,7 +64,7 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// The full sizes (WORKLOADS.md).
+    /// The full sizes (docs/workloads.md, W1).
     pub const FULL: Sizes = Sizes {
         single: 65_000,
         flat: 65_536,

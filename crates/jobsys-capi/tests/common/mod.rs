@@ -1,6 +1,6 @@
 //! Building and running the C and C++ programs of the tests: find the
-//! static library cargo built for these tests, compile with the flags the
-//! issue asks for, run with a timeout.
+//! static library cargo built for these tests, compile with strict warning
+//! flags (docs/c-api.md), run with a timeout.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
