@@ -15,6 +15,11 @@
 //!   without a begin (job end, wait end; a sleep end without a sleep begin
 //!   at that level: asleep/parked); the state before a worker's first event
 //!   is unknown otherwise, and outside for other threads.
+//! - A worker with no events at all is drawn as sleeping for the whole
+//!   capture, with [`IDLE_NOTE`]: an awake worker records something every
+//!   few tens of microseconds (a spin ends in a park, a search in a job),
+//!   so one that recorded nothing was parked — unless it ran one job
+//!   longer than the capture, which the note says.
 //! - A thread whose buffer overflowed is unknown from its last recorded
 //!   event to the end of the capture.
 //!
@@ -180,7 +185,15 @@ pub struct ThreadTimeline {
     pub steals: Vec<Steal>,
     pub wakes: Vec<Wake>,
     pub releases: Vec<Release>,
+    /// Why the thread's timeline is drawn the way it is, where the events
+    /// alone do not say ([`IDLE_NOTE`]: a worker with no events).
+    pub note: Option<String>,
 }
+
+/// The note of a worker that recorded nothing in the capture, drawn as
+/// sleeping for all of it.
+pub const IDLE_NOTE: &str = "no events in the capture: drawn as sleeping (an idle worker \
+    parked throughout; one job running for the whole capture would look the same)";
 
 /// An analysed capture (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -317,6 +330,10 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
     } else {
         ThreadState::Outside
     };
+    if worker && events.is_empty() && t.dropped == 0 {
+        top = ThreadState::Sleeping;
+        p.tl.note = Some(IDLE_NOTE.to_owned());
+    }
     let mut sleep_open: Option<u64> = None;
     // What was the thread doing when the capture started? Frames whose end
     // (job end, wait end) comes without a begin were open; a sleep end
