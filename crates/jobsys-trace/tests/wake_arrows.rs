@@ -104,7 +104,7 @@ fn flow_arrows_never_end_before_they_start() {
     let mut unexplained = Vec::new();
     for workers in 1..=3 {
         let js = JobSystem::builder().workers(workers).build().unwrap();
-        for _ in 0..20 {
+        for _ in 0..30 {
             js.trace_start();
             bursts(&js, 4);
             let t = js.trace_stop();

@@ -674,7 +674,7 @@ mod loom_tests {
             // SAFETY: fresh, unpublished slot.
             unsafe { slot.set_vtable(&NOOP_VTABLE) };
             slot.publish_runnable(gen, 0);
-            assert!(slot.claim(gen));
+            assert!(slot.claim(gen).is_some());
             let h = JobHandle {
                 slot: NonNull::from(slot),
                 gen,
