@@ -16,8 +16,10 @@
 //! - flow arrows (`ph: s` → `ph: f`, `bp: e`): `cat: wake` from the waker's
 //!   state track to where the wakee woke up, `cat: dep` from the thread
 //!   that released a job (finished its last dependency) to the job's slice.
+//! - A thread's note (`ThreadTimeline::note`, e.g. a worker with no
+//!   events drawn as sleeping) is the `note` arg of its state slices.
 //! - After `traceEvents`, `metadata.jobsys` (format, version, duration,
-//!   threads with their tracks and dropped-event counts) lets
+//!   threads with their tracks, dropped-event counts and notes) lets
 //!   [`Capture::read_chrome_json`] rebuild the capture exactly. It comes
 //!   after the events, under a key viewers know: Perfetto's importer stops
 //!   at the first top-level key it does not know.
@@ -71,6 +73,7 @@ struct Args<'a> {
     wakee: Option<u32>,
     flow: Option<u64>,
     frame: Option<u64>,
+    note: Option<&'a str>,
 }
 
 struct Out<W: Write> {
@@ -128,6 +131,10 @@ impl<W: Write> Out<W> {
         if let Some(i) = a.sort_index {
             field(w, "sort_index")?;
             write!(w, "{i}")?;
+        }
+        if let Some(n) = a.note {
+            field(w, "note")?;
+            write_str(w, n)?;
         }
         if let Some(j) = a.job {
             field(w, "job")?;
@@ -284,6 +291,10 @@ impl Capture {
                     dur: Some(s.end_ns - s.begin_ns),
                     tid: stid,
                     cname: Some(s.state.cname()),
+                    args: Args {
+                        note: t.note.as_deref(),
+                        ..Args::default()
+                    },
                     ..Ev::default()
                 })?;
             }
@@ -404,12 +415,17 @@ impl Capture {
             write_str(w, &t.name)?;
             write!(
                 w,
-                ",\"worker\":{},\"dropped\":{},\"tid\":{},\"state_tid\":{}}}",
+                ",\"worker\":{},\"dropped\":{},\"tid\":{},\"state_tid\":{}",
                 t.worker,
                 t.dropped,
                 job_tid(t.index),
                 state_tid(t.index)
             )?;
+            if let Some(n) = &t.note {
+                w.write_all(b",\"note\":")?;
+                write_str(w, n)?;
+            }
+            w.write_all(b"}")?;
         }
         w.write_all(b"]}}}\n")?;
         out.w.flush()

@@ -218,6 +218,7 @@ impl Reader {
                     .to_owned(),
                 worker: t.get("worker").and_then(Json::as_bool).unwrap_or(false),
                 dropped: t.get("dropped").and_then(Json::as_u64).unwrap_or(0),
+                note: t.get("note").and_then(Json::as_str).map(str::to_owned),
                 ..ThreadTimeline::default()
             };
             let jobs = self.tracks.remove(&job_tid(index)).unwrap_or_default();

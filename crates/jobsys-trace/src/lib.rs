@@ -56,7 +56,7 @@ pub use summary::{
 };
 pub use timeline::{
     Capture, FrameSpan, JobSpan, Release, StateSpan, Steal, ThreadState, ThreadTimeline, WaitSpan,
-    Wake, WAKE_SLACK_NS,
+    Wake, IDLE_NOTE, WAKE_SLACK_NS,
 };
 pub use validate::validate_chrome_json;
 

@@ -141,6 +141,9 @@ pub struct ThreadSummary {
     /// Ready → start of the jobs that started on this thread.
     pub latency: Distribution,
     pub rapid_switching: Option<RapidSwitching>,
+    /// The timeline's note (`ThreadTimeline::note`), e.g. a worker with no
+    /// events drawn as sleeping.
+    pub note: Option<String>,
 }
 
 /// One job name's numbers (complete spans only; a `parallel_for` counts
@@ -266,6 +269,7 @@ fn thread_summary(t: &ThreadTimeline, duration: u64) -> ThreadSummary {
         futile_wakes: futile_wakes(&t.states),
         latency: Distribution::of(t.jobs.iter().filter_map(|j| j.latency_ns).collect()),
         rapid_switching: rapid_switching(&t.states),
+        note: t.note.clone(),
     }
 }
 
@@ -426,6 +430,9 @@ impl fmt::Display for Summary {
                 fmt_ns(t.latency.p99_ns as f64),
                 fmt_ns(t.latency.max_ns as f64)
             )?;
+        }
+        for t in self.threads.iter().filter(|t| t.note.is_some()) {
+            writeln!(f, "note: {}: {}", t.name, t.note.as_deref().unwrap_or(""))?;
         }
         if !self.jobs.is_empty() {
             writeln!(f)?;

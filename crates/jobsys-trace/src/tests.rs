@@ -152,7 +152,11 @@ fn analysis_derives_states_latency_wakes_and_releases() {
             (Sleeping, 65_000, 100_000),
         ]
     );
-    assert_eq!(states(&c.threads[1]), vec![(Unknown, 0, 100_000)]);
+    // A worker with no events: parked all along (or inside one long job),
+    // drawn as sleeping with a note, not unknown.
+    assert_eq!(states(&c.threads[1]), vec![(Sleeping, 0, 100_000)]);
+    assert_eq!(c.threads[1].note.as_deref(), Some(crate::IDLE_NOTE));
+    assert_eq!(c.threads[0].note, None);
     assert_eq!(
         states(&c.threads[2]),
         vec![
@@ -236,7 +240,9 @@ fn summary_numbers_of_a_known_trace() {
     assert_eq!(w0.state_percent.working, 20.0);
     assert_eq!((w0.jobs_run, w0.steals, w0.wakes_issued), (1, 1, 0));
     assert_eq!(w0.futile_wakes, 1);
-    assert_eq!(s.threads[1].state_ns.unknown, 100_000);
+    assert_eq!(s.threads[1].state_ns.sleeping, 100_000);
+    assert_eq!(s.threads[1].note.as_deref(), Some(crate::IDLE_NOTE));
+    assert!(s.to_string().contains("note: worker 1: no events"), "{s}");
     let main = &s.threads[2];
     assert_eq!(main.state_ns.blocked, 25_000);
     assert_eq!(main.state_ns.waiting, 7_000);
@@ -358,10 +364,13 @@ fn chrome_json_has_tracks_slices_flows_and_frames() {
         "waiting",
         "blocked",
         "outside",
-        "unknown",
     ] {
         assert!(state_names.contains(n), "{n}");
     }
+    // Worker 1 recorded nothing: its one state slice says why it is drawn
+    // sleeping.
+    assert!(state.iter().any(|e| s(e, &["name"]) == Some("sleeping")
+        && s(e, &["args", "note"]) == Some(crate::IDLE_NOTE)));
     assert_eq!(named("s", "wake").len(), 1);
     assert_eq!(named("f", "wake").len(), 1);
     assert_eq!(named("s", "dep").len(), 1);

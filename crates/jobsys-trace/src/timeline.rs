@@ -15,6 +15,11 @@
 //!   without a begin (job end, wait end; a sleep end without a sleep begin
 //!   at that level: asleep/parked); the state before a worker's first event
 //!   is unknown otherwise, and outside for other threads.
+//! - A worker with no events at all is drawn as sleeping for the whole
+//!   capture, with [`IDLE_NOTE`]: an awake worker records something every
+//!   few tens of microseconds (a spin ends in a park, a search in a job),
+//!   so one that recorded nothing was parked — unless it ran one job
+//!   longer than the capture, which the note says.
 //! - A thread whose buffer overflowed is unknown from its last recorded
 //!   event to the end of the capture.
 //!
@@ -141,9 +146,10 @@ pub struct Steal {
 pub struct Wake {
     pub ts_ns: u64,
     pub wakee: Option<u32>,
-    /// When the wakee's sleep that this wake ended was over (`None`: it did
-    /// not wake inside the capture, was not asleep — no sleep within
-    /// [`WAKE_SLACK_NS`] — or the wakee is unknown).
+    /// When the wakee's sleep that this wake ended was over, never before
+    /// `ts_ns` (`None`: it did not wake inside the capture, the wake landed
+    /// on a thread that did not sleep — see [`WAKE_SLACK_NS`] — or the
+    /// wakee is unknown).
     pub target_ns: Option<u64>,
 }
 
@@ -179,7 +185,15 @@ pub struct ThreadTimeline {
     pub steals: Vec<Steal>,
     pub wakes: Vec<Wake>,
     pub releases: Vec<Release>,
+    /// Why the thread's timeline is drawn the way it is, where the events
+    /// alone do not say ([`IDLE_NOTE`]: a worker with no events).
+    pub note: Option<String>,
 }
+
+/// The note of a worker that recorded nothing in the capture, drawn as
+/// sleeping for all of it.
+pub const IDLE_NOTE: &str = "no events in the capture: drawn as sleeping (an idle worker \
+    parked throughout; one job running for the whole capture would look the same)";
 
 /// An analysed capture (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -316,6 +330,10 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
     } else {
         ThreadState::Outside
     };
+    if worker && events.is_empty() && t.dropped == 0 {
+        top = ThreadState::Sleeping;
+        p.tl.note = Some(IDLE_NOTE.to_owned());
+    }
     let mut sleep_open: Option<u64> = None;
     // What was the thread doing when the capture started? Frames whose end
     // (job end, wait end) comes without a begin were open; a sleep end
@@ -533,23 +551,43 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
     p
 }
 
-/// How far a wake may be stamped from the sleep it ended (the waker and
-/// the sleeper read the clock just before or after the futex calls, and may
-/// be preempted in between). Beyond this, the wake gets no arrow: it landed
-/// on a thread that was not asleep (e.g. one that cancelled its park).
+/// How long before a sleep's begin a wake may be stamped and still be the
+/// one that ended it: a waker may take a worker off the sleepers list (and
+/// record the wake) between the worker's `prepare_park` and its
+/// `sleep_begin`, and either may be preempted. Wakes further ahead get no
+/// arrow.
 pub const WAKE_SLACK_NS: u64 = 200_000;
 
-/// The wakee's sleep that a wake at `w` ended: the one containing `w`, else
-/// the nearest one within [`WAKE_SLACK_NS`]. Returns when that sleep ended.
-fn wake_target(sleeps: &[(u64, u64)], w: u64) -> Option<u64> {
-    let i = sleeps.partition_point(|&(_, e)| e < w);
-    let after = sleeps.get(i).map(|&(b, e)| (b.saturating_sub(w), e));
-    let before = i.checked_sub(1).map(|j| (w - sleeps[j].1, sleeps[j].1));
-    let best = match (before, after) {
-        (Some(b), Some(a)) => Some(if a.0 == 0 || a.0 < b.0 { a } else { b }),
-        (b, a) => a.or(b),
-    };
-    best.filter(|&(d, _)| d <= WAKE_SLACK_NS).map(|(_, e)| e)
+/// Pair one thread's closed sleeps (in order) with the wakes aimed at it
+/// (their times, sorted): returns, per wake, when the sleep it ended was
+/// over.
+///
+/// Relies on the order the core records in (`crates/jobsys/src/trace/
+/// mod.rs`, `wake_issued`): a wake is stamped *before* the store that
+/// ends the wakee's park, and the wakee stamps `sleep_end` after it sees
+/// that store, so the wake that ended a sleep `(b, e)` lies at or before
+/// `e`; and it is stamped after the wakee registered for that sleep, so
+/// after the previous sleep's end. Only one store ends a sleep, so of the
+/// wakes in `(previous end, e]` the *last* ended it; earlier ones landed
+/// on a thread that did not sleep (a worker that cancelled its park, a
+/// waiter that had just been woken). A wake is never paired with a sleep
+/// that ended before it was issued.
+fn match_wakes(sleeps: &[(u64, u64)], wakes: &[u64]) -> Vec<Option<u64>> {
+    let mut out = vec![None; wakes.len()];
+    let mut j = 0;
+    for &(b, e) in sleeps {
+        let mut last = None;
+        while j < wakes.len() && wakes[j] <= e {
+            last = Some(j);
+            j += 1;
+        }
+        if let Some(k) = last {
+            if wakes[k].saturating_add(WAKE_SLACK_NS) >= b {
+                out[k] = Some(e);
+            }
+        }
+    }
+    out
 }
 
 /// Order of spans on one thread: by begin, enclosing (longer) first.
@@ -600,18 +638,29 @@ impl Capture {
             }
         }
 
-        // Wake arrows: from the waker to the end of the wakee's sleep.
-        let sleeps: HashMap<u32, Vec<(u64, u64)>> = passes
-            .iter()
-            .map(|p| (p.tl.index, p.sleeps.clone()))
-            .collect();
-        for p in &mut passes {
-            for w in &mut p.tl.wakes {
-                w.target_ns = w
-                    .wakee
-                    .and_then(|i| sleeps.get(&i))
-                    .and_then(|s| wake_target(s, w.ts_ns));
+        // Wake arrows: from the waker to the end of the wakee's sleep that
+        // the wake ended (`match_wakes`).
+        let mut aimed: HashMap<u32, Vec<(u64, usize, usize)>> = HashMap::new();
+        for (pi, p) in passes.iter().enumerate() {
+            for (wi, w) in p.tl.wakes.iter().enumerate() {
+                if let Some(i) = w.wakee {
+                    aimed.entry(i).or_default().push((w.ts_ns, pi, wi));
+                }
             }
+        }
+        let mut targets = Vec::new();
+        for p in &passes {
+            let Some(wakes) = aimed.get_mut(&p.tl.index) else {
+                continue;
+            };
+            wakes.sort_unstable();
+            let ts: Vec<u64> = wakes.iter().map(|w| w.0).collect();
+            for (&(_, pi, wi), t) in wakes.iter().zip(match_wakes(&p.sleeps, &ts)) {
+                targets.push((pi, wi, t));
+            }
+        }
+        for (pi, wi, t) in targets {
+            passes[pi].tl.wakes[wi].target_ns = t;
         }
 
         // Frames: a begin and an end with the same number.
@@ -656,22 +705,34 @@ impl Capture {
 
 #[cfg(test)]
 mod tests {
-    use super::{wake_target, WAKE_SLACK_NS};
+    use super::{match_wakes, WAKE_SLACK_NS};
 
     #[test]
-    fn wake_targets_the_containing_or_nearest_sleep() {
+    fn a_wake_ends_the_next_sleep_and_only_the_last_one_counts() {
         let s = [(10, 20), (30, 40), (100, 110)];
-        assert_eq!(wake_target(&s, 15), Some(20)); // inside
-        assert_eq!(wake_target(&s, 21), Some(20)); // just after the first
-        assert_eq!(wake_target(&s, 29), Some(40)); // just before the second
-        assert_eq!(wake_target(&s, 200), Some(110));
-        assert_eq!(wake_target(&s, 0), Some(20));
-        assert_eq!(wake_target(&[], 5), None);
-        // Too far from any sleep: the wakee was awake.
-        assert_eq!(wake_target(&s, 110 + WAKE_SLACK_NS + 1), None);
+        // Inside a sleep, or just before it (taken off the list before
+        // the wakee stamped its sleep begin).
+        assert_eq!(match_wakes(&s, &[15]), vec![Some(20)]);
+        assert_eq!(match_wakes(&s, &[5]), vec![Some(20)]);
+        assert_eq!(match_wakes(&s, &[25]), vec![Some(40)]);
+        // A wake at the very moment the wakee woke.
+        assert_eq!(match_wakes(&s, &[20]), vec![Some(20)]);
+        // Never a sleep that ended before the wake: after the last sleep,
+        // no arrow.
+        assert_eq!(match_wakes(&s, &[111]), vec![None]);
+        assert_eq!(match_wakes(&[], &[5]), vec![None]);
+        // Two wakes before one sleep's end: the last ended it, the first
+        // landed on a worker that cancelled its park.
+        assert_eq!(match_wakes(&s, &[21, 35]), vec![None, Some(40)]);
+        // One arrow per sleep, each forward.
         assert_eq!(
-            wake_target(&[(WAKE_SLACK_NS + 10, WAKE_SLACK_NS + 20)], 5),
-            None
+            match_wakes(&s, &[12, 31, 105]),
+            vec![Some(20), Some(40), Some(110)]
+        );
+        // Too far ahead of the sleep: the wakee was awake.
+        assert_eq!(
+            match_wakes(&[(WAKE_SLACK_NS + 10, WAKE_SLACK_NS + 20)], &[5]),
+            vec![None]
         );
     }
 }

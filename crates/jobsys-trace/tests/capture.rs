@@ -173,3 +173,47 @@ fn overflow_under_load_round_trips() {
     assert!(t.dropped() > 0);
     roundtrip(&t);
 }
+
+#[test]
+fn an_idle_worker_without_events_is_drawn_sleeping_with_a_note() {
+    let js = system(2);
+    // Let both workers spin out their budget and park before the capture.
+    std::thread::sleep(Duration::from_millis(20));
+    js.trace_start();
+    for _ in 0..3 {
+        js.frame_begin();
+        js.frame_end();
+    }
+    let t = js.trace_stop();
+    let c = t.analyse();
+    let idle: Vec<_> = c.threads.iter().filter(|t| t.worker).collect();
+    assert_eq!(idle.len(), 2);
+    for th in idle {
+        assert_eq!(
+            th.states,
+            vec![jobsys_trace::StateSpan {
+                state: ThreadState::Sleeping,
+                begin_ns: 0,
+                end_ns: c.duration_ns,
+            }],
+            "{}",
+            th.name
+        );
+        assert_eq!(th.note.as_deref(), Some(jobsys_trace::IDLE_NOTE));
+    }
+    // The main thread recorded events: no note.
+    assert!(c.threads.iter().any(|t| !t.worker && t.note.is_none()));
+    let s = c.summary();
+    assert!(s.threads.iter().all(|t| t.state_ns.unknown == 0), "{s}");
+    assert!(
+        s.to_string().contains("note: ") && s.to_string().contains("drawn as sleeping"),
+        "{s}"
+    );
+    // The note survives the Chrome JSON (the `note` arg of the state
+    // slices and the thread metadata).
+    let back = roundtrip(&t);
+    assert_eq!(back.threads, c.threads);
+    let mut json = Vec::new();
+    t.write_chrome_json(&mut json).unwrap();
+    assert!(String::from_utf8(json).unwrap().contains("\"note\":"));
+}

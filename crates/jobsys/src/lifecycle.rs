@@ -268,20 +268,17 @@ impl Registry {
         // `Sleep::notify_work`.
         std::sync::atomic::fence(Ordering::SeqCst);
         let uncovered = n.saturating_sub(self.sleep.searching() as usize);
+        // Each wake is recorded before the store that ends that worker's
+        // park (see `Sleep::notify_work`), so its arrow never points back.
+        let traced = |w| crate::trace::wake_issued(self, ctx, Some(w));
         let woken = self
             .sleep
-            .wake_many(uncovered.min(self.num_workers), ctx.index);
-        for &w in &woken {
-            crate::trace::wake_issued(self, ctx, Some(w));
-        }
+            .wake_many(uncovered.min(self.num_workers), ctx.index, traced);
         let woken = if woken.is_empty() && uncovered > 0 {
             // Nobody asleep to wake, or a race with parking workers: the
             // usual single notify keeps the no-lost-wake-up guarantee.
-            match self.sleep.notify_work(ctx.index) {
-                Some(w) => {
-                    crate::trace::wake_issued(self, ctx, Some(w));
-                    1
-                }
+            match self.sleep.notify_work(ctx.index, traced) {
+                Some(_) => 1,
                 None => 0,
             }
         } else {
@@ -493,9 +490,9 @@ impl Registry {
             // makes that explicit and lets loom check it (loom weakens
             // SeqCst accesses, not fences).
             crate::sync::fence(Ordering::SeqCst);
-            for w in self.waiters.wake_target(slot) {
-                crate::trace::wake_issued(self, ctx, Some(w));
-            }
+            // Recorded before the store the waiter's park loop sees.
+            self.waiters
+                .wake_target(slot, |w| crate::trace::wake_issued(self, ctx, Some(w)));
         }
         let mut e = slot.close_dependents();
         let failure = if flags & FAILED != 0 {
@@ -550,8 +547,8 @@ impl Registry {
 
     /// Wake every thread parked in `complete` (a needed job became runnable).
     pub(crate) fn wake_parked_waiters(&self, ctx: &Context) {
-        for w in self.waiters.wake_all_parked() {
-            crate::trace::wake_issued(self, ctx, Some(w));
-        }
+        // Recorded before the store the waiter's park loop sees.
+        self.waiters
+            .wake_all_parked(|w| crate::trace::wake_issued(self, ctx, Some(w)));
     }
 }

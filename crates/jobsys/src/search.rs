@@ -20,8 +20,11 @@ impl Registry {
     #[inline]
     pub(crate) fn notify_work_from(&self, ctx: &Context, from: u32) {
         if self.num_workers != 0 {
-            if let Some(w) = self.sleep.notify_work(from) {
-                crate::trace::wake_issued(self, ctx, Some(w));
+            // The wake is recorded inside, before the store that ends the
+            // wakee's park (the wakee's `sleep_end` is stamped after its
+            // Acquire load sees that store): its arrow never points back.
+            let traced = |w| crate::trace::wake_issued(self, ctx, Some(w));
+            if self.sleep.notify_work(from, traced).is_some() {
                 bump(&ctx.counters.wakes);
             }
         }
@@ -175,8 +178,10 @@ impl Registry {
         if *searching {
             *searching = false;
             if matches!(self.policy, IdlePolicy::WhippingBoy) {
-                if let Some(w) = self.sleep.hand_over(more()) {
-                    crate::trace::wake_issued(self, ctx, Some(w));
+                // Recorded before the successor's word is stored (as in
+                // `notify_work_from`).
+                let traced = |w| crate::trace::wake_issued(self, ctx, Some(w));
+                if self.sleep.hand_over(more(), traced).is_some() {
                     bump(&ctx.counters.wakes);
                 }
             } else if self.sleep.stop_searching() {

@@ -155,44 +155,54 @@ impl Waiters {
     }
 
     /// `slot` finished while pinned by someone: wake its parked waiters.
-    /// Returns the contexts woken (for the tracer's arrows).
-    pub(crate) fn wake_target(&self, slot: &Slot) -> Vec<u32> {
+    /// `on_wake(index)` runs for each waiter this wakes (for the tracer's
+    /// arrows), before the store of `WOKEN` (see `wake_waiter`).
+    pub(crate) fn wake_target(&self, slot: &Slot, mut on_wake: impl FnMut(u32)) {
         if self.count.load(Ordering::SeqCst) == 0 {
-            return Vec::new();
+            return;
         }
         let p = lock(&self.parked);
-        let mut woken = Vec::new();
         for w in p.iter() {
             if std::ptr::eq(w.target.0, slot) {
                 // SAFETY: parked contexts belong to the live registry.
                 let c = unsafe { &*w.ctx };
-                // A BROKEN word stays BROKEN: that wait must still end.
-                let _ = c.park.compare_exchange(0, WOKEN);
-                c.park.wake_one();
-                woken.push(c.index);
+                wake_waiter(c, &mut on_wake);
             }
         }
-        woken
     }
 
     /// A needed job became runnable where nobody may run it soon: wake all
     /// parked waiters so they look again.
-    /// Returns the contexts woken (for the tracer's arrows).
-    pub(crate) fn wake_all_parked(&self) -> Vec<u32> {
+    /// `on_wake` as in `wake_target`.
+    pub(crate) fn wake_all_parked(&self, mut on_wake: impl FnMut(u32)) {
         if self.count.load(Ordering::SeqCst) == 0 {
-            return Vec::new();
+            return;
         }
         let p = lock(&self.parked);
-        let mut woken = Vec::with_capacity(p.len());
         for w in p.iter() {
             // SAFETY: as in `wake_target`.
             let c = unsafe { &*w.ctx };
-            let _ = c.park.compare_exchange(0, WOKEN);
-            c.park.wake_one();
-            woken.push(c.index);
+            wake_waiter(c, &mut on_wake);
         }
-        woken
     }
+}
+
+/// Wake the registered waiter `c` (the caller holds the `parked` lock).
+///
+/// `on_wake` (the tracer's `wake_issued`) runs only when this call is what
+/// ends the wait (the word is still 0), and *before* the store of `WOKEN`:
+/// the waiter stamps its `sleep_end` after its Acquire load sees that
+/// store, so the wake's arrow never ends before it starts, and a waiter
+/// already woken (or `BROKEN`) gets no second arrow. The load cannot be
+/// overtaken: other threads change a registered waiter's word only under
+/// the `parked` lock, which we hold.
+fn wake_waiter(c: &Context, on_wake: &mut impl FnMut(u32)) {
+    if c.park.load(Ordering::Relaxed) == 0 {
+        on_wake(c.index);
+    }
+    // A BROKEN word stays BROKEN: that wait must still end.
+    let _ = c.park.compare_exchange(0, WOKEN);
+    c.park.wake_one();
 }
 
 /// Keeps `wait_depth` right even if a helped job's panic unwinds through.
@@ -664,7 +674,7 @@ mod loom_tests {
             // SAFETY: fresh, unpublished slot.
             unsafe { slot.set_vtable(&NOOP_VTABLE) };
             slot.publish_runnable(gen, 0);
-            assert!(slot.claim(gen));
+            assert!(slot.claim(gen).is_some());
             let h = JobHandle {
                 slot: NonNull::from(slot),
                 gen,

@@ -50,7 +50,7 @@ impl Model {
                 if searching {
                     searching = false;
                     if self.sleep.stop_searching() && self.visible() {
-                        self.sleep.notify_work(0);
+                        self.sleep.notify_work(0, |_| {});
                     }
                 }
                 self.ran.fetch_add(1, Ordering::SeqCst);
@@ -74,7 +74,7 @@ impl Model {
 
     fn schedule(&self) {
         self.queued.fetch_add(1, Ordering::SeqCst);
-        self.sleep.notify_work(0);
+        self.sleep.notify_work(0, |_| {});
     }
 }
 
@@ -128,7 +128,7 @@ fn whipping_worker(m: &Model, idx: usize, total: usize) {
         if m.take() {
             if searching {
                 searching = false;
-                m.sleep.hand_over(None);
+                m.sleep.hand_over(None, |_| {});
             }
             m.ran.fetch_add(1, Ordering::SeqCst);
             continue;

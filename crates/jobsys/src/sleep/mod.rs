@@ -79,9 +79,14 @@ impl Sleep {
     /// one sleeping worker if no worker is searching; it will look at
     /// `from`'s deques first. Returns the worker woken.
     ///
+    /// `on_wake(idx)` runs for the worker woken, under the sleepers lock
+    /// and *before* the store of its notified word (the tracer's
+    /// `wake_issued`): that store is what ends the worker's `park`, so
+    /// anything `on_wake` stamps happens before the wakee's `sleep_end`.
+    ///
     /// Cost when nothing needs waking: a fence and one load, no syscall.
     #[inline]
-    pub(crate) fn notify_work(&self, from: u32) -> Option<u32> {
+    pub(crate) fn notify_work(&self, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
         // SeqCst fence: orders the caller's push before the load of `state`.
         // Pairs with the SeqCst `fetch_sub` in `prepare_park` followed by
         // the sleeper's re-check of the deques.
@@ -90,11 +95,11 @@ impl Sleep {
         if s & SEARCHING_MASK != 0 || (s >> 16) >= self.num_workers {
             return None;
         }
-        self.wake_one_slow(from)
+        self.wake_one_slow(from, on_wake)
     }
 
     #[cold]
-    fn wake_one_slow(&self, from: u32) -> Option<u32> {
+    fn wake_one_slow(&self, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
         let mut sleepers = lock(&self.sleepers);
         // Re-check under the lock: `awake` only grows under this lock.
         let s = self.state.load(Ordering::SeqCst);
@@ -107,6 +112,8 @@ impl Sleep {
         self.state
             .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
         let w = &self.words[idx as usize];
+        // Before the store that ends the wakee's park (see `notify_work`).
+        on_wake(idx);
         // Under the lock: a NOTIFIED stored after unlocking could land on
         // the worker's *next* park (found by the loom model). Release: the
         // worker's Acquire load in `park` sees it.
@@ -187,8 +194,8 @@ impl Sleep {
     /// The whipping boy took a job: wake a sleeper to take over the role
     /// (counted as searching) and stop searching, in one step under the lock.
     /// `more`: a context with more visible work (the successor looks there
-    /// first). Returns the successor woken.
-    pub(crate) fn hand_over(&self, more: Option<u32>) -> Option<u32> {
+    /// first). Returns the successor woken; `on_wake` as in `notify_work`.
+    pub(crate) fn hand_over(&self, more: Option<u32>, on_wake: impl FnOnce(u32)) -> Option<u32> {
         let mut sleepers = lock(&self.sleepers);
         let next = sleepers.pop();
         if next.is_some() {
@@ -197,6 +204,8 @@ impl Sleep {
         }
         self.state.fetch_sub(SEARCHING_ONE, Ordering::SeqCst);
         if let Some(idx) = next {
+            // Before the store that ends the wakee's park.
+            on_wake(idx);
             let v = more.map_or(NOTIFIED, notified_from);
             self.words[idx as usize].store(v, Ordering::Release);
         }
@@ -249,8 +258,8 @@ impl Sleep {
 
     /// Wake up to `n` sleeping workers at once (a flushed batch of `n`
     /// jobs pushed by context `from`), counting each as awake and searching.
-    /// Returns those woken.
-    pub(crate) fn wake_many(&self, n: usize, from: u32) -> Vec<u32> {
+    /// Returns those woken; `on_wake` as in `notify_work`, for each.
+    pub(crate) fn wake_many(&self, n: usize, from: u32, mut on_wake: impl FnMut(u32)) -> Vec<u32> {
         if n == 0 {
             return Vec::new();
         }
@@ -261,6 +270,8 @@ impl Sleep {
         for &idx in &woken {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+            // Before the store that ends the wakee's park.
+            on_wake(idx);
             // Under the lock, as in `wake_one_slow`.
             self.words[idx as usize].store(notified_from(from), Ordering::Release);
         }
@@ -312,7 +323,7 @@ mod tests {
     fn a_woken_worker_learns_which_context_pushed() {
         let s = Sleep::new(1);
         assert_eq!(s.prepare_park(0, false, false), Park::Registered);
-        assert_eq!(s.notify_work(5), Some(0));
+        assert_eq!(s.notify_work(5, |_| {}), Some(0));
         assert_eq!(s.park(0), Some(5));
         // Woken with no particular context (shutdown, first hot zone).
         assert_eq!(s.prepare_park(0, true, false), Park::Registered);
@@ -320,7 +331,7 @@ mod tests {
         assert_eq!(s.park(0), None);
         // A flushed batch names the flusher.
         assert_eq!(s.prepare_park(0, true, false), Park::Registered);
-        assert_eq!(s.wake_many(3, 7), vec![0]);
+        assert_eq!(s.wake_many(3, 7, |_| {}), vec![0]);
         assert_eq!(s.park(0), Some(7));
     }
 
@@ -331,7 +342,7 @@ mod tests {
         let s = Sleep::new(2);
         assert!(s.try_become_searching());
         assert_eq!(s.prepare_park(1, false, true), Park::Registered);
-        assert_eq!(s.hand_over(Some(4)), Some(1));
+        assert_eq!(s.hand_over(Some(4), |_| {}), Some(1));
         assert_eq!(s.park(1), Some(4));
         assert_eq!(s.counts(), (2, 1));
     }
