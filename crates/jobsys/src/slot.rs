@@ -805,7 +805,7 @@ impl Slot {
         }
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     /// Move a free slot to generation `gen` (tests of retirement).
     pub(crate) fn set_free_gen_for_test(&self, gen: u32) {
         assert_eq!(phase_of(self.state.load(Ordering::Relaxed)), FREE);
