@@ -71,7 +71,7 @@ typedef enum jobsys_error {
     JOBSYS_ERR_IO = 11                 /* a file could not be written */
 } jobsys_error;
 
-/* How idle workers wait for work (see README "Idle policies"). */
+/* How idle workers wait for work (see crates/jobsys/src/sleep/README.md, "Idle policies"). */
 typedef enum jobsys_idle_policy {
     JOBSYS_IDLE_DEFAULT = 0,          /* $JOBSYS_IDLE_POLICY if set, else SPIN_THEN_SLEEP 30 us */
     JOBSYS_IDLE_SPIN_THEN_SLEEP = 1,  /* spin for spin_us, then sleep */
@@ -87,7 +87,12 @@ typedef enum jobsys_priority {
     JOBSYS_PRIORITY_LOW = 2
 } jobsys_priority;
 
-/* Settings for jobsys_create. Fill with jobsys_config_init, then change fields. */
+/* Settings for jobsys_create. Fill with jobsys_config_init, then change fields.
+ * A config that jobsys_config_init did not fill (zeroed with memset or
+ * `= {0}`, or uninitialised) is rejected: jobsys_create returns
+ * JOBSYS_ERR_CONFIG, "config was not initialised with jobsys_config_init",
+ * rather than read zero as 0 workers and no priority inheritance.
+ * (Pass NULL to jobsys_create for the defaults.) */
 typedef struct jobsys_config {
     int32_t workers;                  /* worker threads, at most 512; -1 (default): $JOBSYS_WORKERS,
                                          else the CPUs this process may use - 1 */
@@ -99,6 +104,7 @@ typedef struct jobsys_config {
     bool exclude_efficiency_cores;    /* keep workers off E-cores / LITTLE cores (default false) */
     bool pin_workers;                 /* pin each worker to its own CPU (default false) */
     bool trace;                       /* start a trace capture at once (default false) */
+    uint32_t initialized;             /* set by jobsys_config_init; do not change */
 } jobsys_config;
 
 /* A job system. Opaque; created by jobsys_create, freed by jobsys_destroy. */

@@ -39,7 +39,15 @@ pub struct Config {
     pub pin_workers: u8,
     /// Non-zero: start a trace capture at once (see `trace`).
     pub trace: u8,
+    /// [`CONFIG_INITIALIZED`] when `jobsys_config_init` filled the struct;
+    /// anything else (a zeroed struct) is rejected by `jobsys_create`.
+    pub initialized: u32,
 }
+
+/// What `jobsys_config_init` writes to `jobsys_config.initialized` ("JSCF"):
+/// a zeroed config must not silently mean 0 workers and no priority
+/// inheritance, and zero cannot mean "default" since `workers = 0` is valid.
+pub const CONFIG_INITIALIZED: u32 = 0x4A53_4346;
 
 impl Default for Config {
     fn default() -> Config {
@@ -53,6 +61,7 @@ impl Default for Config {
             exclude_efficiency_cores: 0,
             pin_workers: 0,
             trace: 0,
+            initialized: CONFIG_INITIALIZED,
         }
     }
 }
@@ -61,6 +70,13 @@ impl Config {
     /// The builder this configuration describes, or `Config` naming the
     /// first field that no builder could take.
     pub fn builder(&self) -> Result<Builder> {
+        if self.initialized != CONFIG_INITIALIZED {
+            return Err(Error::new(
+                Code::Config,
+                "config was not initialised with jobsys_config_init \
+                 (a zeroed jobsys_config is rejected; pass NULL for the defaults)",
+            ));
+        }
         let mut b = Builder::default()
             .priority_inheritance(self.priority_inheritance != 0)
             .exclude_efficiency_cores(self.exclude_efficiency_cores != 0)

@@ -144,7 +144,20 @@ static void test_errors_and_config(void) {
     CHECK(cfg.priority_inheritance && !cfg.pin_workers && !cfg.exclude_efficiency_cores);
     EXPECT(jobsys_create(&cfg, NULL), JOBSYS_ERR_NULL_ARGUMENT);
 
+    /* A zeroed config (not from jobsys_config_init) is rejected, not read
+     * as 0 workers without priority inheritance; nothing is written. */
     jobsys_system *sys = NULL;
+    jobsys_config zeroed;
+    memset(&zeroed, 0, sizeof zeroed);
+    EXPECT(jobsys_create(&zeroed, &sys), JOBSYS_ERR_CONFIG);
+    MESSAGE_HAS("config was not initialised with jobsys_config_init");
+    CHECK(sys == NULL);
+    jobsys_config copy = cfg; /* a copy of an initialised config is fine */
+    copy.workers = 0;
+    OK(jobsys_create(&copy, &sys));
+    OK(jobsys_destroy(sys));
+    sys = NULL;
+
     cfg.workers = -2;
     EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
     cfg.workers = 100000;
