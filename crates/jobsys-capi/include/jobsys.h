@@ -2,7 +2,8 @@
  * jobsys.h - the C API of jobsys, a work-stealing job system for
  * frame-based programs (game engines). C11 and C++ compatible.
  *
- * Link: libjobsys_capi.a -lpthread -ldl -lm (or libjobsys_capi.so);
+ * Link: libjobsys_capi.a -lpthread -ldl -lm (or libjobsys_capi.so), or with
+ * CMake: add_subdirectory(crates/jobsys-capi) + target jobsys::jobsys;
  * build with `cargo build -p jobsys-capi --release`. See docs/c-api.md.
  *
  * The model: a job is a function pointer plus a `void* data`. Scheduling a
