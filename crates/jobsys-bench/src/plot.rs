@@ -2,7 +2,7 @@
 //! SVG `<text>` and sized by plotters' built-in estimate), drawn from JSON
 //! rows so any saved run can be redrawn (`jobsys-bench plot`).
 //!
-//! - [`frame_graph`]: W3 frame time against worker count, one panel per
+//! - [`frame_graph`]: W3 frame time (median, p99 dashed) against worker count, one panel per
 //!   job duration, a line per implementation, serial and ideal as references.
 //! - [`wake_latency`]: W4 latency distribution (CDF) per policy and workers.
 //! - [`wake_primitives`]: W6 box plots (quartiles, p10-p90 whiskers, p99
@@ -78,7 +78,7 @@ pub fn frame_graph(rows: &[Row], out: &Path) -> Result<PathBuf> {
         &path,
         (640 * cols as u32, 420 * nrows as u32 + 40),
         &format!(
-            "W3 frame-graph: median frame time vs workers{}",
+            "W3 frame-graph: frame time (median; dashed: p99) vs workers{}",
             machine_note(rows)
         ),
     )?;
@@ -91,8 +91,14 @@ pub fn frame_graph(rows: &[Row], out: &Path) -> Result<PathBuf> {
             .max()
             .unwrap_or(1)
             .max(1) as f64;
-        // Headroom at the top for the legend.
-        let max_y = rs.iter().map(|r| r.median).fold(0.0, f64::max) * 1.6;
+        // Headroom at the top for the legend; the p99 lines count too.
+        let max_y = rs
+            .iter()
+            .filter(|r| r.imp != "serial")
+            .map(|r| r.median.max(r.p99))
+            .chain(rs.iter().map(|r| r.median))
+            .fold(0.0, f64::max)
+            * 1.6;
         let mut chart = ChartBuilder::on(area)
             .caption(format!("{case} (jobs spin D)"), ("sans-serif", 18))
             .margin(10)
@@ -103,24 +109,28 @@ pub fn frame_graph(rows: &[Row], out: &Path) -> Result<PathBuf> {
         chart
             .configure_mesh()
             .x_desc("workers (jobsys: + calling thread)")
-            .y_desc("frame ms (median)")
+            .y_desc("frame ms (median; dashed: p99)")
             .x_labels(max_w as usize + 1)
             .x_label_formatter(&|v| format!("{v:.0}"))
             .light_line_style(TRANSPARENT)
             .draw()
             .map_err(perr)?;
-        // One line per implementation (jobsys per policy, rayon, ideal).
-        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        // One line per implementation (jobsys per policy, rayon, ideal):
+        // the median solid, the p99 (which can be several times the
+        // median) as a lighter dashed line of the same colour.
+        let mut series: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
         for r in rs.iter().filter(|r| r.imp != "serial") {
             if let Some(w) = r.workers {
                 series
                     .entry(r.display_impl())
                     .or_default()
-                    .push((w as f64, r.median));
+                    .push((w as f64, r.median, r.p99));
             }
         }
-        for (i, (name, mut pts)) in series.into_iter().enumerate() {
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut any_p99 = false;
+        for (i, (name, mut pts3)) in series.into_iter().enumerate() {
+            pts3.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let pts: Vec<(f64, f64)> = pts3.iter().map(|&(w, m, _)| (w, m)).collect();
             let ideal = name == "ideal";
             let c = if ideal {
                 RGBColor(120, 120, 120)
@@ -135,12 +145,35 @@ pub fn frame_graph(rows: &[Row], out: &Path) -> Result<PathBuf> {
                     .label("ideal = work / min(workers+1, cores)")
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
             } else {
+                let p99: Vec<(f64, f64)> = pts3
+                    .iter()
+                    .filter(|&&(_, _, p)| p.is_finite())
+                    .map(|&(w, _, p)| (w, p))
+                    .collect();
+                if !p99.is_empty() {
+                    any_p99 = true;
+                    let light = ShapeStyle::from(c.mix(0.45)).stroke_width(2);
+                    chart
+                        .draw_series(DashedLineSeries::new(p99, 5, 4, light))
+                        .map_err(perr)?;
+                }
                 chart
                     .draw_series(LineSeries::new(pts.clone(), style).point_size(3))
                     .map_err(perr)?
                     .label(name)
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
             }
+        }
+        if any_p99 {
+            // One legend entry for every p99 line (same colour, lighter).
+            let light = ShapeStyle::from(RGBColor(120, 120, 120).mix(0.45)).stroke_width(2);
+            chart
+                .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
+                .map_err(perr)?
+                .label("dashed, lighter: p99 (same colour)")
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 8, y), (x + 12, y), (x + 20, y)], light)
+                });
         }
         if let Some(s) = rs.iter().find(|r| r.imp == "serial") {
             let style = ShapeStyle::from(BLACK).stroke_width(2);
