@@ -4,7 +4,8 @@
 //!
 //! - [`frame_graph`]: W3 frame time (median, p99 dashed) against worker count, one panel per
 //!   job duration, a line per implementation, serial and ideal as references.
-//! - [`wake_latency`]: W4 latency distribution (CDF) per policy and workers.
+//! - [`wake_latency`]: W4 latency distribution (CDF) per policy and workers
+//!   (colour = implementation, dash = workers; the legend under the chart).
 //! - [`wake_primitives`]: W6 box plots (quartiles, p10-p90 whiskers, p99
 //!   dot) of the cost against waiter count.
 //! - [`latency_vs_cpu`]: W4 cold latency against W5 extra CPU, a point per
@@ -200,14 +201,51 @@ pub fn frame_graph(rows: &[Row], out: &Path) -> Result<PathBuf> {
     Ok(path.clone())
 }
 
+/// A dash pattern: (dash, gap) in pixels; `None`: solid.
+type Dash = Option<(u32, u32)>;
+
+/// Dash pattern of the `k`-th worker count.
+fn dash(k: usize) -> Dash {
+    [
+        None,
+        Some((8, 4)),
+        Some((2, 3)),
+        Some((12, 3)),
+        Some((4, 6)),
+    ][k % 5]
+}
+
 /// W4: latency CDF per implementation/policy and worker count, one panel
-/// per case (cold, burst), log-scale latency.
+/// per case (cold, burst), log-scale latency. Colour = implementation,
+/// dash = worker count (up to 15-18 curves, so a colour per curve would
+/// repeat); the legend sits below the plotting area, not over the curves.
 pub fn wake_latency(rows: &[Row], out: &Path) -> Result<PathBuf> {
     let path = out.join("wake-latency.svg");
     let cs = cases(rows);
+    let plotted: Vec<&Row> = rows.iter().filter(|r| r.samples.is_some()).collect();
+    let mut imps: Vec<String> = Vec::new();
+    let mut workers: Vec<usize> = Vec::new();
+    for r in &plotted {
+        if !imps.contains(&r.display_impl()) {
+            imps.push(r.display_impl());
+        }
+        let w = r.workers.unwrap_or(0);
+        if !workers.contains(&w) {
+            workers.push(w);
+        }
+    }
+    workers.sort_unstable();
+    let per_panel = cs
+        .iter()
+        .map(|c| plotted.iter().filter(|r| &r.case == c).count())
+        .max()
+        .unwrap_or(0);
+    // The legend: two columns of 18 px lines under the chart.
+    let legend_h = (per_panel.div_ceil(2) as u32) * 18 + 20;
+    let chart_h = 440u32;
     let root = canvas(
         &path,
-        (640 * cs.len().max(1) as u32, 480),
+        (760 * cs.len().max(1) as u32, chart_h + legend_h + 40),
         &format!(
             "W4 wake-latency: distribution per policy{}",
             machine_note(rows)
@@ -215,15 +253,17 @@ pub fn wake_latency(rows: &[Row], out: &Path) -> Result<PathBuf> {
     )?;
     let panels = root.split_evenly((1, cs.len().max(1)));
     for (case, area) in cs.iter().zip(panels.iter()) {
-        let rs: Vec<&Row> = rows
+        let (top, legend) = area.split_vertically(chart_h);
+        let rs: Vec<&Row> = plotted
             .iter()
-            .filter(|r| &r.case == case && r.samples.is_some())
+            .copied()
+            .filter(|r| &r.case == case)
             .collect();
         let all = rs.iter().flat_map(|r| r.samples.iter().flatten().copied());
         let (lo, hi) = all.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
         let lo = lo.clamp(0.01, 1e9) * 0.8;
         let hi = (hi * 1.25).max(lo * 10.0);
-        let mut chart = ChartBuilder::on(area)
+        let mut chart = ChartBuilder::on(&top)
             .caption(format!("{case}: latency CDF"), ("sans-serif", 18))
             .margin(10)
             .x_label_area_size(35)
@@ -237,7 +277,8 @@ pub fn wake_latency(rows: &[Row], out: &Path) -> Result<PathBuf> {
             .light_line_style(TRANSPARENT)
             .draw()
             .map_err(perr)?;
-        for (i, r) in rs.iter().enumerate() {
+        let mut entries: Vec<(String, RGBColor, Dash)> = Vec::new();
+        for r in &rs {
             let mut v = r.samples.clone().unwrap_or_default();
             v.sort_by(f64::total_cmp);
             let n = v.len().max(1) as f64;
@@ -246,26 +287,55 @@ pub fn wake_latency(rows: &[Row], out: &Path) -> Result<PathBuf> {
                 .enumerate()
                 .map(|(k, &x)| (x.max(lo), (k + 1) as f64 / n))
                 .collect();
-            let style = ShapeStyle::from(color(i)).stroke_width(2);
-            chart
-                .draw_series(LineSeries::new(pts, style))
-                .map_err(perr)?
-                .label(format!(
-                    "{} w={} (p50 {:.1}, p99 {:.1})",
-                    r.display_impl(),
-                    r.workers.unwrap_or(0),
-                    r.median,
-                    r.p99
-                ))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            let imp = r.display_impl();
+            let w = r.workers.unwrap_or(0);
+            let c = color(imps.iter().position(|i| *i == imp).unwrap_or(0));
+            let d = dash(workers.iter().position(|&x| x == w).unwrap_or(0));
+            let style = ShapeStyle::from(c).stroke_width(2);
+            match d {
+                None => {
+                    chart
+                        .draw_series(LineSeries::new(pts, style))
+                        .map_err(perr)?;
+                }
+                Some((len, gap)) => {
+                    chart
+                        .draw_series(DashedLineSeries::new(pts, len, gap, style))
+                        .map_err(perr)?;
+                }
+            }
+            entries.push((
+                format!("{imp} w={w} (p50 {:.1}, p99 {:.1})", r.median, r.p99),
+                c,
+                d,
+            ));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(perr)?;
+        // The legend below the chart, two columns.
+        let (lw, _) = legend.dim_in_pixel();
+        let col_w = (lw as i32 - 20) / 2;
+        let rows_per_col = entries.len().div_ceil(2).max(1);
+        for (k, (label, c, d)) in entries.iter().enumerate() {
+            let x = 10 + (k / rows_per_col) as i32 * col_w;
+            let y = 10 + (k % rows_per_col) as i32 * 18;
+            let style = ShapeStyle::from(*c).stroke_width(2);
+            // A 30 px sample of the line, dashed as the curve is.
+            let (len, gap) = d.map_or((30, 0), |(l, g)| (l as i32, g as i32));
+            let mut x0 = x;
+            while x0 < x + 30 {
+                let x1 = (x0 + len).min(x + 30);
+                legend
+                    .draw(&PathElement::new(vec![(x0, y + 6), (x1, y + 6)], style))
+                    .map_err(perr)?;
+                x0 = x1 + gap;
+            }
+            legend
+                .draw(&Text::new(
+                    label.clone(),
+                    (x + 38, y),
+                    ("sans-serif", 12).into_font(),
+                ))
+                .map_err(perr)?;
+        }
     }
     root.present().map_err(perr)?;
     Ok(path.clone())
