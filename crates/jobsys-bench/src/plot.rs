@@ -548,11 +548,10 @@ pub fn latency_vs_cpu(points: &[Point], rows: &[Row], out: &Path) -> Result<Path
         let style = ShapeStyle::from(color(i)).filled();
         let pts: Vec<_> = xy.iter().filter(|p| p.0 == *name).collect();
         chart
-            .draw_series(pts.iter().map(|p| {
-                EmptyElement::at((p.2, p.3))
-                    + Circle::new((0, 0), 5, style)
-                    + Text::new(format!("w={}", p.1), (7, -12), ("sans-serif", 13))
-            }))
+            .draw_series(
+                pts.iter()
+                    .map(|p| EmptyElement::at((p.2, p.3)) + Circle::new((0, 0), 5, style)),
+            )
             .map_err(perr)?
             .label(name.to_string())
             .legend(move |(x, y)| Circle::new((x + 10, y), 5, style));
@@ -561,15 +560,36 @@ pub fn latency_vs_cpu(points: &[Point], rows: &[Row], out: &Path) -> Result<Path
     if !floor.is_empty() {
         let style = ShapeStyle::from(BLACK).filled();
         chart
-            .draw_series(floor.iter().map(|p| {
-                EmptyElement::at((p.2, p.3))
-                    + TriangleMarker::new((0, 0), 7, style)
-                    + Text::new(format!("w={}", p.1), (8, -14), ("sans-serif", 13))
-            }))
+            .draw_series(
+                floor
+                    .iter()
+                    .map(|p| EmptyElement::at((p.2, p.3)) + TriangleMarker::new((0, 0), 7, style)),
+            )
             .map_err(perr)?
             .label("futex floor")
             .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 7, style));
     }
+    // The "w=N" labels: each at the first of a few offsets around its
+    // point where it overlaps no label placed before it (nor a marker);
+    // a label with no free spot is left out rather than drawn over another.
+    let anchors: Vec<(f64, f64, (i32, i32))> = xy
+        .iter()
+        .map(|p| (p.2, p.3, chart.backend_coord(&(p.2, p.3))))
+        .collect();
+    let texts: Vec<String> = xy.iter().map(|p| format!("w={}", p.1)).collect();
+    let offsets = label_spots(&anchors.iter().map(|a| a.2).collect::<Vec<_>>(), &texts);
+    chart
+        .draw_series(
+            anchors
+                .iter()
+                .zip(&texts)
+                .zip(&offsets)
+                .filter_map(|((a, t), o)| o.map(|o| (a, t, o)))
+                .map(|(a, t, o)| {
+                    EmptyElement::at((a.0, a.1)) + Text::new(t.clone(), o, ("sans-serif", 13))
+                }),
+        )
+        .map_err(perr)?;
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
@@ -579,4 +599,67 @@ pub fn latency_vs_cpu(points: &[Point], rows: &[Row], out: &Path) -> Result<Path
         .map_err(perr)?;
     root.present().map_err(perr)?;
     Ok(path.clone())
+}
+
+/// Where to put each point's label (13 px text): an offset from the point
+/// (the text's top-left corner), the first of a few around it whose box
+/// overlaps no earlier label's box nor any point's marker, or `None` when
+/// every spot is taken. `points` are pixel positions.
+fn label_spots(points: &[(i32, i32)], texts: &[String]) -> Vec<Option<(i32, i32)>> {
+    type Rect = (i32, i32, i32, i32); // x0, y0, x1, y1
+    let overlaps = |a: &Rect, b: &Rect| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+    let markers: Vec<Rect> = points
+        .iter()
+        .map(|&(x, y)| (x - 6, y - 6, x + 6, y + 6))
+        .collect();
+    let mut placed: Vec<Rect> = Vec::new();
+    let mut out = Vec::new();
+    for (&(x, y), t) in points.iter().zip(texts) {
+        let w = 7 * t.chars().count() as i32 + 2;
+        let h = 14;
+        let spot = [
+            (8, -16),
+            (8, 3),
+            (-w - 8, -16),
+            (-w - 8, 3),
+            (-w / 2, -24),
+            (-w / 2, 9),
+        ]
+        .into_iter()
+        .find(|&(dx, dy)| {
+            let r = (x + dx, y + dy, x + dx + w, y + dy + h);
+            !placed.iter().chain(&markers).any(|o| overlaps(&r, o))
+        });
+        if let Some((dx, dy)) = spot {
+            placed.push((x + dx, y + dy, x + dx + w, y + dy + h));
+        }
+        out.push(spot);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two points at the same spot: the second label goes elsewhere, and
+    /// no two placed labels overlap; a crowd loses labels, not legibility.
+    #[test]
+    fn labels_do_not_overlap() {
+        let pts = vec![(100, 100); 8];
+        let texts: Vec<String> = (0..8).map(|i| format!("w={i}")).collect();
+        let spots = label_spots(&pts, &texts);
+        assert!(spots[0].is_some() && spots[1].is_some());
+        assert_ne!(spots[0], spots[1]);
+        let placed: Vec<_> = spots.iter().flatten().collect();
+        assert!(placed.len() < 8, "some labels dropped: {spots:?}");
+        for (i, a) in placed.iter().enumerate() {
+            for b in &placed[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        // Far-apart points keep the first spot.
+        let spots = label_spots(&[(0, 0), (500, 500)], &texts[..2]);
+        assert_eq!(spots, vec![Some((8, -16)), Some((8, -16))]);
+    }
 }
