@@ -57,9 +57,26 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub full: bool,
 
-    /// Directory for the JSON and SVG files.
-    #[arg(long, global = true, default_value = "target/jobsys-bench")]
+    /// Directory for the JSON and SVG files: by default
+    /// `$CARGO_TARGET_DIR/jobsys-bench` when CARGO_TARGET_DIR is set, else
+    /// `target/jobsys-bench`. A workload's earlier JSON there is kept as
+    /// `<workload>.prev.json`.
+    #[arg(long, global = true, default_value_os_t = default_out())]
     pub out: PathBuf,
+}
+
+/// The default `--out`: `$CARGO_TARGET_DIR/jobsys-bench` when that is set
+/// (and not empty), else `target/jobsys-bench`.
+pub fn default_out() -> PathBuf {
+    default_out_for(std::env::var_os("CARGO_TARGET_DIR"))
+}
+
+/// [`default_out`] for a given value of CARGO_TARGET_DIR.
+pub fn default_out_for(target_dir: Option<std::ffi::OsString>) -> PathBuf {
+    match target_dir {
+        Some(d) if !d.is_empty() => PathBuf::from(d).join("jobsys-bench"),
+        _ => PathBuf::from("target/jobsys-bench"),
+    }
 }
 
 /// The workloads (W1..W7), `all`, and re-plotting.
@@ -119,5 +136,26 @@ impl Command {
             Plot => vec![],
             w => vec![w],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_out_follows_cargo_target_dir() {
+        assert_eq!(
+            default_out_for(Some("/tmp/tgt".into())),
+            PathBuf::from("/tmp/tgt/jobsys-bench")
+        );
+        assert_eq!(default_out_for(None), PathBuf::from("target/jobsys-bench"));
+        assert_eq!(
+            default_out_for(Some("".into())),
+            PathBuf::from("target/jobsys-bench")
+        );
+        // --out still wins.
+        let cli = Cli::try_parse_from(["jobsys-bench", "spawn-empty", "--out", "x"]).unwrap();
+        assert_eq!(cli.out, PathBuf::from("x"));
     }
 }

@@ -198,17 +198,113 @@ pub fn path_for(out: &Path, workload: &str) -> PathBuf {
     out.join(format!("{workload}.json"))
 }
 
-/// Write `rows` as a pretty JSON array to `out/<workload>.json`.
-pub fn write(out: &Path, workload: &str, rows: &[Row]) -> Result<PathBuf> {
+/// Path where [`write`] keeps the previous run's rows of a workload:
+/// `out/<workload>.prev.json`.
+pub fn prev_path_for(out: &Path, workload: &str) -> PathBuf {
+    out.join(format!("{workload}.prev.json"))
+}
+
+/// What [`write`] did: the file written, and where the rows it replaced
+/// went (`None` when there was no earlier file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// `out/<workload>.json`.
+    pub path: PathBuf,
+    /// `out/<workload>.prev.json` when `path` existed before.
+    pub prev: Option<PathBuf>,
+}
+
+impl Written {
+    /// One line for the table's footer: where the rows are, and whether an
+    /// earlier run's were replaced.
+    pub fn describe(&self) -> String {
+        match &self.prev {
+            None => format!("rows: {}", self.path.display()),
+            Some(prev) => format!(
+                "rows: {} (replaced an earlier run's rows, now kept as {})",
+                self.path.display(),
+                prev.display()
+            ),
+        }
+    }
+}
+
+/// Write `rows` as a pretty JSON array to `out/<workload>.json`. An
+/// earlier file there is not lost silently: it is renamed to
+/// `out/<workload>.prev.json` (replacing an older one), one run back.
+pub fn write(out: &Path, workload: &str, rows: &[Row]) -> Result<Written> {
     std::fs::create_dir_all(out)?;
     let path = path_for(out, workload);
     let text = serde_json::to_string_pretty(rows)?;
+    let prev = if path.exists() {
+        let prev = prev_path_for(out, workload);
+        std::fs::rename(&path, &prev)?;
+        Some(prev)
+    } else {
+        None
+    };
     std::fs::write(&path, text + "\n")?;
-    Ok(path)
+    Ok(Written { path, prev })
 }
 
 /// Read the rows of a JSON file written by [`write`].
 pub fn read(path: &Path) -> Result<Vec<Row>> {
     let text = std::fs::read_to_string(path)?;
     Ok(serde_json::from_str(&text)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(v: f64) -> Vec<Row> {
+        let machine = Machine {
+            cores: 2,
+            cpu_model: "test".into(),
+        };
+        vec![Row::reference(
+            "w",
+            "c",
+            "ideal",
+            None,
+            Map::new(),
+            "us",
+            v,
+            &machine,
+        )]
+    }
+
+    /// A second run does not silently overwrite the first: its rows move
+    /// to `<workload>.prev.json`, and the footer line says so.
+    #[test]
+    fn write_keeps_the_previous_run() {
+        let out = std::env::temp_dir().join(format!("jobsys-bench-json-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let first = write(&out, "w", &rows(1.0)).unwrap();
+        assert_eq!(first.prev, None);
+        assert!(
+            !first.describe().contains("replaced"),
+            "{}",
+            first.describe()
+        );
+        let second = write(&out, "w", &rows(2.0)).unwrap();
+        let prev = prev_path_for(&out, "w");
+        assert_eq!(second.prev.as_deref(), Some(prev.as_path()));
+        assert!(
+            second.describe().contains("replaced"),
+            "{}",
+            second.describe()
+        );
+        assert!(
+            second.describe().contains("w.prev.json"),
+            "{}",
+            second.describe()
+        );
+        assert_eq!(read(&second.path).unwrap()[0].median, 2.0);
+        assert_eq!(read(&prev).unwrap()[0].median, 1.0);
+        // A third run: the previous one is the second, not the first.
+        write(&out, "w", &rows(3.0)).unwrap();
+        assert_eq!(read(&prev).unwrap()[0].median, 2.0);
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 }

@@ -54,7 +54,35 @@ fn opt(v: Option<usize>) -> String {
     v.map_or_else(|| "-".into(), |v| v.to_string())
 }
 
-/// Render `rows` as a table; `notes` are printed under the title.
+/// The note line that defines the ratio columns among `header` (`xserial`,
+/// `xrayon`, `xideal`): what each divides by, and that lower is better
+/// (every unit here is a cost: time, time per job, CPU cores). `None` when
+/// `header` has none of them.
+pub fn ratio_note(header: &[String]) -> Option<String> {
+    const DEFS: [(&str, &str); 3] = [
+        ("xserial", "xserial = median / the serial row's (same case)"),
+        (
+            "xrayon",
+            "xrayon = median / the rayon row's (same case and workers)",
+        ),
+        ("xideal", "xideal = median / the ideal row's (same case)"),
+    ];
+    let defs: Vec<&str> = DEFS
+        .iter()
+        .filter(|(col, _)| header.iter().any(|h| h == col))
+        .map(|(_, d)| *d)
+        .collect();
+    if defs.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{}; lower is better (below 1.00x: less than the reference)",
+        defs.join("; ")
+    ))
+}
+
+/// Render `rows` as a table; `notes` are printed under the title, then the
+/// line defining the ratio columns ([`ratio_note`]).
 /// `percentiles` adds p10/p90 columns.
 pub fn render(
     title: &str,
@@ -117,6 +145,9 @@ pub fn render(
     for n in notes {
         out.push_str(&format!("   {n}\n"));
     }
+    if let Some(n) = ratio_note(&header) {
+        out.push_str(&format!("   {n}\n"));
+    }
     out.push_str(&grid(&header, &body, 2));
     out
 }
@@ -155,4 +186,25 @@ pub fn grid(header: &[String], body: &[Vec<String>], text_cols: usize) -> String
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(cols: &[&str]) -> Vec<String> {
+        cols.iter().map(|c| c.to_string()).collect()
+    }
+
+    #[test]
+    fn ratio_note_defines_the_columns_present() {
+        let n = ratio_note(&h(&["case", "median", "xserial", "xrayon"])).unwrap();
+        assert!(n.contains("xserial = median / the serial row's"), "{n}");
+        assert!(n.contains("xrayon = median / the rayon row's"), "{n}");
+        assert!(!n.contains("xideal"), "{n}");
+        assert!(n.contains("lower is better"), "{n}");
+        let n = ratio_note(&h(&["xserial", "xrayon", "xideal"])).unwrap();
+        assert!(n.contains("xideal = median / the ideal row's"), "{n}");
+        assert_eq!(ratio_note(&h(&["case", "median"])), None);
+    }
 }

@@ -18,6 +18,7 @@
 
 use clap::{Parser, Subcommand};
 use jobsys_trace::{compare, render, Capture, CompareOptions};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -100,17 +101,29 @@ fn load(path: &Path) -> Result<Capture, String> {
     Capture::read(f).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Writes `text` to stdout. When the reader has gone (`jobsys-trace
+/// summary x.json | head -1`), stop quietly with status 0, as `cat` and
+/// `grep` in effect do: the rest of the output is not wanted. (`print!`
+/// would panic here, since Rust ignores SIGPIPE and the write fails with
+/// `BrokenPipe`.)
+fn emit(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(format!("writing to stdout: {e}")),
+    }
+}
+
 fn run(cli: Cli) -> Result<(), String> {
     match cli.cmd {
         Cmd::Summary { capture, json } => {
             let s = load(&capture)?.summary();
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?
-                );
+                let text = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+                emit(&format!("{text}\n"))?;
             } else {
-                print!("{s}");
+                emit(&s.to_string())?;
             }
         }
         Cmd::Compare {
@@ -137,13 +150,10 @@ fn run(cli: Cli) -> Result<(), String> {
                 cmp.rows.truncate(n);
             }
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&cmp).map_err(|e| e.to_string())?
-                );
+                let text = serde_json::to_string_pretty(&cmp).map_err(|e| e.to_string())?;
+                emit(&format!("{text}\n"))?;
             } else {
-                println!("A: {}\nB: {}", a.display(), b.display());
-                print!("{cmp}");
+                emit(&format!("A: {}\nB: {}\n{cmp}", a.display(), b.display()))?;
             }
         }
         Cmd::Render {

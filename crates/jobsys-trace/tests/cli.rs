@@ -226,3 +226,32 @@ fn every_command_reads_raw_captures_and_export_writes_chrome_json() {
     assert!(!ok);
     assert!(err.contains("/nonexistent/capture.json"), "{err}");
 }
+
+/// `jobsys-trace summary x.json | head -1`: the reader closes the pipe
+/// early. The command stops quietly (status 0, nothing on stderr) instead
+/// of panicking on the failed write.
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    use std::process::Stdio;
+    let a = write("cli-pipe.json", &capture(20_000));
+    for args in [
+        vec!["summary", a.to_str().unwrap()],
+        vec!["summary", "--json", a.to_str().unwrap()],
+        vec!["compare", a.to_str().unwrap(), a.to_str().unwrap()],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_jobsys-trace"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the read end at once: the command is still starting and
+        // reading its capture, so its first write finds no reader.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+        assert!(out.status.success(), "{args:?}: {:?} {err}", out.status);
+    }
+}

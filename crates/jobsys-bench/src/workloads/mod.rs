@@ -63,9 +63,9 @@ pub fn emit(
     if rows.is_empty() {
         return Err(Error::Verify(format!("{name}: no rows measured")));
     }
-    let path = json::write(&ctx.out, name, rows)?;
+    let written = json::write(&ctx.out, name, rows)?;
     let mut text = table::render(title, notes, rows, percentiles, extras);
-    text.push_str(&format!("   rows: {}\n", path.display()));
+    text.push_str(&format!("   {}\n", written.describe()));
     ctx.progress.print(&text);
     Ok(())
 }

@@ -148,7 +148,7 @@ pub fn render(points: &[Point]) -> String {
         .collect();
     let mut out = "== W4 + W5 per idle policy: latency against CPU burned ==\n".to_string();
     out.push_str("   medians of the W4 (wake-latency) and W5 (idle-cost) rows in --out; W4 skips workers = 0\n");
-    out.push_str(&format!("   x floor = the figure / the {FLOOR} row's at the same worker count (the least any design that sleeps its threads between bursts achieves here)\n"));
+    out.push_str(&format!("   x floor = the figure / the {FLOOR} row's at the same worker count (the least any design that sleeps its threads between bursts achieves here); lower is better\n"));
     out.push_str(&grid(&header, &body, 1));
     out
 }
@@ -275,6 +275,7 @@ mod tests {
         let (lat, idle) = rows();
         let text = render(&combine(&lat, &idle));
         assert!(text.contains("W4 cold x floor") && text.contains("W5 x floor"));
+        assert!(text.contains("x floor = the figure /") && text.contains("lower is better"));
         let line = |name: &str, w: &str| {
             text.lines()
                 .find(|l| {

@@ -411,7 +411,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     bar.finish();
     table.pop();
 
-    let path = json::write(&ctx.out, NAME, &rows)?;
+    let written = json::write(&ctx.out, NAME, &rows)?;
     let header: Vec<String> = [
         "case",
         "workers",
@@ -461,7 +461,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         fmt_ratio((log_off / n).exp()),
         fmt_ratio((log_rec / n).exp())
     ));
-    text.push_str(&format!("   rows: {}\n", path.display()));
+    text.push_str(&format!("   {}\n", written.describe()));
     ctx.progress.print(&text);
     Ok(())
 }
