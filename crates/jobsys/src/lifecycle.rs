@@ -410,13 +410,9 @@ impl Registry {
             // Skipped: the closure is dropped as part of the job (on the
             // `running` stack, so a `Drop` that waits on the job's own
             // handle gets WaitOnSelf instead of parking forever).
-            ctx.running_push(slot, gen);
             // SAFETY: we hold the claim; the payload is initialised and
-            // dropped exactly once, here.
-            let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
-                (vt.drop)(slot.payload_ptr())
-            }));
-            ctx.running_pop();
+            // dropped exactly once, here. (The job fails either way.)
+            let _ = unsafe { drop_as_job(ctx, slot, gen) };
             self.finish(ctx, slot, gen, FAILED | POISONED);
             return;
         }
@@ -452,15 +448,10 @@ impl Registry {
             return false;
         }
         slot.set_failure(Arc::new(Failure::cancelled()));
-        let vt = slot.vtable();
-        ctx.running_push(slot, h.gen);
         // SAFETY: the cancelling CAS gave us the payload: nobody runs or
         // drops a CANCELLED job's closure, and our pin keeps the slot from
         // being recycled until we unpin below.
-        let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
-            (vt.drop)(slot.payload_ptr())
-        }));
-        ctx.running_pop();
+        let _ = unsafe { drop_as_job(ctx, slot, h.gen) };
         self.unpin(ctx, slot);
         true
     }
@@ -551,4 +542,25 @@ impl Registry {
         self.waiters
             .wake_all_parked(|w| crate::trace::wake_issued(self, ctx, Some(w)));
     }
+}
+
+/// Drop a job's closure without running it, as part of the job: the slot
+/// is on this thread's `running` stack meanwhile, so a `Drop` that waits on
+/// the job's own handle gets `WaitOnSelf` instead of parking forever.
+/// Returns the `Drop`'s panic, if any. Used by every path that ends a job
+/// without running its closure (skipped, cancelled, a parallel_for after
+/// its last piece).
+///
+/// # Safety
+/// The caller alone may drop `slot`'s payload (it holds the claim, the
+/// cancel, or the last piece), and does so exactly once, here.
+pub(crate) unsafe fn drop_as_job(ctx: &Context, slot: &Slot, gen: u32) -> std::thread::Result<()> {
+    let vt = slot.vtable();
+    ctx.running_push(slot, gen);
+    // SAFETY: exclusive, single drop of an initialised payload (above).
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        (vt.drop)(slot.payload_ptr())
+    }));
+    ctx.running_pop();
+    r
 }

@@ -313,15 +313,9 @@ impl Registry {
     /// panic in that `Drop` fails the job like a panic in a piece.
     fn finish_pieces(&self, ctx: &Context, slot: &Slot, gen: u32, st: u64, poisoned: u64) -> bool {
         if st & CANCELLED == 0 {
-            let vt = slot.vtable();
-            ctx.running_push(slot, gen);
             // SAFETY: every piece is done or abandoned, so no thread uses the
             // closure any more; it is dropped exactly once, here.
-            let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-                (vt.drop)(slot.payload_ptr())
-            }));
-            ctx.running_pop();
-            if let Err(p) = r {
+            if let Err(p) = unsafe { crate::lifecycle::drop_as_job(ctx, slot, gen) } {
                 slot.set_failure(Arc::new(Failure::from_panic(p)));
             }
         }
