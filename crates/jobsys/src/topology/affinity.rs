@@ -1,7 +1,8 @@
 //! The calling thread's scheduling settings through Linux syscalls: its
 //! affinity mask (`sched_getaffinity` / `sched_setaffinity`), the CPU it
 //! is on (`sched_getcpu`), and its nice value (`getpriority` /
-//! `setpriority` on its thread id).
+//! `setpriority` on its thread id); also the process's affinity mask (its
+//! main thread's), which `CpuWatch` can poll instead.
 //!
 //! Owns: every `unsafe` FFI call of the topology module. On other operating
 //! systems the getters report "unsupported" (`Err` / `None`) and the setters
@@ -9,12 +10,48 @@
 //! absent".
 
 use super::cpulist::CpuSet;
+use super::watch::MaskSource;
 use std::io;
+
+/// One word of a kernel cpumask, which is an array of `unsigned long`.
+pub(crate) type MaskWord = std::ffi::c_ulong;
+
+/// Bits per [`MaskWord`].
+pub(crate) const MASK_WORD_BITS: usize = MaskWord::BITS as usize;
 
 /// The calling thread's affinity mask: the CPUs it may run on. Reflects
 /// `taskset`, cpuset cgroups and `sched_setaffinity` calls made earlier.
 pub fn current_affinity() -> io::Result<CpuSet> {
-    imp::current_affinity()
+    affinity_of(MaskSource::CallingThread)
+}
+
+/// The affinity mask of the process's main thread (the thread whose id is
+/// the process id). Worker threads may have pinned themselves; the main
+/// thread's mask is what `taskset -p` and container runtimes change.
+#[allow(dead_code)] // until the job system's active-worker loop calls it
+pub(crate) fn process_affinity() -> io::Result<CpuSet> {
+    affinity_of(MaskSource::Process)
+}
+
+fn affinity_of(source: MaskSource) -> io::Result<CpuSet> {
+    let mut words = Vec::new();
+    read_affinity_words(source, &mut words)?;
+    let mut set = CpuSet::new();
+    for (w, &word) in words.iter().enumerate() {
+        for bit in 0..MASK_WORD_BITS {
+            if word & (1 << bit) != 0 {
+                set.insert(w * MASK_WORD_BITS + bit);
+            }
+        }
+    }
+    Ok(set)
+}
+
+/// The affinity mask as raw cpumask words, into `words`, which is reused
+/// (and grown when the kernel's cpumask is larger) so that a poll loop
+/// does not allocate.
+pub(crate) fn read_affinity_words(source: MaskSource, words: &mut Vec<MaskWord>) -> io::Result<()> {
+    imp::read_affinity_words(source, words)
 }
 
 /// Restrict the calling thread to `cpus` (one CPU pins it). The kernel
@@ -42,20 +79,28 @@ pub fn set_current_nice(nice: i32) -> io::Result<()> {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use super::CpuSet;
+    use super::{CpuSet, MaskSource, MaskWord as Word, MASK_WORD_BITS as WORD_BITS};
     use crate::topology::cpulist::MAX_CPU;
     use std::io;
     use std::mem::size_of;
 
-    type Word = libc::c_ulong;
-    const WORD_BITS: usize = Word::BITS as usize;
-
-    pub(super) fn current_affinity() -> io::Result<CpuSet> {
+    pub(super) fn read_affinity_words(source: MaskSource, buf: &mut Vec<Word>) -> io::Result<()> {
+        let pid = match source {
+            MaskSource::CallingThread => 0,
+            // SAFETY: getpid takes no arguments and cannot fail.
+            MaskSource::Process => unsafe { libc::getpid() },
+        };
         // Start with glibc's cpu_set_t (1024 CPUs) and grow while the kernel
         // says the buffer is smaller than its cpumask (EINVAL).
-        let mut words = size_of::<libc::cpu_set_t>() / size_of::<Word>();
+        let min_words = size_of::<libc::cpu_set_t>() / size_of::<Word>();
+        if buf.len() < min_words {
+            buf.resize(min_words, 0);
+        }
         loop {
-            let mut buf: Vec<Word> = vec![0; words];
+            // The C libraries zero the tail past the kernel's cpumask, but a
+            // reused buffer must not depend on that.
+            buf.fill(0);
+            let words = buf.len();
             // SAFETY: `buf` is a writable, word-aligned buffer of exactly
             // `words * size_of::<Word>()` bytes, the size passed; the kernel
             // (and glibc, which zero-fills the tail) writes only within it.
@@ -63,25 +108,17 @@ mod imp {
             // matches the layout the call expects.
             let rc = unsafe {
                 libc::sched_getaffinity(
-                    0,
+                    pid,
                     words * size_of::<Word>(),
                     buf.as_mut_ptr().cast::<libc::cpu_set_t>(),
                 )
             };
             if rc == 0 {
-                let mut set = CpuSet::new();
-                for (w, &word) in buf.iter().enumerate() {
-                    for bit in 0..WORD_BITS {
-                        if word & (1 << bit) != 0 {
-                            set.insert(w * WORD_BITS + bit);
-                        }
-                    }
-                }
-                return Ok(set);
+                return Ok(());
             }
             let err = io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EINVAL) && words * WORD_BITS < MAX_CPU {
-                words *= 2;
+                buf.resize(words * 2, 0);
                 continue;
             }
             return Err(err);
@@ -157,7 +194,7 @@ mod imp {
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
-    use super::CpuSet;
+    use super::{CpuSet, MaskSource, MaskWord};
     use std::io;
 
     fn unsupported<T>() -> io::Result<T> {
@@ -166,7 +203,7 @@ mod imp {
             "thread affinity and per-thread nice are Linux-only in jobsys",
         ))
     }
-    pub(super) fn current_affinity() -> io::Result<CpuSet> {
+    pub(super) fn read_affinity_words(_: MaskSource, _: &mut Vec<MaskWord>) -> io::Result<()> {
         unsupported()
     }
     pub(super) fn set_current_affinity(_: &CpuSet) -> io::Result<()> {

@@ -276,26 +276,8 @@ fn unescape(s: &str) -> String {
 /// container that sees only its own cgroup mounted at the mount point), the
 /// mount point itself is read.
 pub fn read_cgroup_quota(root: &Path) -> Result<CgroupQuota, TopologyError> {
-    let Some(cgroup) = read_optional(&under(root, "proc/self/cgroup"))? else {
-        return Ok(CgroupQuota::Absent);
-    };
-    let Some(mountinfo) = read_optional(&under(root, "proc/self/mountinfo"))? else {
-        return Ok(CgroupQuota::Absent);
-    };
-    let groups = parse_proc_cgroup(&cgroup);
-    let mounts = parse_mountinfo(&mountinfo);
-    let attempts = [
-        (CgroupVersion::V1, groups.v1_cpu.as_deref()),
-        (CgroupVersion::V2, groups.v2.as_deref()),
-    ];
-    for (version, path) in attempts {
-        let Some(path) = path else { continue };
-        let mount = mounts.iter().find(|m| {
-            m.version == version
-                && (version == CgroupVersion::V2 || m.controllers.iter().any(|c| c == "cpu"))
-        });
-        let Some(mount) = mount else { continue };
-        let found = quota_in_hierarchy(root, mount, path)?;
+    for (version, dirs) in cpu_hierarchies(root)? {
+        let found = quota_in_dirs(version, &dirs)?;
         if found != CgroupQuota::Absent {
             return Ok(found);
         }
@@ -303,13 +285,40 @@ pub fn read_cgroup_quota(root: &Path) -> Result<CgroupQuota, TopologyError> {
     Ok(CgroupQuota::Absent)
 }
 
-/// Walk from the process's cgroup directory up to the mount point, keeping
-/// the smallest limit.
-fn quota_in_hierarchy(
+/// The hierarchies that may hold this process's CPU controller, in the
+/// order [`read_cgroup_quota`] tries them, each with the cgroup directories
+/// from the process's own up to the mount point. Split out so that
+/// `CpuWatch` can resolve the paths once and re-read only the files.
+pub(crate) fn cpu_hierarchies(
     root: &Path,
-    mount: &CgroupMount,
-    path: &str,
-) -> Result<CgroupQuota, TopologyError> {
+) -> Result<Vec<(CgroupVersion, Vec<PathBuf>)>, TopologyError> {
+    let Some(cgroup) = read_optional(&under(root, "proc/self/cgroup"))? else {
+        return Ok(Vec::new());
+    };
+    let Some(mountinfo) = read_optional(&under(root, "proc/self/mountinfo"))? else {
+        return Ok(Vec::new());
+    };
+    let groups = parse_proc_cgroup(&cgroup);
+    let mounts = parse_mountinfo(&mountinfo);
+    let attempts = [
+        (CgroupVersion::V1, groups.v1_cpu.as_deref()),
+        (CgroupVersion::V2, groups.v2.as_deref()),
+    ];
+    let mut out = Vec::new();
+    for (version, path) in attempts {
+        let Some(path) = path else { continue };
+        let mount = mounts.iter().find(|m| {
+            m.version == version
+                && (version == CgroupVersion::V2 || m.controllers.iter().any(|c| c == "cpu"))
+        });
+        let Some(mount) = mount else { continue };
+        out.push((version, hierarchy_dirs(root, mount, path)));
+    }
+    Ok(out)
+}
+
+/// The directories from the process's cgroup up to the mount point.
+fn hierarchy_dirs(root: &Path, mount: &CgroupMount, path: &str) -> Vec<PathBuf> {
     let top = under(root, &mount.mount_point);
     let rel = Path::new(path)
         .strip_prefix(&mount.root)
@@ -319,10 +328,22 @@ fn quota_in_hierarchy(
         Some(r) => top.join(r),
         None => top.clone(),
     };
+    let mut dirs = Vec::new();
+    loop {
+        dirs.push(dir.clone());
+        if dir == top || !dir.pop() || !dir.starts_with(&top) {
+            break;
+        }
+    }
+    dirs
+}
+
+/// The smallest limit set in `dirs`.
+fn quota_in_dirs(version: CgroupVersion, dirs: &[PathBuf]) -> Result<CgroupQuota, TopologyError> {
     let mut best: Option<(u64, u64, PathBuf)> = None;
     let mut own_file: Option<PathBuf> = None;
-    loop {
-        if let Some((file, limit)) = quota_at(&dir, mount.version)? {
+    for dir in dirs {
+        if let Some((file, limit)) = quota_at(dir, version)? {
             own_file.get_or_insert_with(|| file.clone());
             if let Some((q, p)) = limit {
                 let smaller = match &best {
@@ -336,21 +357,15 @@ fn quota_in_hierarchy(
                 }
             }
         }
-        if dir == top || !dir.pop() || !dir.starts_with(&top) {
-            break;
-        }
     }
     Ok(match (best, own_file) {
         (Some((quota_us, period_us, file)), _) => CgroupQuota::Limited {
             quota_us,
             period_us,
-            version: mount.version,
+            version,
             file,
         },
-        (None, Some(file)) => CgroupQuota::Unlimited {
-            version: mount.version,
-            file,
-        },
+        (None, Some(file)) => CgroupQuota::Unlimited { version, file },
         (None, None) => CgroupQuota::Absent,
     })
 }

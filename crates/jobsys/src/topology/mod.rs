@@ -13,7 +13,9 @@
 //! - `cgroup`: the cgroup v2 / v1 CPU quota;
 //! - `affinity`: the Linux syscalls (`sched_*affinity`, `sched_getcpu`,
 //!   `setpriority`) — the only `unsafe` code here;
-//! - `plan`: the worker plan and [`setup_worker_thread`].
+//! - `plan`: the worker plan and [`setup_worker_thread`];
+//! - `watch`: `CpuWatch`, the usable-CPU count re-read cheaply while
+//!   running (paths resolved once, files re-read on every poll).
 //!
 //! Every reader takes the filesystem root as a parameter so the tests run
 //! on fixture trees; [`detect`] takes the affinity mask as a value for the
@@ -33,6 +35,8 @@ mod cpulist;
 mod error;
 mod plan;
 mod sysfs;
+#[allow(dead_code)] // until the job system's active-worker loop calls it
+mod watch;
 
 pub use affinity::{
     current_affinity, current_cpu, current_nice, set_current_affinity, set_current_nice,
