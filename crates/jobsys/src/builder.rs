@@ -189,6 +189,12 @@ pub struct Config {
     /// [`JobSystem::trim_storage`](crate::JobSystem::trim_storage)).
     /// `None`: [`DEFAULT_RETAINED_SLOTS`]. See `docs/storage.md`.
     pub retained_slots: Option<usize>,
+    /// Follow the CPUs the process may use while it runs (affinity mask,
+    /// cgroup quota, online CPUs, re-read every few milliseconds by a
+    /// thread that is awake anyway): the active worker count becomes
+    /// usable CPUs − 1, capped by `set_active_workers`. See
+    /// `docs/engine.md`.
+    pub follow_cpus: bool,
 }
 
 /// Job slots a thread keeps when idle, by default (64 pages, 2 MiB).
@@ -265,6 +271,11 @@ impl Builder {
     /// Job slots each thread keeps when idle (see [`Config::retained_slots`]).
     pub fn retained_slots(mut self, n: usize) -> Self {
         self.config.retained_slots = Some(n);
+        self
+    }
+    /// Follow the CPUs the process may use (see [`Config::follow_cpus`]).
+    pub fn follow_cpus(mut self, on: bool) -> Self {
+        self.config.follow_cpus = on;
         self
     }
     /// The configuration built so far.

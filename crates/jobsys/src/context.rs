@@ -79,6 +79,9 @@ pub(crate) struct Context {
     needed_local: Local,
     pub needed: Stealer,
     pub store: Store,
+    /// Runnable jobs pinned to this context's thread, and its thread index
+    /// (`pinned.rs`).
+    pub pinned: crate::pinned::PinnedQueue,
     pub claimed: AtomicBool,
     /// Futex this thread sleeps on inside `complete`.
     pub park: CachePadded<Futex>,
@@ -106,6 +109,7 @@ impl Context {
             needed_local,
             needed,
             store: Store::new(index),
+            pinned: crate::pinned::PinnedQueue::new(is_worker.then_some(index)),
             claimed: AtomicBool::new(false),
             park: CachePadded::new(Futex::new(0)),
             counters: CachePadded::new(Counters::default()),

@@ -7,6 +7,8 @@ use std::sync::Mutex;
 /// The panic of a job, shared by the job and everything that depended on it.
 pub(crate) struct Failure {
     message: String,
+    /// Not a panic: the job was cancelled (`JobError::Cancelled`).
+    cancelled: bool,
     /// The original payload; taken by the first waiter that re-raises it.
     payload: Mutex<Option<Box<dyn Any + Send>>>,
 }
@@ -22,18 +24,27 @@ impl Failure {
         };
         Failure {
             message,
+            cancelled: false,
             payload: Mutex::new(Some(payload)),
         }
     }
 
-    /// The cause recorded for a job cancelled before it started (a scope
-    /// ended while the job could not start: `scope.rs`).
-    pub(crate) fn cancelled() -> Failure {
+    /// The cause recorded for a cancelled job, saying why.
+    pub(crate) fn cancelled(why: &str) -> Failure {
         Failure {
-            message: "the job was cancelled before it started: the scope that owned it \
-                      could not wait for it (a job waited on itself)"
-                .to_string(),
+            message: why.to_string(),
+            cancelled: true,
             payload: Mutex::new(None),
+        }
+    }
+
+    /// What a wait on the failed job reports (`via_dependency`: the job
+    /// was skipped because a dependency failed).
+    pub(crate) fn to_error(&self, via_dependency: bool) -> JobError {
+        if self.cancelled {
+            JobError::Cancelled(self.message.clone())
+        } else {
+            JobError::Panicked(self.to_panic(via_dependency))
         }
     }
 
@@ -111,6 +122,10 @@ pub enum JobError {
     /// thread waits, directly or through other waiting threads, on a job
     /// this one is inside of): that wait could never end.
     WaitOnSelf,
+    /// The job was cancelled (`JobSystem::cancel`, or a scope that could
+    /// not wait for it), or a job it depends on was: it did not run, or
+    /// was stopped while running. Says why.
+    Cancelled(String),
 }
 
 impl fmt::Display for JobError {
@@ -123,6 +138,7 @@ impl fmt::Display for JobError {
             JobError::ForeignHandle => {
                 write!(f, "jobsys: this handle belongs to another JobSystem")
             }
+            JobError::Cancelled(why) => write!(f, "jobsys: job cancelled: {why}"),
             JobError::WaitOnSelf => write!(
                 f,
                 "jobsys: a job waited on itself (or on a job that depends on it); that wait would never end"

@@ -19,6 +19,7 @@
 //! Design notes live in `docs/` of the repository; the sleep/wake protocol
 //! is explained in `src/sleep/README.md`.
 
+mod active;
 mod builder;
 mod context;
 mod deque;
@@ -30,6 +31,7 @@ mod job;
 mod join;
 mod lifecycle;
 mod parallel_for;
+mod pinned;
 mod registry;
 mod scope;
 mod search;
@@ -51,6 +53,7 @@ mod tests;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
+pub use active::ActiveWorkersError;
 pub use builder::{
     BuildError, Builder, Config, IdlePolicy, DEFAULT_FAILURE_HISTORY, DEFAULT_MAX_JOBS,
     DEFAULT_RETAINED_SLOTS, MAX_WORKERS, MIN_STACK_SIZE,
@@ -58,7 +61,9 @@ pub use builder::{
 pub use desc::{JobDesc, Priority};
 pub use error::{JobError, JobPanic};
 pub use handle::JobHandle;
+pub use lifecycle::is_cancelled;
 pub use parallel_for::Batch;
+pub use pinned::{Pin, ThreadIndex};
 pub use registry::Stats;
 pub use scope::Scope;
 pub use system::{HotZone, JobSystem};

@@ -102,11 +102,23 @@ impl Registry {
     /// A slot for a job described by `desc` (name and priority recorded).
     #[inline]
     pub(crate) fn alloc_job<'a>(&'a self, ctx: &Context, desc: &JobDesc) -> (&'a Slot, u32) {
+        self.alloc_pinned_job(ctx, desc, None)
+    }
+
+    /// `alloc_job` for a job that only context `pin` may run.
+    #[inline]
+    pub(crate) fn alloc_pinned_job<'a>(
+        &'a self,
+        ctx: &Context,
+        desc: &JobDesc,
+        pin: Option<u32>,
+    ) -> (&'a Slot, u32) {
         let (slot, gen) = self.alloc(ctx);
         let meta = JobMeta {
             name: desc.name.map_or(0, crate::desc::intern),
             priority: desc.priority as u8,
-            _spare: 0,
+            // Context indices stay below MAX_PIN_CONTEXTS (`Registry::new`).
+            pin: pin.map_or(0, |c| c as u16 + 1),
         };
         // The slot is fresh and unpublished: ours to write.
         slot.set_meta(meta);
@@ -209,6 +221,14 @@ impl Registry {
         if deps.is_empty() {
             slot.publish_runnable(gen, flags);
             crate::trace::job_ready(self, ctx, crate::trace::JobId::of_slot(slot, gen));
+            if let Some(target) = slot.meta().pinned_to() {
+                let e = Entry {
+                    slot: handle.slot,
+                    gen,
+                };
+                self.push_pinned(ctx, e, target);
+                return handle;
+            }
             ctx.push(
                 Entry {
                     slot: handle.slot,
@@ -336,13 +356,33 @@ impl Registry {
         // Read before the release below: once RUNNABLE, another thread may
         // claim, run and free the job, and the slot may be reused (TSan
         // found the read after it).
-        let prio = slot.prio();
+        let meta = slot.meta();
+        let prio = meta.priority as usize;
+        let pinned = meta.pinned_to();
+        if let Some(target) = pinned {
+            if !self.pinned_open(target) {
+                // Its thread is gone: cancel it while it still waits (no
+                // recursion into `finish`), then queue it like any other
+                // job; a cancelled job may finish on any thread.
+                let h = JobHandle {
+                    slot: NonNull::from(slot),
+                    gen: slot.gen_now(),
+                    system: self.id,
+                };
+                self.cancel_with(ctx, h, crate::pinned::PINNED_GONE, false);
+            }
+        }
         let s = slot.release();
         let e = Entry {
             slot: NonNull::from(slot),
             gen: gen_of(s),
         };
         let waited = s & WAITED != 0;
+        if let Some(target) = pinned.filter(|_| s & CANCELLED == 0) {
+            // Only its own thread may run it; the push wakes that thread.
+            self.push_pinned(ctx, e, target);
+            return waited;
+        }
         if waited && self.inheritance {
             // Only on the needed deque, which every thread searches right
             // after its own High work: one entry, no stale twin to pop later.
@@ -383,6 +423,15 @@ impl Registry {
         if gen_of(s) != e.gen || phase_of(s) != RUNNABLE {
             return false;
         }
+        // A pinned job runs on its own thread only (a cancelled one, whose
+        // closure is gone, anywhere). If the slot moved on since the load
+        // above, the meta read is another job's, and the claim below fails
+        // on the generation anyway.
+        if let Some(target) = slot.meta().pinned_to() {
+            if target != ctx.index && s & CANCELLED == 0 {
+                return false;
+            }
+        }
         if s & PFOR != 0 {
             return self.run_pieces(ctx, slot, e.gen, on_claim);
         }
@@ -418,9 +467,11 @@ impl Registry {
         }
         let traced = crate::trace::job_begin_slot(self, ctx, slot, gen);
         ctx.running_push(slot, gen);
+        let outer = CurrentJob::enter(slot, gen);
         // SAFETY: we hold the claim; the payload is initialised and consumed
         // exactly once, here.
         let r = catch_unwind(AssertUnwindSafe(|| unsafe { (vt.run)(slot.payload_ptr()) }));
+        drop(outer);
         ctx.running_pop();
         // The end is recorded before `finish`: whoever sees the job finished
         // (a waiter that then stops the capture) also sees its end event.
@@ -436,33 +487,103 @@ impl Registry {
         }
     }
 
-    /// Cancel the job `h` if it has not started (it waits for a
-    /// dependency): its closure is dropped here, now, on this thread, as
-    /// part of the job (a `Drop` that waits on `h` gets `WaitOnSelf`); the
-    /// job finishes as failed ("cancelled") when its dependencies are done,
-    /// and its dependents fail. Returns false (and changes nothing) if the
-    /// job is runnable, running or finished.
-    pub(crate) fn cancel_unstarted(&self, ctx: &Context, h: JobHandle) -> bool {
+    /// `JobSystem::cancel`: cancel `h`, and if it is a `combine`, every job
+    /// of the group first (nested groups included; the dependencies of a
+    /// single job are not touched). Returns whether `h` itself was stopped
+    /// before it started.
+    pub(crate) fn cancel(&self, ctx: &Context, h: JobHandle) -> bool {
+        let mut todo = vec![h];
+        let mut members = Vec::new();
+        while let Some(g) = todo.pop() {
+            let slot = g.slot();
+            let Some(st) = slot.pin(g.gen) else { continue };
+            let is_group = phase_of(st) == WAITING
+                && st & PFOR == 0
+                && std::ptr::eq(slot.vtable(), &NOOP_VTABLE);
+            if is_group {
+                // SAFETY: pinned and WAITING: its edges are final.
+                unsafe {
+                    slot.for_each_dep(|dep, gen| {
+                        let d = JobHandle {
+                            slot: dep,
+                            gen,
+                            system: self.id,
+                        };
+                        todo.push(d);
+                        members.push(d);
+                    })
+                };
+            }
+            self.unpin(ctx, slot);
+        }
+        for m in members {
+            self.cancel_with(ctx, m, CANCELLED_BY_USER, true);
+        }
+        self.cancel_with(ctx, h, CANCELLED_BY_USER, true)
+    }
+
+    /// Cancel the job `h` (`Slot::cancel`), recording `why`. A job that
+    /// had not started never runs: its closure is dropped here, now, on
+    /// this thread, as part of the job (a `Drop` that waits on `h` gets
+    /// `WaitOnSelf`); a runnable one finishes at once, one that waits for
+    /// dependencies when they are done. With `stop_started`, a job already
+    /// running is asked to stop (`is_cancelled`, a loop's remaining pieces
+    /// skipped) and fails when it returns. Dependents fail with the same
+    /// cause. Returns whether the job was stopped before it started.
+    pub(crate) fn cancel_with(
+        &self,
+        ctx: &Context,
+        h: JobHandle,
+        why: &str,
+        stop_started: bool,
+    ) -> bool {
         let slot = h.slot();
-        if !slot.cancel(h.gen) {
+        let outcome = slot.cancel(h.gen, stop_started);
+        if outcome == Cancel::No {
             return false;
         }
-        slot.set_failure(Arc::new(Failure::cancelled()));
-        // SAFETY: the cancelling CAS gave us the payload: nobody runs or
-        // drops a CANCELLED job's closure, and our pin keeps the slot from
-        // being recycled until we unpin below.
-        let _ = unsafe { drop_as_job(ctx, slot, h.gen) };
-        self.unpin(ctx, slot);
-        true
+        // Set while we hold the cancel's pin, before anyone can see the job
+        // finish: `finish` reads it for the dependents.
+        slot.set_failure(Arc::new(Failure::cancelled(why)));
+        match outcome {
+            Cancel::Waiting | Cancel::Claimed => {
+                // SAFETY: the cancelling CAS gave us the payload: nobody
+                // runs or drops a CANCELLED job's closure, and our pin (or
+                // claim) keeps the slot from being recycled meanwhile.
+                let _ = unsafe { drop_as_job(ctx, slot, h.gen) };
+                if outcome == Cancel::Claimed {
+                    self.finish(ctx, slot, h.gen, FAILED);
+                } else {
+                    self.unpin(ctx, slot);
+                }
+                true
+            }
+            Cancel::Started if slot.state() & PFOR != 0 => self.cancel_pieces(ctx, slot, h.gen),
+            _ => {
+                self.unpin(ctx, slot);
+                false
+            }
+        }
     }
 
     /// The job in `slot` is done (ran, failed or was skipped); the caller
     /// holds one pin (its claim), which this drops.
-    pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) {
+    pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, mut flags: u64) {
         if flags & FAILED != 0 {
             self.log_failure(slot, gen, flags);
         }
-        let (prev, claim_dropped, un) = slot.finish(flags);
+        let (prev, claim_dropped, un) = loop {
+            match slot.finish(flags) {
+                Some(r) => break r,
+                None => {
+                    // Cancelled while it ran (`STOP`): the canceller records
+                    // the cause too; the first one recorded stays.
+                    slot.set_failure(Arc::new(Failure::cancelled(CANCELLED_BY_USER)));
+                    flags |= FAILED;
+                    self.log_failure(slot, gen, flags);
+                }
+            }
+        };
         debug_assert_eq!(gen_of(prev), gen);
         bump(&ctx.counters.finished);
         if claim_dropped {
@@ -542,6 +663,52 @@ impl Registry {
         self.waiters
             .wake_all_parked(|w| crate::trace::wake_issued(self, ctx, Some(w)));
     }
+}
+
+/// Why `JobSystem::cancel` cancelled a job (its dependents report it too).
+pub(crate) const CANCELLED_BY_USER: &str = "cancelled by JobSystem::cancel";
+
+thread_local! {
+    /// The job this thread is running, for `is_cancelled`.
+    static CURRENT_JOB: std::cell::Cell<(*const Slot, u32)> =
+        const { std::cell::Cell::new((std::ptr::null(), 0)) };
+}
+
+/// Marks the job a thread runs (for `is_cancelled`) until dropped, which
+/// restores the outer one (nested jobs: a wait that helps).
+pub(crate) struct CurrentJob((*const Slot, u32));
+
+impl CurrentJob {
+    #[inline]
+    pub(crate) fn enter(slot: &Slot, gen: u32) -> CurrentJob {
+        CurrentJob(
+            CURRENT_JOB
+                .try_with(|c| c.replace((slot, gen)))
+                .unwrap_or((std::ptr::null(), 0)),
+        )
+    }
+}
+
+impl Drop for CurrentJob {
+    #[inline]
+    fn drop(&mut self) {
+        let _ = CURRENT_JOB.try_with(|c| c.set(self.0));
+    }
+}
+
+/// Has the job running on this thread been cancelled (`JobSystem::cancel`
+/// after it started)? A long job polls this to stop early; it then fails
+/// as cancelled whatever it returns. False outside a job.
+pub fn is_cancelled() -> bool {
+    CURRENT_JOB
+        .try_with(|c| {
+            let (slot, gen) = c.get();
+            // SAFETY: set only while this thread runs that job, which holds
+            // a claim or a piece pin on the slot (and the registry that owns
+            // its page is alive while one of its jobs runs).
+            !slot.is_null() && unsafe { &*slot }.cancel_requested(gen)
+        })
+        .unwrap_or(false)
 }
 
 /// Drop a job's closure without running it, as part of the job: the slot

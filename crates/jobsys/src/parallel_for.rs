@@ -274,11 +274,13 @@ impl Registry {
             let lo = h.start + first * h.batch;
             let hi = h.start + last.saturating_mul(h.batch).min(len);
             ctx.running_push(slot, gen);
+            let outer = crate::lifecycle::CurrentJob::enter(slot, gen);
             // SAFETY: pieces [first, last) were handed to us alone; the
             // closure is initialised and only shared (`Fn`) while RUNNABLE.
             let r = catch_unwind(AssertUnwindSafe(|| unsafe {
                 (vt.run_range)(closure, lo, hi, h.batch)
             }));
+            drop(outer);
             ctx.running_pop();
             let mut finished_pieces = last - first;
             if let Err(p) = r {
@@ -301,6 +303,27 @@ impl Registry {
         }
         self.unpin(ctx, slot);
         ran
+    }
+
+    /// `cancel` of a loop that may have started (`STOP` is set and the
+    /// caller holds the cancel's pin, which this drops): hand out no more
+    /// pieces, count the rest done, and finish the loop here if no piece
+    /// is running. Returns whether no piece had been handed out.
+    pub(crate) fn cancel_pieces(&self, ctx: &Context, slot: &Slot, gen: u32) -> bool {
+        // SAFETY: pinned PFOR slot.
+        let h = unsafe { header(slot) };
+        let prev = h.next.swap(ABANDONED, Ordering::AcqRel);
+        if prev < h.pieces {
+            let n = h.pieces - prev;
+            if h.done.fetch_add(n, Ordering::AcqRel) + n == h.pieces {
+                // No piece runs: the closure is ours to drop (STOP, unlike
+                // CANCELLED, leaves it in place).
+                self.finish_pieces(ctx, slot, gen, slot.state() & !CANCELLED, 0);
+                return prev == 0;
+            }
+        }
+        self.unpin(ctx, slot);
+        prev == 0
     }
 
     /// The last piece is done: drop the closure and finish the job. The

@@ -61,6 +61,9 @@ pub struct Stats {
     /// Job slots reserved now (128 bytes each; a gauge, not a counter:
     /// `a - b` keeps `a`'s value). System-wide only.
     pub job_slots: u64,
+    /// Workers allowed to take work now (`JobSystem::set_active_workers`,
+    /// `Builder::follow_cpus`); a gauge. System-wide only.
+    pub active_workers: usize,
 }
 
 impl std::ops::Sub for Stats {
@@ -78,6 +81,7 @@ impl std::ops::Sub for Stats {
             failed_steals: self.failed_steals - b.failed_steals,
             failures_forgotten: self.failures_forgotten - b.failures_forgotten,
             job_slots: self.job_slots,
+            active_workers: self.active_workers,
         }
     }
 }
@@ -125,8 +129,15 @@ pub(crate) struct Registry {
     /// Workers take jobs that waiters need first (`Config`).
     pub inheritance: bool,
     /// More threads (workers + the caller) than CPUs this process may use:
-    /// idle spins yield the CPU instead of holding it.
-    pub oversubscribed: bool,
+    /// idle spins yield the CPU instead of holding it. Updated when
+    /// following the CPUs (`active.rs`).
+    pub oversubscribed: AtomicBool,
+    /// The active-worker limits and the CPU watch (`active.rs`).
+    pub(crate) active: crate::active::Active,
+    /// Context of the thread that built the system (`Pin::Main`).
+    pub main_ctx: AtomicU32,
+    /// Next thread index for a newly registered thread (`pinned.rs`).
+    pub next_thread_index: AtomicU32,
     /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
     pub hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
 }
@@ -169,6 +180,8 @@ impl Drop for Claim {
             // Jobs this thread batched but never flushed must not wait for
             // a wake that nobody will issue.
             reg.flush(ctx);
+            // Jobs pinned to this thread can never run now: cancel them.
+            reg.close_pinned(ctx, ctx);
             // This thread no longer owns the context: forget it in the
             // cache too, or a later use (another thread-local's destructor)
             // would keep using it while another thread claims it.
@@ -186,6 +199,9 @@ impl Drop for Claim {
 }
 
 impl Registry {
+    // One argument per setting the registry keeps; the loom models build
+    // registries directly, so a settings struct would only move the list.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         num_workers: usize,
         policy: IdlePolicy,
@@ -194,8 +210,12 @@ impl Registry {
         failure_history: usize,
         max_jobs: usize,
         keep_pages: usize,
+        active: crate::active::Active,
     ) -> Arc<Registry> {
-        let cap = num_workers + MAX_EXTERNAL;
+        // The building thread's context comes on top of the limit.
+        let cap = num_workers + 1 + MAX_EXTERNAL;
+        // A pinned job names its context in 14 bits (`JobMeta`).
+        assert!(cap <= crate::slot::MAX_PIN_CONTEXTS);
         Arc::new_cyclic(|weak| {
             let contexts: Box<[OnceLock<Box<Context>>]> =
                 (0..cap).map(|_| OnceLock::new()).collect();
@@ -224,8 +244,12 @@ impl Registry {
                 #[cfg(feature = "trace")]
                 trace: crate::trace::TraceState::new(cap),
                 inheritance,
-                oversubscribed: num_workers + 1
-                    > std::thread::available_parallelism().map_or(1, |n| n.get()),
+                oversubscribed: AtomicBool::new(
+                    num_workers + 1 > std::thread::available_parallelism().map_or(1, |n| n.get()),
+                ),
+                active,
+                main_ctx: AtomicU32::new(u32::MAX),
+                next_thread_index: AtomicU32::new(num_workers as u32 + 1),
                 hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
             }
         })
@@ -305,7 +329,7 @@ impl Registry {
         }
         assert!(
             n < self.contexts.len(),
-            "jobsys: more than {MAX_EXTERNAL} threads other than the workers use this JobSystem at once"
+            "jobsys: more than {MAX_EXTERNAL} threads other than the workers (and the thread that built it) use this JobSystem at once"
         );
         let ctx = Context::new(n as u32, false);
         ctx.claimed.store(true, Ordering::Relaxed);
@@ -351,6 +375,7 @@ impl Registry {
             .sum();
         let mut st = Stats {
             workers: self.num_workers,
+            active_workers: self.active_workers(),
             failures_forgotten: self.failures.forgotten(),
             job_slots: (pages * PAGE_SLOTS) as u64,
             ..Stats::default()
@@ -366,6 +391,7 @@ impl Registry {
             .map(|i| {
                 let mut st = Stats {
                     workers: 1,
+                    active_workers: usize::from(i < self.active_workers()),
                     ..Stats::default()
                 };
                 st.add_context(&self.context(i).counters);

@@ -37,6 +37,14 @@ impl Registry {
     /// then High from others, then Normal (own, others), then Low. Other
     /// deques are visited from a random victim. Returns whether anything ran.
     pub(crate) fn find_and_run(&self, ctx: &Context, searching: &mut bool) -> bool {
+        // Jobs pinned to this thread first: nobody else may run them.
+        if ctx.pinned.has_any()
+            && self.run_one_pinned(ctx, &mut || {
+                self.found_work(ctx, searching, || Some(ctx.index))
+            })
+        {
+            return true;
+        }
         if self.pop_and_run(ctx, HIGH, searching)
             || (self.inheritance
                 && self.run_needed(ctx, &mut || {
@@ -196,5 +204,12 @@ impl Registry {
     pub(crate) fn work_visible(&self) -> bool {
         let n = self.num_contexts();
         (0..n).any(|i| self.context(i).has_work())
+    }
+
+    /// Is there work `ctx`'s thread could take: any deque, or a job pinned
+    /// to it? (Other threads' pinned jobs are not its work.)
+    #[inline]
+    pub(crate) fn work_visible_to(&self, ctx: &Context) -> bool {
+        ctx.pinned.has_any() || self.work_visible()
     }
 }

@@ -39,7 +39,7 @@ pub(crate) const PAYLOAD_BYTES: usize = 64;
 pub(crate) const PAGE_SLOTS: usize = 256;
 
 // ---- the state word -------------------------------------------------------
-// bits 0..32: generation; bits 32..35: phase; 35..41: flags; 41..64: pins.
+// bits 0..32: generation; bits 32..35: phase; 35..42: flags; 42..64: pins.
 //
 // The phases of one generation (→ is one CAS or a store by the slot's owner
 // before publication; every transition keeps the generation except the
@@ -50,15 +50,26 @@ pub(crate) const PAGE_SLOTS: usize = 256;
 //      │ publish with deps        │   │ stays RUNNABLE            │ run / fail /
 //      ▼                          │   ▼                            ▼ skip
 //   WAITING(g) ──last dep done────┘  FINISHED(g) ◀──finish──────────┘
-//      │ cancel (+pin, CANCELLED; closure dropped by the canceller; the
-//      │ job later goes RUNNABLE → RUNNING → FINISHED without running)
+//
+// Cancelling (`cancel`, one CAS whose outcome depends on the phase):
+//   WAITING        → WAITING | CANCELLED (+pin): the canceller drops the
+//                    closure; the job later goes RUNNABLE → RUNNING →
+//                    FINISHED without running.
+//   RUNNABLE       → RUNNING | CANCELLED (+pin, a claim): the canceller
+//                    drops the closure and finishes the job.
+//   RUNNABLE|PFOR,
+//   RUNNING        → same | STOP (+pin): the job started; `is_cancelled`
+//                    reads true, a loop hands out no more pieces, and
+//                    `finish` fails the job (it cannot finish successfully
+//                    once STOP is set: the finishing CAS refuses).
 //   FINISHED(g), no pins ──free──▶ FREE(g+1), or retired at RETIRED_GEN
 //   EDGES(g): an edge block, private to its job, freed with it.
 //
-// Flags: FAILED, POISONED (skipped: a dependency failed), CANCELLED,
-// WAITED (a waiter needs it), PFOR, HAS_DEPS (dependents attached). Pins:
-// waiters, attachers, a canceller and the runner (the claim) each hold one;
-// a pinned slot keeps its generation, payload, edges and failure.
+// Flags: FAILED, POISONED (skipped: a dependency failed), CANCELLED (the
+// canceller owns the closure), STOP (cancelled after it started), WAITED
+// (a waiter needs it), PFOR, HAS_DEPS (dependents attached). Pins: waiters,
+// attachers, a canceller and the runner (the claim) each hold one; a
+// pinned slot keeps its generation, payload, edges and failure.
 pub(crate) const PHASE_SHIFT: u32 = 32;
 pub(crate) const PHASE_MASK: u64 = 0b111 << PHASE_SHIFT;
 pub(crate) const FREE: u64 = 0;
@@ -81,7 +92,10 @@ pub(crate) const WAITED: u64 = 1 << 38;
 /// The slot holds a parallel_for: its entries pin instead of claim, and it
 /// stays RUNNABLE while its pieces run (`parallel_for.rs`).
 pub(crate) const PFOR: u64 = 1 << 39;
-pub(crate) const PIN_SHIFT: u32 = 41;
+/// Cancelled after it started (`cancel` on a running job or a loop whose
+/// pieces are being handed out): cooperative; the job fails as cancelled.
+pub(crate) const STOP: u64 = 1 << 41;
+pub(crate) const PIN_SHIFT: u32 = 42;
 pub(crate) const PIN_ONE: u64 = 1 << PIN_SHIFT;
 
 #[inline]
@@ -149,28 +163,34 @@ pub(crate) struct Edge {
 }
 pub(crate) const EDGES_PER_BLOCK: usize = PAYLOAD_BYTES / std::mem::size_of::<Edge>();
 
-/// A job's name id (`desc::intern`) and priority, in the slot's 4 spare bytes.
+/// A job's name id (`desc::intern`), priority and pinned thread, in the
+/// slot's 4 spare bytes: name 16 bits, priority 2, pin 14.
 #[derive(Clone, Copy, Debug, Default)]
-#[repr(C)]
 pub(crate) struct JobMeta {
     pub name: u16,
     pub priority: u8,
-    pub _spare: u8,
+    /// 0: any thread may run the job; else the index + 1 of the only
+    /// context that may (`Pin`).
+    pub pin: u16,
 }
+
+/// Contexts a pinned job can name (14 bits, minus the 0 "unpinned").
+pub(crate) const MAX_PIN_CONTEXTS: usize = (1 << 14) - 1;
 
 impl JobMeta {
     /// One word, so the slot can keep it in an atomic.
     #[inline]
     fn pack(self) -> u32 {
-        u32::from(self.name) | u32::from(self.priority) << 16 | u32::from(self._spare) << 24
+        debug_assert!(self.priority < 4 && usize::from(self.pin) <= MAX_PIN_CONTEXTS);
+        u32::from(self.name) | u32::from(self.priority) << 16 | u32::from(self.pin) << 18
     }
 
-    /// Unnamed, normal priority.
+    /// Unnamed, normal priority, unpinned.
     fn default_packed() -> u32 {
         JobMeta {
             name: 0,
             priority: 1,
-            _spare: 0,
+            pin: 0,
         }
         .pack()
     }
@@ -179,9 +199,15 @@ impl JobMeta {
     fn unpack(w: u32) -> JobMeta {
         JobMeta {
             name: w as u16,
-            priority: (w >> 16) as u8,
-            _spare: (w >> 24) as u8,
+            priority: ((w >> 16) & 3) as u8,
+            pin: (w >> 18) as u16,
         }
+    }
+
+    /// The context a pinned job must run on.
+    #[inline]
+    pub(crate) fn pinned_to(self) -> Option<u32> {
+        u32::from(self.pin).checked_sub(1)
     }
 }
 
@@ -401,28 +427,44 @@ impl Slot {
         }
     }
 
-    /// Cancel a job that has not started: `WAITING` → `WAITING | CANCELLED`
-    /// with one pin. On success the caller owns the payload: it must drop
-    /// it, then drop the pin (`unpin`); nobody else runs or drops it
-    /// (`run_claimed` and `run_pieces` see `CANCELLED`), and the pin keeps
-    /// the slot from being recycled meanwhile even if the job's last
-    /// dependency finishes and the job is finished concurrently.
-    pub(crate) fn cancel(&self, gen: u32) -> bool {
+    /// Cancel the job of generation `gen` (see the diagram): one CAS whose
+    /// result tells the caller what it now owns. Every outcome but `No`
+    /// adds one pin, which the caller must drop (`Waiting`, `Started`) or
+    /// pass to `finish` (`Claimed`, and `Started` on a loop whose last
+    /// pieces the caller abandons).
+    /// Without `stop_started`, a job that started is left alone (`No`).
+    pub(crate) fn cancel(&self, gen: u32, stop_started: bool) -> Cancel {
         let mut s = self.state.load(Ordering::Acquire);
         loop {
-            if gen_of(s) != gen || phase_of(s) != WAITING || s & CANCELLED != 0 {
-                return false;
+            if gen_of(s) != gen || s & (CANCELLED | STOP) != 0 {
+                return Cancel::No;
             }
+            let (new, outcome) = match phase_of(s) {
+                WAITING => (s | CANCELLED, Cancel::Waiting),
+                RUNNABLE if s & PFOR == 0 => {
+                    ((s & !PHASE_MASK) | RUNNING | CANCELLED, Cancel::Claimed)
+                }
+                RUNNABLE | RUNNING if stop_started => (s | STOP, Cancel::Started),
+                _ => return Cancel::No,
+            };
             match self.state.compare_exchange_weak(
                 s,
-                (s | CANCELLED) + PIN_ONE,
+                new + PIN_ONE,
                 Ordering::SeqCst,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return true,
+                Ok(_) => return outcome,
                 Err(now) => s = now,
             }
         }
+    }
+
+    /// Has this job (of generation `gen`) been cancelled? For a running job
+    /// polling `is_cancelled`; it holds its claim or a piece pin.
+    #[inline]
+    pub(crate) fn cancel_requested(&self, gen: u32) -> bool {
+        let s = self.state.load(Ordering::Acquire);
+        gen_of(s) == gen && s & (CANCELLED | STOP) != 0
     }
 
     /// The last dependency finished: `WAITING` → `RUNNABLE` (flags kept,
@@ -492,6 +534,23 @@ impl Slot {
             unsafe { drop(Arc::from_raw(raw)) };
         }
     }
+}
+
+/// What `Slot::cancel` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cancel {
+    /// Not cancellable: another generation, finished, or cancelled already.
+    No,
+    /// It waited for dependencies: now `CANCELLED`, pinned; the caller owns
+    /// the closure (drops it, then unpins). The job finishes, failed,
+    /// when its dependencies do.
+    Waiting,
+    /// It was runnable: now claimed (`RUNNING | CANCELLED`); the caller
+    /// owns the closure and finishes the job.
+    Claimed,
+    /// It had started (a running job, a loop handing out pieces): `STOP`
+    /// set, pinned. The runner owns the closure.
+    Started,
 }
 
 /// Outcome of dropping a pin or a claim.
@@ -612,19 +671,40 @@ impl Slot {
     /// else the caller keeps its pin for the dependents walk
     /// (`close_dependents`) and drops it with `unpin`. Returns the state
     /// before, whether the claim was dropped here, and whether the slot was
-    /// freed.
+    /// freed; `None` (nothing changed) when the job was cancelled after it
+    /// started (`STOP`) and `flags` lack `FAILED`.
     #[inline]
-    pub(crate) fn finish(&self, flags: u64) -> (u64, bool, Unpinned) {
+    pub(crate) fn finish(&self, flags: u64) -> Option<(u64, bool, Unpinned)> {
         let alone = |s: u64| s & HAS_DEPS == 0 && pins_of(s) == 1;
-        let (prev, un) = update_and_maybe_free(self, |s| {
-            let done = (s & !PHASE_MASK) | FINISHED | flags;
-            if alone(s) {
-                done - PIN_ONE
-            } else {
-                done
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if s & STOP != 0 && flags & FAILED == 0 {
+                // Cancelled while it ran: it may have stopped half-way, so
+                // it must not finish as a success. The caller records the
+                // cancellation and calls again with FAILED.
+                return None;
             }
-        });
-        (prev, alone(prev), un)
+            let done = (s & !PHASE_MASK) | FINISHED | flags;
+            let mut new = if alone(s) { done - PIN_ONE } else { done };
+            let freed = reclaimable(new);
+            if freed {
+                new = next_free_state(new);
+            }
+            match self
+                .state
+                .compare_exchange_weak(s, new, Ordering::SeqCst, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    let un = if freed {
+                        Unpinned::Freed
+                    } else {
+                        Unpinned::Kept
+                    };
+                    return Some((s, alone(s), un));
+                }
+                Err(now) => s = now,
+            }
+        }
     }
 
     /// Drop one pin; frees the slot if it was the last one of a finished
@@ -875,38 +955,63 @@ mod loom_tests {
         });
     }
 
-    // Cancel vs release + claim: a scope cancels a waiting job while its
-    // last dependency finishes and a worker claims it. If the cancel won,
-    // the claimer sees CANCELLED (and must not touch the closure) and the
-    // slot cannot be freed while the canceller holds its pin; if it lost,
-    // the job runs normally and the canceller changed nothing.
+    // Cancel vs release + claim + finish: a thread cancels a waiting job
+    // while its last dependency finishes and a worker claims and runs it.
+    // Whatever the interleaving, exactly one party owns the closure (the
+    // worker runs it, or the canceller drops it), a job cancelled after it
+    // started cannot finish as a success, and the slot is freed once.
     #[test]
-    fn cancel_races_release_and_claim() {
+    fn cancel_races_release_claim_and_finish() {
         loom::model(|| {
             let s = slot_in(WAITING, 0);
             let t = thread::spawn(move || {
                 s.release();
-                if let Some(claimed) = s.claim(5) {
-                    let cancelled = claimed & CANCELLED != 0;
-                    // finish: FINISHED, drop the claim's pin.
-                    update_and_maybe_free(s, |x| ((x & !PHASE_MASK) | FINISHED) - PIN_ONE);
-                    Some(cancelled)
-                } else {
-                    None
+                let claimed = s.claim(5)?;
+                // A CANCELLED claim skips the closure and fails (run_claimed).
+                let ran = claimed & CANCELLED == 0;
+                let first = if ran { 0 } else { FAILED };
+                let (flags, (_, dropped, _)) = match s.finish(first) {
+                    Some(r) => (first, r),
+                    // STOP: cancelled while it ran; it must fail instead.
+                    None => (FAILED, s.finish(FAILED).expect("FAILED is never refused")),
+                };
+                if !dropped {
+                    s.unpin();
                 }
+                Some((ran, flags))
             });
-            let cancelled = s.cancel(5);
-            if cancelled {
-                // Our pin keeps generation 5 until we drop it.
-                assert_eq!(gen_of(s.state.load(Ordering::Acquire)), 5);
+            let outcome = s.cancel(5, true);
+            if outcome == Cancel::Claimed {
+                // We own the closure and the claim: finish it, failed.
+                let (_, dropped, un) = s.finish(FAILED).expect("FAILED is never refused");
+                if !dropped {
+                    s.unpin();
+                }
+                let _ = un;
             }
-            let ran = t.join().unwrap();
-            assert_eq!(ran, Some(cancelled), "the claimer saw exactly the cancel");
-            if cancelled {
-                assert!(matches!(s.unpin(), Unpinned::Freed));
+            let worker = t.join().unwrap();
+            match (outcome, worker) {
+                (Cancel::Waiting, Some((ran, flags))) => {
+                    assert!(!ran, "the worker saw the cancel and did not run it");
+                    assert_eq!(flags, FAILED);
+                }
+                (Cancel::Claimed, None) => {}
+                (Cancel::Started, Some((ran, flags))) => {
+                    assert!(ran);
+                    assert_eq!(flags, FAILED, "cancelled after it started: fails");
+                }
+                (Cancel::No, Some((ran, flags))) => {
+                    assert!(ran);
+                    assert_eq!(flags, 0, "finished before the cancel: a success");
+                }
+                other => panic!("impossible outcome {other:?}"),
+            }
+            if matches!(outcome, Cancel::Waiting | Cancel::Started) {
+                s.unpin();
             }
             let st = s.state.load(Ordering::Relaxed);
-            assert_eq!((gen_of(st), phase_of(st), pins_of(st)), (6, FREE, 0));
+            assert_eq!(phase_of(st), FREE, "freed exactly once: {st:#x}");
+            assert_eq!((gen_of(st), pins_of(st)), (6, 0));
         });
     }
 }

@@ -1,5 +1,6 @@
 //! The public `JobSystem`: scheduling, waiting, shutdown.
 
+use crate::active::ActiveWorkersError;
 use crate::builder::{
     resolve_policy, resolve_workers, BuildError, Builder, Config, IdlePolicy, MIN_STACK_SIZE,
 };
@@ -7,6 +8,7 @@ use crate::desc::JobDesc;
 use crate::error::JobError;
 use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, write_pfor, Batch};
+use crate::pinned::{Pin, ThreadIndex};
 use crate::registry::{Registry, Stats};
 use crate::slot::{NOOP_VTABLE, PFOR};
 use std::ops::Range;
@@ -36,11 +38,19 @@ impl Drop for Owner {
     fn drop(&mut self) {
         let reg = &self.registry;
         reg.terminating.store(true, Ordering::SeqCst);
-        reg.sleep.wake_all();
+        reg.sleep.wake_all(true);
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         let on_own_worker = threads
             .iter()
             .any(|t| t.thread().id() == std::thread::current().id());
+        // No outside thread can call in any more (that takes a JobSystem):
+        // jobs pinned to one other than this thread can never run.
+        let me = reg.current();
+        for i in reg.num_workers..reg.num_contexts() {
+            if i != me.index as usize {
+                reg.close_pinned(me, reg.context(i));
+            }
+        }
         if on_own_worker {
             // Dropped by a job on one of our workers: that job is still
             // running, so we cannot wait for the drain here. The workers
@@ -107,7 +117,12 @@ impl JobSystem {
                 .retained_slots
                 .unwrap_or(crate::builder::DEFAULT_RETAINED_SLOTS)
                 .div_ceil(crate::slot::PAGE_SLOTS),
+            crate::active::Active::new(workers, config.follow_cpus, config.pin_workers),
         );
+        // The building thread is `Pin::Main`, thread index 0.
+        let main = registry.current();
+        registry.register(main, Some(0));
+        registry.main_ctx.store(main.index, Ordering::Relaxed);
         let mut threads = Vec::with_capacity(workers);
         for i in 0..workers {
             let reg = registry.clone();
@@ -210,7 +225,7 @@ impl JobSystem {
     pub fn hot_zone(&self) -> HotZone {
         let reg = self.reg();
         if reg.hot_zones.fetch_add(1, Ordering::SeqCst) == 0 {
-            reg.sleep.wake_all();
+            reg.sleep.wake_all(false);
         }
         HotZone {
             system: self.clone(),
@@ -523,6 +538,150 @@ impl JobSystem {
     pub fn trim_storage(&self) -> usize {
         let reg = self.reg();
         reg.trim(reg.current())
+    }
+
+    /// Schedule `f` to run on one thread only: the thread that built the
+    /// system (`Pin::Main`), a worker (`Pin::Worker(i)`), or an outside
+    /// thread that called [`register_thread`](Self::register_thread). The
+    /// handle is an ordinary one (a dependency of anything, waitable from
+    /// any thread). Nobody else ever runs it: a worker runs jobs pinned to
+    /// it before any other work; an outside thread runs them in
+    /// [`run_pinned`](Self::run_pinned) and while it waits in `complete` or
+    /// a scope. A job pinned to an outside thread that never calls in
+    /// waits until it does; if that thread exits first (or the system
+    /// shuts down without it), the job is cancelled
+    /// (`JobError::Cancelled`). See `docs/engine.md`.
+    ///
+    /// ```
+    /// use jobsys::{JobSystem, Pin};
+    /// let js = JobSystem::builder().workers(2).build().unwrap();
+    /// let main = std::thread::current().id();
+    /// let h = js.schedule_pinned(Pin::Main, move || assert_eq!(std::thread::current().id(), main));
+    /// js.complete(h); // this thread runs it while it waits
+    /// ```
+    ///
+    /// # Panics
+    /// On `Pin::Worker(i)` with `i` not below [`workers`](Self::workers),
+    /// and a `ThreadIndex` of another system.
+    pub fn schedule_pinned<F: FnOnce() + Send + 'static>(&self, pin: Pin, f: F) -> JobHandle {
+        self.schedule_pinned_with(pin, JobDesc::default(), &[], f)
+    }
+
+    /// `schedule_pinned` after `deps`.
+    pub fn schedule_pinned_after<F: FnOnce() + Send + 'static>(
+        &self,
+        pin: Pin,
+        deps: &[JobHandle],
+        f: F,
+    ) -> JobHandle {
+        self.schedule_pinned_with(pin, JobDesc::default(), deps, f)
+    }
+
+    /// `schedule_pinned` with a name and priority, after `deps` (may be
+    /// empty). The priority orders it among the thread's other work only
+    /// for workers' non-pinned jobs: pinned jobs run first, in order.
+    pub fn schedule_pinned_with<F: FnOnce() + Send + 'static>(
+        &self,
+        pin: Pin,
+        desc: impl Into<JobDesc>,
+        deps: &[JobHandle],
+        f: F,
+    ) -> JobHandle {
+        let reg = self.reg();
+        let target = reg.pin_target(pin);
+        reg.check_handles(deps, "schedule_pinned_after");
+        let ctx = reg.current();
+        let (slot, gen) = reg.alloc_pinned_job(ctx, &desc.into(), Some(target));
+        // SAFETY: fresh slot; `F: 'static`.
+        unsafe { crate::job::write_single(slot, f) };
+        reg.submit(ctx, slot, gen, deps, 0)
+    }
+
+    /// Make the calling thread (a render or IO thread, say) one that runs
+    /// pinned jobs, and give it a thread index. Call it once per thread;
+    /// again is harmless and returns the same index. The registration
+    /// lasts until the thread exits; then its queued pinned jobs are
+    /// cancelled and its index may be reused by a thread that registers
+    /// later.
+    ///
+    /// # Panics
+    /// On a worker of this system (workers have their index already), and
+    /// on the thread that built the system (it is `Pin::Main`, index 0;
+    /// calling it there returns index 0).
+    pub fn register_thread(&self) -> ThreadIndex {
+        let reg = self.reg();
+        let ctx = reg.current();
+        if ctx.index == reg.main_ctx.load(Ordering::Relaxed) {
+            return reg.register(ctx, Some(0));
+        }
+        reg.register(ctx, None)
+    }
+
+    /// Run the calling thread's pinned jobs that are ready now (at most as
+    /// many as were queued when it was called); returns how many ran. An
+    /// outside thread calls it from its own loop, e.g. once per frame.
+    pub fn run_pinned(&self) -> usize {
+        let reg = self.reg();
+        reg.run_pinned(reg.current())
+    }
+
+    /// The calling thread's index: 0 for the thread that built the system,
+    /// `1..=workers` for the workers (`jobsys-worker-{i}` is `i + 1`), then
+    /// registered threads (`register_thread`); `None` for any other
+    /// thread. Stable while the thread lives, dense: a per-thread scratch
+    /// array of `workers() + 1 + registered threads` entries covers it.
+    pub fn thread_index(&self) -> Option<usize> {
+        let reg = self.reg();
+        reg.thread_index_of(reg.current())
+    }
+
+    /// Cancel `h`: a job (single, `parallel_for`, or a whole `combine`d
+    /// group, nested groups included) that has not started never runs; it
+    /// and its dependents finish failed with `JobError::Cancelled`.
+    /// Returns true when the job was stopped before it started (for a
+    /// group: the group had not finished). A running job is asked to stop:
+    /// [`is_cancelled`](crate::is_cancelled) reads true inside it, a
+    /// `parallel_for` hands out no more pieces, and it finishes as
+    /// cancelled when it returns. A finished job is left alone (false).
+    ///
+    /// Closures of cancelled jobs are dropped without running: a job that
+    /// was queued or waiting, here on the calling thread, now; a loop's,
+    /// by the thread that finishes its last running piece.
+    ///
+    /// ```
+    /// use jobsys::{JobError, JobSystem};
+    /// let js = JobSystem::builder().workers(1).build().unwrap();
+    /// let gate = js.schedule(|| {});
+    /// let level = js.schedule_after(&[gate], || unreachable!("cancelled"));
+    /// let after = js.schedule_after(&[level], || unreachable!("cancelled too"));
+    /// js.cancel(level);
+    /// assert!(matches!(js.try_complete(after), Err(JobError::Cancelled(_))));
+    /// ```
+    ///
+    /// # Panics
+    /// If `h` belongs to another `JobSystem`.
+    pub fn cancel(&self, h: JobHandle) -> bool {
+        let reg = self.reg();
+        reg.check_handles(&[h], "cancel");
+        reg.cancel(reg.current(), h)
+    }
+
+    /// Let at most `n` workers take work; the others park (no CPU, and no
+    /// wake-up except for jobs pinned to them). Takes effect at once for
+    /// parked workers and when a running worker finishes its current job.
+    /// With [`Builder::follow_cpus`](crate::Builder::follow_cpus) the
+    /// active count is the smaller of `n` and the usable CPUs − 1.
+    ///
+    /// # Errors
+    /// If `n` is more than the workers started.
+    pub fn set_active_workers(&self, n: usize) -> Result<(), ActiveWorkersError> {
+        let reg = self.reg();
+        reg.set_active_workers(reg.current(), n)
+    }
+
+    /// Workers allowed to take work now (also in [`stats`](Self::stats)).
+    pub fn active_workers(&self) -> usize {
+        self.reg().active_workers()
     }
 
     /// Run `a` and `b`, potentially in parallel, and return both results.

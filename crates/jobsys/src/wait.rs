@@ -38,6 +38,10 @@ use crate::sync::{fence, AtomicU32, Ordering};
 use std::collections::HashSet;
 use std::ptr::NonNull;
 
+/// Why a scope cancelled one of its jobs (`wait_scoped`).
+const SCOPE_CYCLE: &str = "the job was cancelled before it started: the scope that owned it \
+                           could not wait for it (a job waited on itself)";
+
 /// Threads parked in `complete`, with the slot each waits on.
 pub(crate) struct Waiters {
     parked: crate::sync::Mutex<Vec<Parked>>,
@@ -171,6 +175,20 @@ impl Waiters {
         }
     }
 
+    /// A job was pinned to `ctx`'s thread: wake it if it is parked here.
+    /// The caller's push is ordered before the count load by a SeqCst
+    /// fence, pairing with the one in `park_on` after registering.
+    pub(crate) fn wake_ctx(&self, ctx: &Context, mut on_wake: impl FnMut(u32)) {
+        fence(Ordering::SeqCst);
+        if self.count.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let p = lock(&self.parked);
+        if p.iter().any(|w| std::ptr::eq(w.ctx, ctx)) {
+            wake_waiter(ctx, &mut on_wake);
+        }
+    }
+
     /// A needed job became runnable where nobody may run it soon: wake all
     /// parked waiters so they look again.
     /// `on_wake` as in `wake_target`.
@@ -224,6 +242,9 @@ impl Drop for DepthGuard<'_> {
         self.ctx.add_wait_depth(-1);
         if !self.ctx.is_worker && self.ctx.wait_depth() == 0 {
             self.reg.idle(self.ctx);
+            // With every worker benched, this thread may be the only one
+            // that looks: follow the CPUs from here too (`active.rs`).
+            self.reg.poll_cpus(self.ctx);
         }
     }
 }
@@ -269,7 +290,7 @@ impl Registry {
                         // frame, never inside one of its jobs.
                         unreachable!("jobsys: a scope waits on a job it is running");
                     }
-                    if self.cancel_unstarted(ctx, h) {
+                    if self.cancel_with(ctx, h, SCOPE_CYCLE, false) {
                         return Err(JobError::WaitOnSelf);
                     }
                     // Runnable, running or finished: wait again.
@@ -380,6 +401,11 @@ impl Registry {
     /// marked, else an entry from the `needed` deques. Ok(true) if one ran.
     pub(crate) fn help_needed(&self, ctx: &Context) -> Result<bool, JobError> {
         let noop = &mut || {};
+        // 0. Jobs pinned to this thread: only it can run them, and it is
+        //    idle (all of them, needed or not, as enkiTS's waits do).
+        if self.run_one_pinned(ctx, noop) {
+            return Ok(true);
+        }
         // 3. Our own deques' tops, if needed.
         for prio in HIGH..PRIORITIES {
             let local = ctx.local(prio);
@@ -453,7 +479,10 @@ impl Registry {
                 continue;
             }
             match phase_of(st) {
-                RUNNABLE if p != h.slot => runnable.push(Entry { slot: p, gen }),
+                // A pinned job is on its own thread's queue, not offered.
+                RUNNABLE if p != h.slot && node.meta().pinned_to().is_none() => {
+                    runnable.push(Entry { slot: p, gen })
+                }
                 WAITING => {
                     // SAFETY: pinned, and WAITING: published with its edges.
                     unsafe { node.for_each_dep(|dep, dgen| stack.push((dep, dgen))) };
@@ -557,7 +586,7 @@ impl Registry {
         let failure = slot.failure();
         self.unpin(ctx, slot);
         match failure {
-            Some(f) => Err(JobError::Panicked(f.to_panic(st & POISONED != 0))),
+            Some(f) => Err(f.to_error(st & POISONED != 0)),
             None => Ok(()),
         }
     }
@@ -577,9 +606,7 @@ impl Registry {
     fn observe_logged(&self, h: JobHandle) -> Result<(), JobError> {
         match self.failures.lookup(h.slot.as_ptr() as usize, h.gen) {
             None => Ok(()),
-            Some(rec) => Err(JobError::Panicked(
-                rec.failure.to_panic(rec.flags & POISONED != 0),
-            )),
+            Some(rec) => Err(rec.failure.to_error(rec.flags & POISONED != 0)),
         }
     }
 }
@@ -664,6 +691,7 @@ mod loom_tests {
                 16,
                 1 << 20,
                 64,
+                crate::active::Active::new(0, false, false),
             );
             let waiter = reg.claim_external() as usize;
             let runner = reg.claim_external() as usize;

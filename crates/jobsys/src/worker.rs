@@ -4,6 +4,7 @@
 //! thread).
 
 use crate::builder::IdlePolicy;
+use crate::context::Context;
 use crate::context::{bump, bump_by};
 use crate::registry::Registry;
 use crate::sleep::{AdaptiveSpin, Backoff, Park};
@@ -37,7 +38,14 @@ impl Registry {
         // thief (sleep/backoff.rs: the next spin backs off harder).
         let mut contention = 0u32;
         let mut saw_work = false;
+        // Jobs since this worker last looked whether the CPUs changed.
+        let mut since_poll = 0u32;
         loop {
+            if idx as u32 >= self.sleep.active() && !self.terminating.load(Ordering::Relaxed) {
+                self.benched_round(ctx, idx, &mut searching);
+                woken_by = None;
+                continue;
+            }
             // An idle adaptive worker's gap ends when it looks and finds
             // work, not after that work ran (the clock is read only then).
             let looked = adaptive
@@ -55,8 +63,15 @@ impl Registry {
                 woken = false;
                 contention = 0;
                 saw_work = false;
+                since_poll += 1;
+                if since_poll >= crate::active::POLL_JOBS {
+                    since_poll = 0;
+                    self.poll_cpus(ctx);
+                }
                 continue;
             }
+            since_poll = 0;
+            self.poll_cpus(ctx);
             if std::mem::take(&mut saw_work) {
                 contention = (contention + 1).min(3);
             }
@@ -85,7 +100,7 @@ impl Registry {
             if !budget.is_zero() {
                 crate::trace::spin_begin(&self, ctx);
             }
-            let (found, spun) = self.spin_until_work(budget, contention);
+            let (found, spun) = self.spin_until_work(ctx, budget, contention);
             saw_work = found;
             bump_by(&ctx.counters.spin_ns, spun.as_nanos() as u64);
             if let Some(a) = &mut adaptive {
@@ -106,7 +121,8 @@ impl Registry {
                 bump(&ctx.counters.futile_wakes);
             }
             // Re-check after unregistering as awake (see sleep/README.md).
-            if self.work_visible() || self.terminating.load(Ordering::SeqCst) || self.is_hot() {
+            if self.work_visible_to(ctx) || self.terminating.load(Ordering::SeqCst) || self.is_hot()
+            {
                 self.sleep.cancel_park(idx);
                 crate::trace::search_begin(&self, ctx);
                 searching = true;
@@ -131,20 +147,26 @@ impl Registry {
             Ordering::SeqCst,
         );
         self.drained.wake_all();
-        self.sleep.wake_all();
+        self.sleep.wake_all(true);
     }
 
     /// Spin (with backoff, no CAS) until work is visible, shutdown begins or
     /// `budget` has passed; `contention` (0..=3) lengthens the steps after
     /// looks that lost the work they saw. Returns (work visible, time spent
     /// spinning).
-    fn spin_until_work(&self, budget: Duration, contention: u32) -> (bool, Duration) {
+    fn spin_until_work(
+        &self,
+        ctx: &Context,
+        budget: Duration,
+        contention: u32,
+    ) -> (bool, Duration) {
         if budget.is_zero() {
             return (false, Duration::ZERO);
         }
-        let mut backoff = Backoff::contended(self.oversubscribed, contention);
+        let mut backoff =
+            Backoff::contended(self.oversubscribed.load(Ordering::Relaxed), contention);
         loop {
-            if self.work_visible() {
+            if self.work_visible_to(ctx) {
                 return (true, backoff.elapsed());
             }
             let spent = backoff.elapsed();
@@ -155,12 +177,50 @@ impl Registry {
         }
     }
 
+    /// One round of a benched worker (index at or above the active count):
+    /// it runs only what nobody else may or will take — jobs pinned to it,
+    /// then its own deques' leftovers — and otherwise parks on the bench,
+    /// where no `notify_work` wakes it (`Sleep::set_active`).
+    fn benched_round(&self, ctx: &Context, idx: usize, searching: &mut bool) {
+        let noop = &mut || {};
+        if self.run_one_pinned(ctx, noop)
+            || (0..crate::context::PRIORITIES).any(|p| self.pop_and_run(ctx, p, &mut false))
+        {
+            return;
+        }
+        self.poll_cpus(ctx);
+        // `prepare_park` puts a benched worker on the bench.
+        self.sleep.prepare_park(idx, *searching, false);
+        *searching = false;
+        // Re-check after leaving the awake count (pairs with the pinned
+        // push's `wake_worker` and with `set_active`, both under the lock
+        // `prepare_park` took).
+        if ctx.pinned.has_any()
+            || (idx as u32) < self.sleep.active()
+            || self.terminating.load(Ordering::SeqCst)
+        {
+            self.sleep.cancel_park(idx);
+            *searching = true;
+            return;
+        }
+        // Work we will not take may be visible while no active worker
+        // searches (we may have been the searcher): pass it on.
+        if self.work_visible() {
+            self.notify_work(ctx);
+        }
+        self.idle(ctx);
+        crate::trace::sleep_begin(self, ctx);
+        self.sleep.park(idx);
+        crate::trace::sleep_end(self, ctx);
+        *searching = true;
+    }
+
     /// Start an idle spin (`sleep/backoff.rs`: spin-loop hints with backoff,
     /// a `yield_now` every few microseconds, every step when the system has
     /// more threads than CPUs).
     #[inline]
     pub(crate) fn backoff(&self) -> Backoff {
-        Backoff::new(self.oversubscribed)
+        Backoff::new(self.oversubscribed.load(Ordering::Relaxed))
     }
 
     /// Is a hot zone open?

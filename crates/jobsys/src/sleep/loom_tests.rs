@@ -43,7 +43,7 @@ impl Model {
         loop {
             if self.ran.load(Ordering::SeqCst) >= total {
                 // Everyone may stop: wake the others so they see it too.
-                self.sleep.wake_all();
+                self.sleep.wake_all(true);
                 return;
             }
             if self.take() {
@@ -122,7 +122,7 @@ fn whipping_worker(m: &Model, idx: usize, total: usize) {
     let mut searching = false;
     loop {
         if m.ran.load(Ordering::SeqCst) >= total {
-            m.sleep.wake_all();
+            m.sleep.wake_all(true);
             return;
         }
         if m.take() {

@@ -50,11 +50,23 @@ fn notified_from(from: u32) -> u32 {
 pub(crate) struct Sleep {
     /// searching workers (low 16 bits) | awake workers (high 16 bits)
     state: CachePadded<crate::sync::AtomicU32>,
-    /// Workers that are parked (or about to park), most recent last.
-    sleepers: Mutex<Vec<u32>>,
+    /// Parked workers, by why they sleep.
+    idle: Mutex<Idle>,
     /// One futex word per worker.
     words: Box<[CachePadded<Futex>]>,
     num_workers: u32,
+    /// Workers allowed to take work (`set_active`): those with an index
+    /// below it. The others are benched: parked outside `sleepers`, so no
+    /// `notify_work` wakes them; only a job pinned to one of them
+    /// (`wake_worker`), a raised count, or shutdown does.
+    active: crate::sync::AtomicU32,
+}
+
+struct Idle {
+    /// Active workers that are parked (or about to park), most recent last.
+    sleepers: Vec<u32>,
+    /// Benched workers (index at or above `active`), parked.
+    benched: Vec<u32>,
 }
 
 impl Sleep {
@@ -67,11 +79,15 @@ impl Sleep {
         Sleep {
             // Workers start awake and not searching.
             state: CachePadded::new(crate::sync::AtomicU32::new(n * AWAKE_ONE)),
-            sleepers: Mutex::new(Vec::with_capacity(num_workers)),
+            idle: Mutex::new(Idle {
+                sleepers: Vec::with_capacity(num_workers),
+                benched: Vec::with_capacity(num_workers),
+            }),
             words: (0..num_workers)
                 .map(|_| CachePadded::new(Futex::new(NOTIFIED)))
                 .collect(),
             num_workers: n,
+            active: crate::sync::AtomicU32::new(n),
         }
     }
 
@@ -92,7 +108,7 @@ impl Sleep {
         // the sleeper's re-check of the deques.
         fence(Ordering::SeqCst);
         let s = self.state.load(Ordering::SeqCst);
-        if s & SEARCHING_MASK != 0 || (s >> 16) >= self.num_workers {
+        if s & SEARCHING_MASK != 0 || (s >> 16) >= self.active.load(Ordering::Relaxed) {
             return None;
         }
         self.wake_one_slow(from, on_wake)
@@ -100,13 +116,13 @@ impl Sleep {
 
     #[cold]
     fn wake_one_slow(&self, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
-        let mut sleepers = lock(&self.sleepers);
+        let mut idle = lock(&self.idle);
         // Re-check under the lock: `awake` only grows under this lock.
         let s = self.state.load(Ordering::SeqCst);
         if s & SEARCHING_MASK != 0 {
             return None;
         }
-        let idx = sleepers.pop()?;
+        let idx = idle.sleepers.pop()?;
         // The woken worker counts as awake and searching from now on, so
         // the next notifier does not wake another one for the same work.
         self.state
@@ -118,7 +134,7 @@ impl Sleep {
         // the worker's *next* park (found by the loom model). Release: the
         // worker's Acquire load in `park` sees it.
         w.store(notified_from(from), Ordering::Release);
-        drop(sleepers);
+        drop(idle);
         // A late futex wake is harmless: `park` re-checks the word.
         w.wake_one();
         Some(idx)
@@ -169,8 +185,11 @@ impl Sleep {
     /// count is made (`hand_over`, parks, wakes), so "no searcher while a
     /// worker sleeps" never holds.
     pub(crate) fn prepare_park(&self, idx: usize, searching: bool, whipping: bool) -> Park {
-        let mut sleepers = lock(&self.sleepers);
-        if whipping {
+        let mut idle = lock(&self.idle);
+        // Benched since the caller last looked (`set_active`, under this
+        // lock): park on the bench, where no `notify_work` wakes it.
+        let benched = idx as u32 >= self.active.load(Ordering::Relaxed);
+        if whipping && !benched {
             let others =
                 (self.state.load(Ordering::SeqCst) & SEARCHING_MASK) - u32::from(searching);
             if others == 0 {
@@ -181,11 +200,15 @@ impl Sleep {
             }
         }
         self.words[idx].store(PARKED, Ordering::Relaxed);
-        sleepers.push(idx as u32);
+        if benched {
+            idle.benched.push(idx as u32);
+        } else {
+            idle.sleepers.push(idx as u32);
+        }
         let dec = AWAKE_ONE + if searching { SEARCHING_ONE } else { 0 };
         // SeqCst: pairs with the fence + load in `notify_work`.
         self.state.fetch_sub(dec, Ordering::SeqCst);
-        drop(sleepers);
+        drop(idle);
         // Orders the decrement before the caller's re-check loads.
         fence(Ordering::SeqCst);
         Park::Registered
@@ -196,8 +219,8 @@ impl Sleep {
     /// `more`: a context with more visible work (the successor looks there
     /// first). Returns the successor woken; `on_wake` as in `notify_work`.
     pub(crate) fn hand_over(&self, more: Option<u32>, on_wake: impl FnOnce(u32)) -> Option<u32> {
-        let mut sleepers = lock(&self.sleepers);
-        let next = sleepers.pop();
+        let mut idle = lock(&self.idle);
+        let next = idle.sleepers.pop();
         if next.is_some() {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
@@ -209,7 +232,7 @@ impl Sleep {
             let v = more.map_or(NOTIFIED, notified_from);
             self.words[idx as usize].store(v, Ordering::Release);
         }
-        drop(sleepers);
+        drop(idle);
         if let Some(idx) = next {
             self.words[idx as usize].wake_one();
         }
@@ -220,20 +243,23 @@ impl Sleep {
     /// sleeps some worker searches.
     #[cfg(all(test, loom))]
     pub(crate) fn whipping_invariant_holds(&self) -> bool {
-        let sleepers = lock(&self.sleepers);
-        sleepers.is_empty() || self.state.load(Ordering::SeqCst) & SEARCHING_MASK > 0
+        let idle = lock(&self.idle);
+        idle.sleepers.is_empty() || self.state.load(Ordering::SeqCst) & SEARCHING_MASK > 0
     }
 
     /// The re-check after `prepare_park` saw work: become awake and
     /// searching again. If a notifier already took us off the sleeper list,
     /// it has already counted us as awake and searching.
     pub(crate) fn cancel_park(&self, idx: usize) {
-        let mut sleepers = lock(&self.sleepers);
-        if let Some(pos) = sleepers.iter().rposition(|&i| i as usize == idx) {
-            sleepers.swap_remove(pos);
-            self.state
-                .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
-            self.words[idx].store(NOTIFIED, Ordering::Relaxed);
+        let mut idle = lock(&self.idle);
+        let idle = &mut *idle;
+        for list in [&mut idle.sleepers, &mut idle.benched] {
+            if let Some(pos) = list.iter().rposition(|&i| i as usize == idx) {
+                list.swap_remove(pos);
+                self.state
+                    .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+                self.words[idx].store(NOTIFIED, Ordering::Relaxed);
+            }
         }
         // Else a notifier took us off the list and already stored NOTIFIED
         // under this lock.
@@ -263,10 +289,10 @@ impl Sleep {
         if n == 0 {
             return Vec::new();
         }
-        let mut sleepers = lock(&self.sleepers);
-        let k = n.min(sleepers.len());
-        let at = sleepers.len() - k;
-        let woken: Vec<u32> = sleepers.drain(at..).collect();
+        let mut idle = lock(&self.idle);
+        let k = n.min(idle.sleepers.len());
+        let at = idle.sleepers.len() - k;
+        let woken: Vec<u32> = idle.sleepers.drain(at..).collect();
         for &idx in &woken {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
@@ -275,7 +301,7 @@ impl Sleep {
             // Under the lock, as in `wake_one_slow`.
             self.words[idx as usize].store(notified_from(from), Ordering::Release);
         }
-        drop(sleepers);
+        drop(idle);
         for &idx in &woken {
             self.words[idx as usize].wake_one();
         }
@@ -288,18 +314,88 @@ impl Sleep {
         self.state.load(Ordering::SeqCst) & SEARCHING_MASK
     }
 
-    /// Wake every sleeping worker (shutdown, first hot zone).
-    pub(crate) fn wake_all(&self) {
-        let mut sleepers = lock(&self.sleepers);
-        let woken: Vec<u32> = sleepers.drain(..).collect();
+    /// Wake every sleeping worker (first hot zone; with `benched_too`,
+    /// shutdown: benched workers must exit as well).
+    pub(crate) fn wake_all(&self, benched_too: bool) {
+        let mut idle = lock(&self.idle);
+        let mut woken: Vec<u32> = idle.sleepers.drain(..).collect();
+        if benched_too {
+            woken.append(&mut idle.benched);
+        }
         for &idx in &woken {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
             // Under the lock, as in `wake_one_slow`.
             self.words[idx as usize].store(NOTIFIED, Ordering::Release);
         }
-        drop(sleepers);
+        drop(idle);
         for idx in woken {
+            self.words[idx as usize].wake_one();
+        }
+    }
+
+    /// Wake worker `idx` if it is parked (idle or benched): a job was
+    /// pinned to it, which no other worker may take. The caller's push
+    /// happens before this lock; the worker re-checks its pinned queue
+    /// after `prepare_park` released the same lock, so one of them sees
+    /// the other. Returns whether it was parked; `on_wake` as in
+    /// `notify_work`.
+    pub(crate) fn wake_worker(&self, idx: u32, on_wake: impl FnOnce(u32)) -> bool {
+        let mut guard = lock(&self.idle);
+        let idle = &mut *guard;
+        let found = [&mut idle.sleepers, &mut idle.benched]
+            .into_iter()
+            .any(|list| match list.iter().rposition(|&i| i == idx) {
+                Some(pos) => {
+                    list.remove(pos);
+                    true
+                }
+                None => false,
+            });
+        if found {
+            self.state
+                .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+            on_wake(idx);
+            self.words[idx as usize].store(NOTIFIED, Ordering::Release);
+        }
+        drop(guard);
+        if found {
+            self.words[idx as usize].wake_one();
+        }
+        found
+    }
+
+    /// Workers allowed to take work.
+    #[inline]
+    pub(crate) fn active(&self) -> u32 {
+        self.active.load(Ordering::Relaxed)
+    }
+
+    /// Let only workers `0..n` take work. Parked workers at or above `n`
+    /// move to the bench (they stay asleep; no wake); benched ones below
+    /// `n` are woken (`on_wake` as in `notify_work`, for each). Running
+    /// workers at or above `n` bench themselves when they next look for
+    /// work.
+    pub(crate) fn set_active(&self, n: u32, mut on_wake: impl FnMut(u32)) {
+        let n = n.min(self.num_workers);
+        let mut guard = lock(&self.idle);
+        // Under the lock: `prepare_park` reads it there.
+        self.active.store(n, Ordering::SeqCst);
+        let idle = &mut *guard;
+        let (stay, bench): (Vec<u32>, Vec<u32>) = idle.sleepers.iter().partition(|&&i| i < n);
+        idle.sleepers = stay;
+        idle.benched.extend(bench);
+        let (wake, keep): (Vec<u32>, Vec<u32>) = idle.benched.iter().partition(|&&i| i < n);
+        idle.benched = keep;
+        for &idx in &wake {
+            self.state
+                .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+            // Before the store that ends the wakee's park.
+            on_wake(idx);
+            self.words[idx as usize].store(NOTIFIED, Ordering::Release);
+        }
+        drop(guard);
+        for &idx in &wake {
             self.words[idx as usize].wake_one();
         }
     }
@@ -327,7 +423,7 @@ mod tests {
         assert_eq!(s.park(0), Some(5));
         // Woken with no particular context (shutdown, first hot zone).
         assert_eq!(s.prepare_park(0, true, false), Park::Registered);
-        s.wake_all();
+        s.wake_all(false);
         assert_eq!(s.park(0), None);
         // A flushed batch names the flusher.
         assert_eq!(s.prepare_park(0, true, false), Park::Registered);

@@ -35,8 +35,8 @@ mod cpulist;
 mod error;
 mod plan;
 mod sysfs;
-#[allow(dead_code)] // until the job system's active-worker loop calls it
 mod watch;
+pub(crate) use watch::{CpuWatch, MaskSource};
 
 pub use affinity::{
     current_affinity, current_cpu, current_nice, set_current_affinity, set_current_nice,

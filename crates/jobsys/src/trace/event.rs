@@ -103,6 +103,10 @@ mod recorded {
         FrameBegin { frame: u64 },
         /// `frame_end`.
         FrameEnd { frame: u64 },
+        /// The count of workers allowed to take work changed
+        /// (`JobSystem::set_active_workers`, `Builder::follow_cpus`): a
+        /// counter track.
+        ActiveWorkers { count: u32 },
     }
 
     /// An event and its time on the tracer's monotonic clock (nanoseconds).
@@ -128,6 +132,7 @@ mod recorded {
     pub(crate) const WAIT_END: u8 = 13;
     pub(crate) const FRAME_BEGIN: u8 = 14;
     pub(crate) const FRAME_END: u8 = 15;
+    pub(crate) const ACTIVE_WORKERS: u8 = 16;
 
     const TS_BITS: u32 = 56;
     const TS_MASK: u64 = (1 << TS_BITS) - 1;
@@ -193,6 +198,9 @@ mod recorded {
                 WAIT_END => Event::WaitEnd { job },
                 FRAME_BEGIN => Event::FrameBegin { frame: self.id },
                 FRAME_END => Event::FrameEnd { frame: self.id },
+                ACTIVE_WORKERS => Event::ActiveWorkers {
+                    count: self.id as u32,
+                },
                 _ => return None,
             };
             Some(Record {

@@ -176,6 +176,10 @@ hook!(
     wait_begin(addr: usize, gen: u32) => WAIT_BEGIN, JobId::new(addr, gen).0, ""
 );
 hook!(
+    /// This thread set the count of active workers to `count`.
+    active_workers(count: u32) => ACTIVE_WORKERS, u64::from(count), ""
+);
+hook!(
     /// This thread's wait for the job at `addr`, generation `gen` ended.
     wait_end(addr: usize, gen: u32) => WAIT_END, JobId::new(addr, gen).0, ""
 );

@@ -104,6 +104,7 @@ fn write_event<W: Write>(w: &mut W, e: &Event) -> io::Result<()> {
         Event::WaitEnd { job: j } => job(w, "wait_end", j),
         Event::FrameBegin { frame } => write!(w, "\"frame_begin\",{frame}"),
         Event::FrameEnd { frame } => write!(w, "\"frame_end\",{frame}"),
+        Event::ActiveWorkers { count } => write!(w, "\"active_workers\",{count}"),
     }
 }
 

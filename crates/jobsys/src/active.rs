@@ -1,0 +1,156 @@
+//! How many workers take work: the limit the program sets
+//! (`JobSystem::set_active_workers`) and, with `Builder::follow_cpus`, the
+//! CPUs the process may use right now. The active count is the smaller of
+//! the two; workers at or above it are benched (`Sleep::set_active`).
+//!
+//! Following the CPUs costs no thread and nothing on the job path: a worker
+//! that is awake anyway (about to spin idle, or every `POLL_JOBS` jobs) and
+//! a thread whose outermost `complete` returns call `poll_cpus`, which
+//! reads the clock and, at most every `POLL_EVERY`, re-reads the affinity
+//! mask, the online CPUs and the cgroup quota (`topology::CpuWatch`: one
+//! syscall and two or three small file reads).
+
+use crate::context::Context;
+use crate::registry::Registry;
+use crate::topology::{CpuWatch, MaskSource};
+use std::fmt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How often the usable CPUs are re-read at most.
+pub(crate) const POLL_EVERY: Duration = Duration::from_millis(5);
+/// A busy worker looks at the clock once per this many jobs.
+pub(crate) const POLL_JOBS: u32 = 64;
+
+/// `JobSystem::set_active_workers` was given more workers than started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ActiveWorkersError {
+    /// The count asked for.
+    pub requested: usize,
+    /// Workers the system started (the most that can be active).
+    pub workers: usize,
+}
+
+impl fmt::Display for ActiveWorkersError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "jobsys: set_active_workers({}): the system started {} workers, so at most {} can be active",
+            self.requested, self.workers, self.workers
+        )
+    }
+}
+
+impl std::error::Error for ActiveWorkersError {}
+
+pub(crate) struct Active {
+    /// The program's limit (`set_active_workers`; all workers by default).
+    user: AtomicU32,
+    /// Usable CPUs − 1 while following them; all workers otherwise.
+    cpus: AtomicU32,
+    follow: Option<Follow>,
+    /// Serialises `apply_active`, so two changes cannot apply out of order.
+    apply: Mutex<()>,
+}
+
+struct Follow {
+    watch: Mutex<CpuWatch>,
+    start: Instant,
+    /// Nanoseconds after `start` when the next poll is due.
+    next: AtomicU64,
+}
+
+impl Active {
+    pub(crate) fn new(workers: usize, follow_cpus: bool, pinned_workers: bool) -> Active {
+        // Pinned workers each see one CPU in their own mask: follow the
+        // process's (the main thread's) mask instead.
+        let mask = if pinned_workers {
+            MaskSource::Process
+        } else {
+            MaskSource::CallingThread
+        };
+        Active {
+            user: AtomicU32::new(workers as u32),
+            cpus: AtomicU32::new(workers as u32),
+            follow: follow_cpus.then(|| Follow {
+                watch: Mutex::new(CpuWatch::new(Path::new("/"), mask)),
+                start: Instant::now(),
+                next: AtomicU64::new(0),
+            }),
+            apply: Mutex::new(()),
+        }
+    }
+}
+
+impl Registry {
+    /// `JobSystem::set_active_workers`.
+    pub(crate) fn set_active_workers(
+        &self,
+        ctx: &Context,
+        n: usize,
+    ) -> Result<(), ActiveWorkersError> {
+        if n > self.num_workers {
+            return Err(ActiveWorkersError {
+                requested: n,
+                workers: self.num_workers,
+            });
+        }
+        self.active.user.store(n as u32, Ordering::SeqCst);
+        self.apply_active(ctx);
+        Ok(())
+    }
+
+    /// Workers taking work now.
+    pub(crate) fn active_workers(&self) -> usize {
+        self.sleep.active() as usize
+    }
+
+    /// Re-read the usable CPUs if following them and a poll is due. Cheap
+    /// when not: one load (not following), or a clock read and a load.
+    #[inline]
+    pub(crate) fn poll_cpus(&self, ctx: &Context) {
+        if let Some(f) = &self.active.follow {
+            let now = f.start.elapsed().as_nanos() as u64;
+            if now >= f.next.load(Ordering::Relaxed) {
+                self.poll_cpus_now(ctx, f, now);
+            }
+        }
+    }
+
+    #[cold]
+    fn poll_cpus_now(&self, ctx: &Context, f: &Follow, now: u64) {
+        // One poller at a time; the others go on with their work.
+        let Ok(mut watch) = f.watch.try_lock() else {
+            return;
+        };
+        f.next
+            .store(now + POLL_EVERY.as_nanos() as u64, Ordering::Relaxed);
+        let usable = watch.poll();
+        drop(watch);
+        // The thread that calls `complete` counts as one of the usable CPUs.
+        let workers = (usable.saturating_sub(1)).min(self.num_workers) as u32;
+        if self.active.cpus.swap(workers, Ordering::SeqCst) != workers {
+            self.oversubscribed
+                .store(workers as usize + 1 > usable, Ordering::Relaxed);
+            self.apply_active(ctx);
+        }
+    }
+
+    /// Make the active count the smaller of the two limits.
+    fn apply_active(&self, ctx: &Context) {
+        let _one = self.active.apply.lock().unwrap_or_else(|e| e.into_inner());
+        let n = self
+            .active
+            .user
+            .load(Ordering::SeqCst)
+            .min(self.active.cpus.load(Ordering::SeqCst));
+        if n == self.sleep.active() {
+            return;
+        }
+        self.sleep
+            .set_active(n, |w| crate::trace::wake_issued(self, ctx, Some(w)));
+        crate::trace::active_workers(self, ctx, n);
+    }
+}
