@@ -53,6 +53,11 @@ mod tests;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
+/// docs/engine.md's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/engine.md")]
+pub struct EngineDoctests;
+
 pub use active::ActiveWorkersError;
 pub use builder::{
     BuildError, Builder, Config, IdlePolicy, DEFAULT_FAILURE_HISTORY, DEFAULT_MAX_JOBS,

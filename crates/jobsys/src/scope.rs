@@ -170,8 +170,13 @@ where
         for h in batch.into_iter().rev() {
             // Never returns before `h`'s closure has run or been dropped,
             // whatever it reports (a wait cycle included).
-            if let Err(e) = system.reg().wait_scoped(h) {
-                first_err.get_or_insert(e);
+            match system.reg().wait_scoped(h) {
+                // Cancelled on purpose (`JobSystem::cancel`, or a pinned
+                // job whose thread is gone): not an error of the scope.
+                Ok(()) | Err(JobError::Cancelled(_)) => {}
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
             }
         }
     }

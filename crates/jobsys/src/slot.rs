@@ -268,6 +268,17 @@ pub(crate) static NOOP_VTABLE: JobVTable = JobVTable {
     drop: noop,
     run_range: noop_range,
 };
+fn empty_loop_name() -> &'static str {
+    "parallel_for (empty range)"
+}
+/// The vtable of a `parallel_for` over an empty range: nothing to run, but
+/// not a group (`cancel` of a `combine` cancels its members).
+pub(crate) static EMPTY_LOOP_VTABLE: JobVTable = JobVTable {
+    type_name: empty_loop_name,
+    run: noop,
+    drop: noop,
+    run_range: noop_range,
+};
 
 impl Slot {
     pub(crate) fn new(owner: u32) -> Slot {

@@ -10,7 +10,7 @@ use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, write_pfor, Batch};
 use crate::pinned::{Pin, ThreadIndex};
 use crate::registry::{Registry, Stats};
-use crate::slot::{NOOP_VTABLE, PFOR};
+use crate::slot::{EMPTY_LOOP_VTABLE, NOOP_VTABLE, PFOR};
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -369,11 +369,21 @@ impl JobSystem {
         if handles.is_empty() {
             return self.completed_handle();
         }
+        self.noop_after(handles, &NOOP_VTABLE)
+    }
+
+    /// A job with nothing to run after `deps` (`vt` says what it stands for).
+    fn noop_after(&self, deps: &[JobHandle], vt: &'static crate::slot::JobVTable) -> JobHandle {
+        let reg = self.reg();
+        reg.check_handles(deps, "parallel_for_after");
+        if deps.is_empty() {
+            return self.completed_handle();
+        }
         let ctx = reg.current();
         let (slot, gen) = reg.alloc_job(ctx, &JobDesc::default());
         // SAFETY: fresh slot, unpublished.
-        unsafe { slot.set_vtable(&NOOP_VTABLE) };
-        reg.submit(ctx, slot, gen, handles, 0)
+        unsafe { slot.set_vtable(vt) };
+        reg.submit(ctx, slot, gen, deps, 0)
     }
 
     /// A handle that is complete already (empty combine, empty range).
@@ -492,7 +502,9 @@ impl JobSystem {
         let reg = self.reg();
         let piece = batch.piece_len(range.len(), reg.num_workers + 1);
         if range.is_empty() {
-            return self.combine(deps);
+            // Not a `combine` (whose `cancel` would cancel `deps`): a job
+            // with nothing to run.
+            return self.noop_after(deps, &EMPTY_LOOP_VTABLE);
         }
         reg.check_handles(deps, "parallel_for_after");
         let ctx = reg.current();

@@ -182,3 +182,122 @@ fn whipping_boy_hand_over_keeps_a_searcher() {
         assert_eq!(m.ran.load(Ordering::SeqCst), 2);
     });
 }
+
+/// The benched branch of `worker_main` (`benched_round`) and its active
+/// one, for one worker: a benched worker takes only pinned jobs; an active
+/// one takes both. Returns once `total` jobs of either kind ran.
+fn bench_worker(m: &Model, pinned: &AtomicUsize, idx: usize, total: usize) {
+    let mut searching = false;
+    let take_pinned = || {
+        let n = pinned.load(Ordering::SeqCst);
+        n > 0
+            && pinned
+                .compare_exchange(n, n - 1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+    };
+    loop {
+        if m.ran.load(Ordering::SeqCst) >= total {
+            return;
+        }
+        let benched = idx as u32 >= m.sleep.active();
+        if take_pinned() || (!benched && m.take()) {
+            m.ran.fetch_add(1, Ordering::SeqCst);
+            continue;
+        }
+        m.sleep.prepare_park(idx, searching, false);
+        searching = false;
+        // The re-checks of `benched_round` / `worker_main`.
+        let benched = idx as u32 >= m.sleep.active();
+        // (`ran` reaching `total` stands for shutdown's `terminating`.)
+        if pinned.load(Ordering::SeqCst) > 0
+            || (!benched && m.visible())
+            || m.ran.load(Ordering::SeqCst) >= total
+        {
+            m.sleep.cancel_park(idx);
+            searching = true;
+            continue;
+        }
+        m.sleep.park(idx);
+        searching = true;
+    }
+}
+
+fn bench_model() -> (Arc<Model>, Arc<AtomicUsize>) {
+    let m = Arc::new(Model {
+        sleep: Sleep::new(1),
+        queued: AtomicUsize::new(0),
+        ran: AtomicUsize::new(0),
+    });
+    m.sleep.set_active(0, |_| {});
+    (m, Arc::new(AtomicUsize::new(0)))
+}
+
+/// A job pinned to a benched worker (`push_pinned` → `Sleep::wake_worker`)
+/// while it goes to the bench: it is woken or sees the job in its re-check.
+#[test]
+fn a_pinned_job_reaches_a_benched_worker() {
+    loom::model(|| {
+        let (m, pinned) = bench_model();
+        let t = {
+            let (m, pinned) = (m.clone(), pinned.clone());
+            thread::spawn(move || bench_worker(&m, &pinned, 0, 1))
+        };
+        pinned.fetch_add(1, Ordering::SeqCst);
+        m.sleep.wake_worker(0, |_| {});
+        t.join().unwrap();
+        assert_eq!(m.ran.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// Work scheduled while every worker is benched wakes nobody
+/// (`notify_work` sees awake >= active); raising the count
+/// (`set_active`) while the worker goes to the bench then reaches it.
+#[test]
+fn raising_the_active_count_reaches_a_benched_worker() {
+    loom::model(|| {
+        let (m, pinned) = bench_model();
+        let t = {
+            let (m, pinned) = (m.clone(), pinned.clone());
+            thread::spawn(move || bench_worker(&m, &pinned, 0, 1))
+        };
+        m.queued.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(
+            m.sleep.notify_work(0, |_| {}),
+            None,
+            "a benched worker is never notified"
+        );
+        m.sleep.set_active(1, |_| {});
+        t.join().unwrap();
+        assert_eq!(m.ran.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// One active and one benched worker: with the benched one parked, a
+/// parked worker always exists, so `notify_work` decides on the count of
+/// sleepers (`asleep`) instead; a job scheduled while the active worker
+/// goes to sleep is still never lost, and the benched worker is never the
+/// one woken for it.
+#[test]
+fn a_benched_sleeper_does_not_hide_an_active_one() {
+    loom::model(|| {
+        let m = Arc::new(Model {
+            sleep: Sleep::new(2),
+            queued: AtomicUsize::new(0),
+            ran: AtomicUsize::new(0),
+        });
+        m.sleep.set_active(1, |_| {});
+        let pinned = Arc::new(AtomicUsize::new(0));
+        let benched = {
+            let (m, pinned) = (m.clone(), pinned.clone());
+            thread::spawn(move || bench_worker(&m, &pinned, 1, 1))
+        };
+        let active = {
+            let m = m.clone();
+            thread::spawn(move || m.worker(0, 1))
+        };
+        m.schedule();
+        active.join().unwrap();
+        benched.join().unwrap();
+        assert_eq!(m.ran.load(Ordering::SeqCst), 1);
+    });
+}

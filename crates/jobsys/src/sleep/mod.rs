@@ -52,6 +52,9 @@ pub(crate) struct Sleep {
     state: CachePadded<crate::sync::AtomicU32>,
     /// Parked workers, by why they sleep.
     idle: Mutex<Idle>,
+    /// `idle.sleepers.len()`, written under the lock (SeqCst), so that
+    /// `notify_work` skips the lock when only benched workers sleep.
+    asleep: crate::sync::AtomicU32,
     /// One futex word per worker.
     words: Box<[CachePadded<Futex>]>,
     num_workers: u32,
@@ -83,6 +86,7 @@ impl Sleep {
                 sleepers: Vec::with_capacity(num_workers),
                 benched: Vec::with_capacity(num_workers),
             }),
+            asleep: crate::sync::AtomicU32::new(0),
             words: (0..num_workers)
                 .map(|_| CachePadded::new(Futex::new(NOTIFIED)))
                 .collect(),
@@ -108,7 +112,15 @@ impl Sleep {
         // the sleeper's re-check of the deques.
         fence(Ordering::SeqCst);
         let s = self.state.load(Ordering::SeqCst);
-        if s & SEARCHING_MASK != 0 || (s >> 16) >= self.active.load(Ordering::Relaxed) {
+        if s & SEARCHING_MASK != 0 || (s >> 16) >= self.num_workers {
+            return None;
+        }
+        // Some worker is parked; if only benched ones are, nobody may be
+        // woken for this work. A sleeper counts itself here (SeqCst, under
+        // the lock) before the decrement and fence that precede its
+        // re-check, so this load after our fence misses it only if that
+        // re-check sees our push.
+        if self.asleep.load(Ordering::SeqCst) == 0 {
             return None;
         }
         self.wake_one_slow(from, on_wake)
@@ -123,6 +135,7 @@ impl Sleep {
             return None;
         }
         let idx = idle.sleepers.pop()?;
+        self.count_asleep(&idle);
         // The woken worker counts as awake and searching from now on, so
         // the next notifier does not wake another one for the same work.
         self.state
@@ -204,6 +217,7 @@ impl Sleep {
             idle.benched.push(idx as u32);
         } else {
             idle.sleepers.push(idx as u32);
+            self.count_asleep(&idle);
         }
         let dec = AWAKE_ONE + if searching { SEARCHING_ONE } else { 0 };
         // SeqCst: pairs with the fence + load in `notify_work`.
@@ -221,6 +235,7 @@ impl Sleep {
     pub(crate) fn hand_over(&self, more: Option<u32>, on_wake: impl FnOnce(u32)) -> Option<u32> {
         let mut idle = lock(&self.idle);
         let next = idle.sleepers.pop();
+        self.count_asleep(&idle);
         if next.is_some() {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
@@ -261,6 +276,7 @@ impl Sleep {
                 self.words[idx].store(NOTIFIED, Ordering::Relaxed);
             }
         }
+        self.count_asleep(idle);
         // Else a notifier took us off the list and already stored NOTIFIED
         // under this lock.
     }
@@ -293,6 +309,7 @@ impl Sleep {
         let k = n.min(idle.sleepers.len());
         let at = idle.sleepers.len() - k;
         let woken: Vec<u32> = idle.sleepers.drain(at..).collect();
+        self.count_asleep(&idle);
         for &idx in &woken {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
@@ -319,6 +336,7 @@ impl Sleep {
     pub(crate) fn wake_all(&self, benched_too: bool) {
         let mut idle = lock(&self.idle);
         let mut woken: Vec<u32> = idle.sleepers.drain(..).collect();
+        self.count_asleep(&idle);
         if benched_too {
             woken.append(&mut idle.benched);
         }
@@ -352,6 +370,7 @@ impl Sleep {
                 }
                 None => false,
             });
+        self.count_asleep(idle);
         if found {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
@@ -363,6 +382,13 @@ impl Sleep {
             self.words[idx as usize].wake_one();
         }
         found
+    }
+
+    /// Publish `idle.sleepers.len()` (the caller holds the lock).
+    #[inline]
+    fn count_asleep(&self, idle: &Idle) {
+        self.asleep
+            .store(idle.sleepers.len() as u32, Ordering::SeqCst);
     }
 
     /// Workers allowed to take work.
@@ -384,6 +410,7 @@ impl Sleep {
         let idle = &mut *guard;
         let (stay, bench): (Vec<u32>, Vec<u32>) = idle.sleepers.iter().partition(|&&i| i < n);
         idle.sleepers = stay;
+        self.count_asleep(idle);
         idle.benched.extend(bench);
         let (wake, keep): (Vec<u32>, Vec<u32>) = idle.benched.iter().partition(|&&i| i < n);
         idle.benched = keep;
