@@ -539,14 +539,12 @@ impl Registry {
     ) -> bool {
         let slot = h.slot();
         let outcome = slot.cancel(h.gen, stop_started);
-        if outcome == Cancel::No {
-            return false;
-        }
-        // Set while we hold the cancel's pin, before anyone can see the job
-        // finish: `finish` reads it for the dependents.
-        slot.set_failure(Arc::new(Failure::cancelled(why)));
         match outcome {
+            Cancel::No => false,
             Cancel::Waiting | Cancel::Claimed => {
+                // The cause, recorded while we own the closure and before
+                // anyone can see the job finish (`finish` passes it on).
+                slot.set_failure(Arc::new(Failure::cancelled(why)));
                 // SAFETY: the cancelling CAS gave us the payload: nobody
                 // runs or drops a CANCELLED job's closure, and our pin (or
                 // claim) keeps the slot from being recycled meanwhile.
@@ -558,8 +556,13 @@ impl Registry {
                 }
                 true
             }
+            // Started: no failure recorded here. The runner already holds
+            // its claim and may be about to read `has_failure` as "a
+            // dependency failed, skip the closure" (`run_claimed`); the
+            // finishing CAS refuses while STOP is set and `finish` records
+            // the cancellation then.
             Cancel::Started if slot.state() & PFOR != 0 => self.cancel_pieces(ctx, slot, h.gen),
-            _ => {
+            Cancel::Started => {
                 self.unpin(ctx, slot);
                 false
             }
