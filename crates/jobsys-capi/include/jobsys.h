@@ -30,6 +30,7 @@
  * - run on any thread (a worker, or a thread waiting in jobsys_complete),
  *   so `data` must be usable from any thread; a parallel_for callback runs
  *   on several threads at once, each call with its own piece of the range.
+ *   A pinned job (jobsys_schedule_pinned) runs on the one thread it names.
  * - end only by returning. Never longjmp out of a job and never let a C++
  *   exception escape it (the C++ wrapper catches them for you): that
  *   would unwind through jobsys' frames, which is undefined behaviour.
@@ -40,6 +41,9 @@
  *   failed, jobs that depend on it do not run and fail too, and
  *   jobsys_complete on any of them returns JOBSYS_ERR_JOB_FAILED /
  *   JOBSYS_ERR_DEPENDENCY_FAILED with the message.
+ * - may be cancelled (jobsys_cancel): not started yet, it never runs; already
+ *   running, jobsys_is_cancelled() reads true in it (poll it to stop early).
+ *   Either way it and its dependents fail with JOBSYS_ERR_CANCELLED.
  * - If jobsys itself panics in the Rust code around a job (a jobsys bug),
  *   the process aborts with a message on stderr rather than unwind into C.
  */
@@ -69,7 +73,8 @@ typedef enum jobsys_error {
     JOBSYS_ERR_WAIT_ON_SELF = 8,       /* a job waited on itself or on a job that needs it */
     JOBSYS_ERR_BAD_STATE = 9,          /* not allowed here/now (see the function) */
     JOBSYS_ERR_INTERNAL = 10,          /* a bug in jobsys; the message says where */
-    JOBSYS_ERR_IO = 11                 /* a file could not be written */
+    JOBSYS_ERR_IO = 11,                /* a file could not be written */
+    JOBSYS_ERR_CANCELLED = 12          /* the job, or one it depends on, was cancelled */
 } jobsys_error;
 
 /* How idle workers wait for work (see crates/jobsys/src/sleep/README.md, "Idle policies"). */
@@ -105,6 +110,11 @@ typedef struct jobsys_config {
     bool exclude_efficiency_cores;    /* keep workers off E-cores / LITTLE cores (default false) */
     bool pin_workers;                 /* pin each worker to its own CPU (default false) */
     bool trace;                       /* start a trace capture at once (default false) */
+    bool follow_cpus;                 /* follow the CPUs this process may use (affinity, cgroup
+                                         quota, CPUs online; re-read at most every 5 ms by threads
+                                         awake anyway): active workers = min(the
+                                         jobsys_set_active_workers limit, usable CPUs - 1)
+                                         (default false) */
     uint32_t initialized;             /* set by jobsys_config_init; do not change */
 } jobsys_config;
 
@@ -120,6 +130,22 @@ typedef struct jobsys_handle {
     uint64_t gen;
 } jobsys_handle;
 
+/* Which thread a pinned job runs on (jobsys_schedule_pinned). Thread indices: 0 is the thread
+ * that called jobsys_create, 1..workers the workers (worker w is w + 1), then the threads that
+ * called jobsys_register_thread (see jobsys_thread_index). */
+typedef enum jobsys_pin_kind {
+    JOBSYS_PIN_MAIN = 0,              /* the thread that called jobsys_create; index 0 */
+    JOBSYS_PIN_WORKER = 1,            /* worker number `index` (0-based, below jobsys_workers) */
+    JOBSYS_PIN_THREAD = 2             /* the thread whose jobsys_thread_index is `index` */
+} jobsys_pin_kind;
+
+/* A pin: e.g. {JOBSYS_PIN_WORKER, 0}, or {JOBSYS_PIN_THREAD, index from
+ * jobsys_register_thread}. A zeroed pin is the main thread. */
+typedef struct jobsys_pin {
+    jobsys_pin_kind kind;
+    uint32_t index;
+} jobsys_pin;
+
 /* A job: called once with the data given to jobsys_schedule*. */
 typedef void (*jobsys_job_fn)(void *data);
 
@@ -128,7 +154,9 @@ typedef void (*jobsys_range_fn)(void *data, uint32_t begin, uint32_t end);
 
 /* Called once with `data` when a job will never call its function again:
  * after its last call, or without any call if it never ran (a dependency
- * failed). The place to free `data`. Not called when scheduling failed.
+ * failed, or it was cancelled before it started: then on the thread that
+ * called jobsys_cancel, before that call returns). The place to free
+ * `data`. Not called when scheduling failed.
  * It runs as the end of its job: jobsys_destroy of the job's system returns
  * JOBSYS_ERR_BAD_STATE there, waiting on the job's own handle returns
  * JOBSYS_ERR_WAIT_ON_SELF, and jobsys_fail returns JOBSYS_ERR_BAD_STATE
@@ -154,6 +182,8 @@ typedef struct jobsys_stats {
     uint64_t spin_time_ns;            /* time workers spent spinning idle */
     uint64_t steals;                  /* jobs taken from another thread's queue */
     uint64_t failed_steals;           /* steal sweeps that found nothing */
+    uint64_t active_workers;          /* workers allowed to take work now (a gauge, not a counter;
+                                         one worker's counters: 1 if it is active, else 0) */
 } jobsys_stats;
 
 /* ---- Errors ------------------------------------------------------------- */
@@ -180,7 +210,9 @@ jobsys_error jobsys_create(const jobsys_config *config, jobsys_system **out);
  * close open hot zones, free the system; `sys` is invalid afterwards. No other thread may use
  * `sys` during or after the call (its own jobs may, while it drains). Errors: NULL_ARGUMENT;
  * BAD_STATE if called from inside one of this system's jobs (nothing is destroyed). Job failures
- * are not reported here. */
+ * are not reported here. A job pinned to another outside thread that is still alive (the main
+ * thread, a registered one) would be waited for forever (that thread may not call in meanwhile):
+ * let that thread run it, jobsys_cancel it, or end the thread (which cancels it) first. */
 jobsys_error jobsys_destroy(jobsys_system *sys);
 
 /* *out = the number of worker threads. Errors: NULL_ARGUMENT. */
@@ -232,10 +264,77 @@ jobsys_error jobsys_complete(jobsys_system *sys, jobsys_handle h);
  * NULL_ARGUMENT (sys, done), INVALID_HANDLE, FOREIGN_HANDLE. */
 jobsys_error jobsys_is_complete(jobsys_system *sys, jobsys_handle h, bool *done);
 
+/* Cancel h: a job, a parallel_for, or a jobsys_combine group (its members, recursively; the
+ * dependencies of a single job are not touched). *stopped (if not NULL) = true if it was stopped
+ * before it started: then its function is never called and its release callback runs now, on this
+ * thread (for a group: true if the group had not finished). A running job gets *stopped = false
+ * and is asked to stop: jobsys_is_cancelled() reads true inside it (a parallel_for hands out no
+ * more pieces; *stopped = true only if no piece had started). A finished job: *stopped = false,
+ * its result is unchanged. A cancelled job and its dependents finish failed: jobsys_complete on
+ * them returns CANCELLED (a job waiting for dependencies finishes when they have). Errors:
+ * NULL_ARGUMENT (sys), INVALID_HANDLE, FOREIGN_HANDLE. */
+jobsys_error jobsys_cancel(jobsys_system *sys, jobsys_handle h, bool *stopped);
+
+/* Inside a job: whether jobsys_cancel was called on it after it started (a long job polls this
+ * and returns early; it fails as cancelled whatever it does then). False outside a job. Never
+ * fails. */
+bool jobsys_is_cancelled(void);
+
 /* Inside a job: mark the job running on this thread as failed with a copy of message (NULL: a
  * generic one), then return from the job as usual. The first message counts. Errors: BAD_STATE
  * when no job is running on this thread (in a release callback, for one). */
 jobsys_error jobsys_fail(const char *message);
+
+/* ---- Pinned jobs, threads, active workers -------------------------------- */
+
+/* jobsys_schedule for a job that runs only on the thread `pin` names, never on another. A worker
+ * runs jobs pinned to it before any other work (waking for them even when parked or benched). An
+ * outside thread (the main thread, a registered one) runs its pinned jobs in jobsys_run_pinned, and
+ * while it waits in jobsys_complete (then it runs all of its ready pinned jobs, needed or not).
+ * Until then the job waits: jobsys_complete on it from another thread blocks until that thread
+ * calls in (see jobsys_destroy). If a registered thread exits, its queued pinned jobs
+ * are cancelled (CANCELLED), as are those pinned to it later while its index is free. Errors: as
+ * jobsys_schedule, plus INVALID_ARGUMENT (unknown pin kind, MAIN with index != 0, WORKER index >=
+ * workers, THREAD index no thread ever registered). */
+jobsys_error jobsys_schedule_pinned(jobsys_system *sys, jobsys_pin pin, const jobsys_job_desc *desc,
+                                    jobsys_job_fn fn, void *data, jobsys_handle *out);
+
+/* jobsys_schedule_pinned after every job in deps[0..ndeps) finished. Errors: as
+ * jobsys_schedule_pinned and jobsys_schedule_after. */
+jobsys_error jobsys_schedule_pinned_after(jobsys_system *sys, jobsys_pin pin,
+                                          const jobsys_job_desc *desc, const jobsys_handle *deps,
+                                          size_t ndeps, jobsys_job_fn fn, void *data,
+                                          jobsys_handle *out);
+
+/* Make the calling thread (a render or IO thread, say) one that runs jobs pinned to it, until it
+ * exits; *index (if not NULL) = its thread index, for {JOBSYS_PIN_THREAD, index}. Indices are
+ * dense after the workers' (the first registered thread gets workers + 1); calling again returns
+ * the same index; on the thread that called jobsys_create it is 0. After the thread exits, a
+ * thread registering later may get its index. Errors: NULL_ARGUMENT, BAD_STATE (called on one of
+ * the system's workers). */
+jobsys_error jobsys_register_thread(jobsys_system *sys, uint32_t *index);
+
+/* Run the calling thread's pinned jobs that are ready now (at most as many as were queued when it
+ * was called; call it from the thread's loop, e.g. once per frame); *ran (if not NULL) = how many
+ * ran. Errors: NULL_ARGUMENT. */
+jobsys_error jobsys_run_pinned(jobsys_system *sys, uint32_t *ran);
+
+/* *out = the calling thread's index: 0 for the thread that called jobsys_create, 1..workers for
+ * the workers, then registered threads; -1 for a thread the system does not know (one that
+ * never registered, or a worker of another system). Stable while the thread lives and dense: an
+ * array of workers + 1 + registered threads entries covers every index. Errors: NULL_ARGUMENT
+ * (sys, out). */
+jobsys_error jobsys_thread_index(const jobsys_system *sys, int32_t *out);
+
+/* Let at most n workers take work (0..workers; the default is all). The others park, taking no
+ * work but the jobs pinned to them, until n grows again; the threads in jobsys_complete run what
+ * is left (n = 0: they run everything). Takes effect at once for idle workers, when it finishes
+ * its current job for a busy one. With config.follow_cpus the active count is min(n, usable CPUs
+ * - 1). Errors: NULL_ARGUMENT, INVALID_ARGUMENT (n > workers; the message names both). */
+jobsys_error jobsys_set_active_workers(jobsys_system *sys, uint32_t n);
+
+/* *out = the workers allowed to take work now. Errors: NULL_ARGUMENT (sys, out). */
+jobsys_error jobsys_active_workers(const jobsys_system *sys, uint32_t *out);
 
 /* ---- Batching and hot zones --------------------------------------------- */
 

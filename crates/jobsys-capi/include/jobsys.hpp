@@ -6,16 +6,26 @@
 //   auto parts   = js.parallel_for(0, n, [&](uint32_t i) { update(p[i]); });
 //   js.complete(js.combine({anim, parts}));             // throws jobsys::Error if a job failed
 //
+//   uint32_t me = js.register_thread();                 // on a render thread
+//   auto draw = js.schedule_pinned(jobsys::Pin::thread(me), [&] { submit(cmds); });
+//   js.run_pinned();                                    // on that thread, once per frame
+//   js.cancel(draw);                                    // anywhere: complete(draw) throws
+//                                                       // jobsys::Cancelled
+//
 // - Callables are moved to the heap and freed by the job's release callback:
-//   after the job ran, or without running if a dependency failed. Jobs
-//   capturing by reference must be completed before what they reference dies.
+//   after the job ran, or without running if a dependency failed or it was
+//   cancelled. Jobs capturing by reference must be completed before what
+//   they reference dies.
 // - An exception escaping a job is caught in the job (it must never unwind
 //   into jobsys) and fails it, with e.what() as the message: complete() on
 //   it, or on anything depending on it, throws jobsys::Error.
 // - A parallel_for callable is called from several threads at once, through
 //   a const reference: f(i) per index, or f(begin, end) per piece if it
 //   takes two uint32_t.
-// - Errors from the C API are thrown as jobsys::Error (code + message).
+// - Errors from the C API are thrown as jobsys::Error (code + message);
+//   JOBSYS_ERR_CANCELLED as jobsys::Cancelled, a jobsys::Error.
+// - A cancelled job that had not started never runs; its callable is
+//   still freed exactly once (by jobsys_cancel, on the cancelling thread).
 // - Thread-safety is the C API's: every member function may be called from
 //   any thread, including from jobs, except the destructor.
 #ifndef JOBSYS_HPP
@@ -27,6 +37,7 @@
 #include <cstdint>
 #include <exception>
 #include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -46,11 +57,19 @@ private:
     jobsys_error code_;
 };
 
+// A wait on a cancelled job (or on one depending on it): JOBSYS_ERR_CANCELLED.
+class Cancelled : public Error {
+public:
+    explicit Cancelled(const std::string &message) : Error(JOBSYS_ERR_CANCELLED, message) {}
+};
+
 namespace detail {
 
 inline void check(jobsys_error e) {
-    if (e != JOBSYS_OK)
-        throw Error(e, std::string(jobsys_error_name(e)) + ": " + jobsys_last_error_message());
+    if (e == JOBSYS_OK) return;
+    std::string message = std::string(jobsys_error_name(e)) + ": " + jobsys_last_error_message();
+    if (e == JOBSYS_ERR_CANCELLED) throw Cancelled(message);
+    throw Error(e, message);
 }
 
 // Trampolines: C callbacks that call the heap-allocated callable.
@@ -133,13 +152,33 @@ private:
     std::size_t n_;
 };
 
+// The thread a pinned job runs on (see jobsys_pin): Pin::main(),
+// Pin::worker(w) (0-based), Pin::thread(i) (a thread index, e.g. from
+// System::register_thread()).
+class Pin {
+public:
+    static Pin main() noexcept { return Pin(JOBSYS_PIN_MAIN, 0); }
+    static Pin worker(uint32_t w) noexcept { return Pin(JOBSYS_PIN_WORKER, w); }
+    static Pin thread(uint32_t index) noexcept { return Pin(JOBSYS_PIN_THREAD, index); }
+    jobsys_pin raw() const noexcept { return p_; }
+
+private:
+    Pin(jobsys_pin_kind kind, uint32_t index) noexcept : p_{kind, index} {}
+    jobsys_pin p_;
+};
+
+// Inside a job: whether it was cancelled after it started (poll it in a
+// long job and return early). False outside a job.
+inline bool is_cancelled() noexcept { return jobsys_is_cancelled(); }
+
 // Name (for the tracer; copied) and priority of a job.
 struct JobDesc {
     const char *name = nullptr;
     jobsys_priority priority = JOBSYS_PRIORITY_NORMAL;
 };
 
-// The defaults of jobsys_config_init, to change before constructing a System.
+// The defaults of jobsys_config_init, to change before constructing a System
+// (e.g. `c.workers = 4; c.follow_cpus = true;`).
 inline jobsys_config default_config() {
     jobsys_config c;
     detail::check(jobsys_config_init(&c));
@@ -205,6 +244,63 @@ public:
     template <class F>
     Handle schedule_after(const Deps &deps, F &&f, const JobDesc &desc = {}) {
         return submit<F>(jobsys_schedule_after, deps, std::forward<F>(f), desc);
+    }
+
+    // Run f() on the thread `pin` names only (see jobsys_schedule_pinned).
+    template <class F>
+    Handle schedule_pinned(Pin pin, F &&f, const JobDesc &desc = {}) {
+        return schedule_pinned_after(pin, {}, std::forward<F>(f), desc);
+    }
+
+    template <class F>
+    Handle schedule_pinned_after(Pin pin, const Deps &deps, F &&f, const JobDesc &desc = {}) {
+        jobsys_pin p = pin.raw();
+        auto call = [p](jobsys_system *s, const jobsys_job_desc *d, const jobsys_handle *deps_,
+                        size_t n, jobsys_job_fn fn, void *data, jobsys_handle *out) {
+            return jobsys_schedule_pinned_after(s, p, d, deps_, n, fn, data, out);
+        };
+        return submit<F>(call, deps, std::forward<F>(f), desc);
+    }
+
+    // Make the calling thread one that runs jobs pinned to it; its index
+    // (for Pin::thread). See jobsys_register_thread.
+    uint32_t register_thread() {
+        uint32_t index = 0;
+        detail::check(jobsys_register_thread(sys_, &index));
+        return index;
+    }
+
+    // Run the calling thread's ready pinned jobs; how many ran.
+    uint32_t run_pinned() {
+        uint32_t ran = 0;
+        detail::check(jobsys_run_pinned(sys_, &ran));
+        return ran;
+    }
+
+    // The calling thread's index (0: the thread that created the system,
+    // 1..workers(): the workers, then registered threads); nullopt for a
+    // thread the system does not know.
+    std::optional<uint32_t> thread_index() const {
+        int32_t i = -1;
+        detail::check(jobsys_thread_index(sys_, &i));
+        if (i < 0) return std::nullopt;
+        return uint32_t(i);
+    }
+
+    // Cancel h; true if it was stopped before it started (see jobsys_cancel).
+    bool cancel(Handle h) {
+        bool stopped = false;
+        detail::check(jobsys_cancel(sys_, h.raw(), &stopped));
+        return stopped;
+    }
+
+    // Let at most n workers take work (throws Error for n > workers()).
+    void set_active_workers(uint32_t n) { detail::check(jobsys_set_active_workers(sys_, n)); }
+
+    uint32_t active_workers() const {
+        uint32_t n = 0;
+        detail::check(jobsys_active_workers(sys_, &n));
+        return n;
     }
 
     // schedule() that wakes no worker until flush().
@@ -306,8 +402,9 @@ private:
                                         const jobsys_handle *, size_t, jobsys_job_fn, void *,
                                         jobsys_handle *);
 
-    template <class F>
-    Handle submit(ScheduleFn fn, const Deps &deps, F &&f, const JobDesc &desc) {
+    // `fn`: a ScheduleFn, or a callable of that shape.
+    template <class F, class Schedule = ScheduleFn>
+    Handle submit(Schedule fn, const Deps &deps, F &&f, const JobDesc &desc) {
         using Fn = std::decay_t<F>;
         static_assert(std::is_invocable_v<Fn &>, "a job is callable with no arguments");
         Fn *p = new Fn(std::forward<F>(f));

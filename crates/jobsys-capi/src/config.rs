@@ -39,6 +39,10 @@ pub struct Config {
     pub pin_workers: u8,
     /// Non-zero: start a trace capture at once (see `trace`).
     pub trace: u8,
+    /// Non-zero: follow the CPUs the process may use (affinity mask, cgroup
+    /// quota, CPUs online): the active worker count becomes the smaller of
+    /// `jobsys_set_active_workers`' limit and the usable CPUs minus one.
+    pub follow_cpus: u8,
     /// [`CONFIG_INITIALIZED`] when `jobsys_config_init` filled the struct;
     /// anything else (a zeroed struct) is rejected by `jobsys_create`.
     pub initialized: u32,
@@ -61,6 +65,7 @@ impl Default for Config {
             exclude_efficiency_cores: 0,
             pin_workers: 0,
             trace: 0,
+            follow_cpus: 0,
             initialized: CONFIG_INITIALIZED,
         }
     }
@@ -80,7 +85,8 @@ impl Config {
         let mut b = Builder::default()
             .priority_inheritance(self.priority_inheritance != 0)
             .exclude_efficiency_cores(self.exclude_efficiency_cores != 0)
-            .pin_workers(self.pin_workers != 0);
+            .pin_workers(self.pin_workers != 0)
+            .follow_cpus(self.follow_cpus != 0);
         match self.workers {
             -1 => {}
             n if n >= 0 => b = b.workers(n as usize),

@@ -26,10 +26,12 @@ pub enum Code {
     BadState = 9,
     Internal = 10,
     Io = 11,
+    /// The job, or a job it depends on, was cancelled (`jobsys_cancel`).
+    Cancelled = 12,
 }
 
 /// Every code with its name in the header, for `jobsys_error_name`.
-const NAMES: [(Code, &[u8]); 12] = [
+const NAMES: [(Code, &[u8]); 13] = [
     (Code::Ok, b"JOBSYS_OK\0"),
     (Code::NullArgument, b"JOBSYS_ERR_NULL_ARGUMENT\0"),
     (Code::InvalidArgument, b"JOBSYS_ERR_INVALID_ARGUMENT\0"),
@@ -42,6 +44,7 @@ const NAMES: [(Code, &[u8]); 12] = [
     (Code::BadState, b"JOBSYS_ERR_BAD_STATE\0"),
     (Code::Internal, b"JOBSYS_ERR_INTERNAL\0"),
     (Code::Io, b"JOBSYS_ERR_IO\0"),
+    (Code::Cancelled, b"JOBSYS_ERR_CANCELLED\0"),
 ];
 
 /// A failure of one call: its code and a message for

@@ -1,5 +1,7 @@
-//! Jobs from C: `jobsys_schedule*`, `jobsys_parallel_for*`,
-//! `jobsys_combine`, `jobsys_complete`, `jobsys_is_complete`, `jobsys_fail`.
+//! Jobs from C: `jobsys_schedule*` (`jobsys_schedule_pinned*` included),
+//! `jobsys_parallel_for*`, `jobsys_combine`, `jobsys_complete`,
+//! `jobsys_is_complete`, `jobsys_fail`, `jobsys_cancel`,
+//! `jobsys_is_cancelled`.
 //!
 //! A C job is a closure holding the function pointer, `data`, the optional
 //! `release` callback and the system's serial: 40 bytes, which the library
@@ -17,9 +19,12 @@
 //!   rather than unwind anywhere near C frames.
 //! - `release(data)` is called exactly once, when the library drops the
 //!   closure: after the last call of the function, or without any call if
-//!   the job never runs (a dependency failed). Not called when scheduling
-//!   itself returns an error: then `data` stays the caller's.
+//!   the job never runs (a dependency failed, or it was cancelled: then
+//!   the thread that cancels it, or that finishes a cancelled loop's last
+//!   running piece, drops it). Not called when scheduling itself returns
+//!   an error: then `data` stays the caller's.
 
+use crate::engine::Pin;
 use crate::errors::{ffi, non_null, Code, Error, Result};
 use crate::handles::{Handle, Lookup};
 use crate::system::{system, write_opt, System};
@@ -246,9 +251,10 @@ unsafe fn handle_slice<'a>(deps: *const Handle, n: usize) -> Result<&'a [Handle]
 enum Mode {
     Normal,
     Batched,
+    Pinned(Pin),
 }
 
-/// The body of the four `jobsys_schedule*` functions.
+/// The body of the six `jobsys_schedule*` functions.
 ///
 /// # Safety
 /// The promises of `jobsys_schedule_after`.
@@ -276,6 +282,10 @@ unsafe fn schedule(
                 "batched jobs cannot have a name or a priority (the library has no such form yet): pass a desc with name NULL and priority NORMAL",
             ));
         }
+        let pin = match mode {
+            Mode::Pinned(p) => Some(s.pin(p)?),
+            _ => None,
+        };
         // SAFETY: the array holds `n` handles (or `n` is 0), as the caller promises.
         let deps = s.resolve(unsafe { handle_slice(deps, ndeps) }?)?;
         let serial = s.serial;
@@ -292,9 +302,10 @@ unsafe fn schedule(
             // may be called once, from any thread.
             run_c(serial, || unsafe { f(data.ptr()) });
         };
-        let h = match mode {
-            Mode::Normal => s.js.schedule_with_after(jdesc, &deps, job),
-            Mode::Batched => s.js.schedule_batched_after(&deps, job),
+        let h = match (mode, pin) {
+            (Mode::Batched, _) => s.js.schedule_batched_after(&deps, job),
+            (_, Some(pin)) => s.js.schedule_pinned_with(pin, jdesc, &deps, job),
+            _ => s.js.schedule_with_after(jdesc, &deps, job),
         };
         let h = s.record(h);
         // SAFETY: the out-parameter is NULL or writable, as the caller promises.
@@ -409,6 +420,67 @@ pub unsafe extern "C" fn jobsys_schedule_batched_after(
         schedule(
             "jobsys_schedule_batched_after",
             Mode::Batched,
+            sys,
+            desc,
+            deps,
+            ndeps,
+            f,
+            data,
+            out,
+        )
+    }
+}
+
+/// Schedule `fn(data)` to run on the thread `pin` names only.
+///
+/// # Safety
+/// As `jobsys_schedule`.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_schedule_pinned(
+    sys: *const System,
+    pin: Pin,
+    desc: *const JobDesc,
+    f: Option<JobFn>,
+    data: *mut c_void,
+    out: *mut Handle,
+) -> Code {
+    // SAFETY: the caller's promises.
+    unsafe {
+        schedule(
+            "jobsys_schedule_pinned",
+            Mode::Pinned(pin),
+            sys,
+            desc,
+            std::ptr::null(),
+            0,
+            f,
+            data,
+            out,
+        )
+    }
+}
+
+/// `jobsys_schedule_pinned` after `deps[..ndeps]`.
+///
+/// # Safety
+/// As `jobsys_schedule_after`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn jobsys_schedule_pinned_after(
+    sys: *const System,
+    pin: Pin,
+    desc: *const JobDesc,
+    deps: *const Handle,
+    ndeps: usize,
+    f: Option<JobFn>,
+    data: *mut c_void,
+    out: *mut Handle,
+) -> Code {
+    // SAFETY: the caller's promises.
+    unsafe {
+        schedule(
+            "jobsys_schedule_pinned_after",
+            Mode::Pinned(pin),
             sys,
             desc,
             deps,
@@ -598,6 +670,7 @@ pub unsafe extern "C" fn jobsys_complete(sys: *const System, h: Handle) -> Code 
                 JobError::Panicked(_) => Code::JobFailed,
                 JobError::WaitOnSelf => Code::WaitOnSelf,
                 JobError::ForeignHandle => Code::ForeignHandle,
+                JobError::Cancelled(_) => Code::Cancelled,
                 _ => Code::Internal,
             };
             let message = match &e {
@@ -605,6 +678,9 @@ pub unsafe extern "C" fn jobsys_complete(sys: *const System, h: Handle) -> Code 
                     format!("a job this one depends on failed: {}", p.message())
                 }
                 JobError::Panicked(p) => format!("the job failed: {}", p.message()),
+                JobError::Cancelled(why) => {
+                    format!("the job, or a job it depends on, was cancelled: {why}")
+                }
                 e => e.to_string(),
             };
             Error::new(code, message)
@@ -634,4 +710,35 @@ pub unsafe extern "C" fn jobsys_is_complete(
         unsafe { done.write(d) };
         Ok(())
     })
+}
+
+/// Cancel `h` (a job, a parallel_for or a combined group); `*stopped` (if
+/// not NULL) = whether it was stopped before it started.
+///
+/// # Safety
+/// `sys` live or NULL; `stopped` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_cancel(sys: *const System, h: Handle, stopped: *mut bool) -> Code {
+    ffi("jobsys_cancel", || {
+        // SAFETY: `sys` is NULL or a live system, as the caller promises.
+        let s = unsafe { system(sys) }?;
+        // The table's lock is not held here: the closures of the cancelled
+        // jobs are dropped in this call, and their release callbacks may
+        // schedule jobs.
+        let st = match s.lookup(h)? {
+            Lookup::Live(job) => s.js.cancel(job),
+            Lookup::Done => false,
+        };
+        // SAFETY: NULL or writable, as the caller promises.
+        unsafe { write_opt(stopped, st) };
+        Ok(())
+    })
+}
+
+/// Has the job running on this thread been cancelled after it started?
+/// False outside a job.
+#[no_mangle]
+pub extern "C" fn jobsys_is_cancelled() -> bool {
+    // Cannot panic: a thread-local read (and `try_with` in the library).
+    jobsys::is_cancelled()
 }

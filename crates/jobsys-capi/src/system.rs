@@ -11,7 +11,8 @@ use crate::errors::{ffi, non_null, Code, Error, Result};
 use crate::handles::{next_serial, Handle, Lookup, Table};
 use crate::jobs::running_in;
 use jobsys::trace::Trace;
-use jobsys::{HotZone, JobHandle, JobSystem};
+use jobsys::{HotZone, JobHandle, JobSystem, ThreadIndex};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 /// What a `jobsys_system*` points to.
@@ -24,6 +25,11 @@ pub struct System {
     hot_zones: Mutex<Vec<HotZone>>,
     /// The last capture `jobsys_trace_stop` took.
     last_trace: Mutex<Option<Trace>>,
+    /// The `ThreadIndex` each `jobsys_register_thread` returned, by index
+    /// (the library cannot make one from a number): what a
+    /// `JOBSYS_PIN_THREAD` pin names. A later registration with a reused
+    /// index replaces the entry.
+    threads: Mutex<BTreeMap<u32, ThreadIndex>>,
 }
 
 // C may use one system from any number of threads at once.
@@ -47,6 +53,16 @@ impl System {
     /// The last stopped capture (see `trace`).
     pub fn last_trace(&self) -> MutexGuard<'_, Option<Trace>> {
         lock(&self.last_trace)
+    }
+
+    /// Remember the index `jobsys_register_thread` gave out.
+    pub fn record_thread(&self, t: ThreadIndex) {
+        lock(&self.threads).insert(t.get() as u32, t);
+    }
+
+    /// The registered thread with index `index`, if one ever registered.
+    pub fn registered_thread(&self, index: u32) -> Option<ThreadIndex> {
+        lock(&self.threads).get(&index).copied()
     }
 
     pub fn lookup(&self, h: Handle) -> Result<Lookup> {
@@ -131,6 +147,7 @@ pub unsafe extern "C" fn jobsys_create(config: *const Config, out: *mut *mut Sys
             handles: Mutex::new(Table::new(serial)),
             hot_zones: Mutex::new(Vec::new()),
             last_trace: Mutex::new(None),
+            threads: Mutex::new(BTreeMap::new()),
         });
         if config.trace != 0 {
             sys.js.trace_start();
@@ -246,6 +263,7 @@ pub struct Stats {
     pub spin_time_ns: u64,
     pub steals: u64,
     pub failed_steals: u64,
+    pub active_workers: u64,
 }
 
 impl From<jobsys::Stats> for Stats {
@@ -260,6 +278,7 @@ impl From<jobsys::Stats> for Stats {
             spin_time_ns: u64::try_from(s.spin_time.as_nanos()).unwrap_or(u64::MAX),
             steals: s.steals,
             failed_steals: s.failed_steals,
+            active_workers: s.active_workers as u64,
         }
     }
 }

@@ -1,12 +1,14 @@
 //! The C and C++ programs, compiled with `-Wall -Wextra -Werror` against
 //! `include/` and linked with the static library: the two frame-graph
-//! examples print the checksum computed here, the C API test (bad input of
-//! every kind) and the C++ wrapper test pass.
+//! examples and the two pinned (render thread) examples print the checksums
+//! computed here, the C API test (bad input of every kind) and the C++
+//! wrapper test pass.
 
 mod common;
 
 use common::{build_c, build_cpp, run};
 use jobsys_capi::config::Config;
+use jobsys_capi::engine::Pin;
 use jobsys_capi::handles::Handle;
 use jobsys_capi::jobs::JobDesc;
 use jobsys_capi::system::Stats;
@@ -83,6 +85,47 @@ fn cpp_frame_example_prints_the_same_checksum() {
     }
 }
 
+/// What `examples/c/pinned.c` prints after "pinned (C)", computed serially:
+/// frame 5's render jobs are cancelled, the others drawn and presented.
+fn expected_pinned_line() -> String {
+    const OBJECTS: u64 = 4096;
+    const FRAMES: u64 = 8;
+    const CANCELLED: u64 = 5;
+    const P: u64 = 0x0100_0000_01b3;
+    let mut checksum = 0u64;
+    for n in (0..FRAMES).filter(|&n| n != CANCELLED) {
+        let mut h = n * 3 + 1;
+        for i in 0..OBJECTS {
+            let o = (n + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i * i);
+            h = (h ^ o).wrapping_mul(P);
+        }
+        checksum = (checksum ^ h).wrapping_mul(P);
+    }
+    format!(
+        ": 8 frames, 7 drawn, 1 cancelled, 21 pinned jobs on the render thread, 0 elsewhere, checksum {checksum:016x}\n"
+    )
+}
+
+#[test]
+fn c_pinned_example_runs_its_render_jobs_on_the_render_thread() {
+    let exe = build_c("examples/c/pinned.c");
+    let want = format!("pinned (C){}", expected_pinned_line());
+    for workers in ["0", "2"] {
+        let out = run_with_workers(&exe, workers);
+        assert_eq!(out, want, "JOBSYS_WORKERS={workers}");
+    }
+}
+
+#[test]
+fn cpp_pinned_example_prints_the_same_line() {
+    let exe = build_cpp("examples/cpp/pinned.cpp");
+    let want = format!("pinned (C++){}", expected_pinned_line());
+    for workers in ["0", "2"] {
+        let out = run_with_workers(&exe, workers);
+        assert_eq!(out, want, "JOBSYS_WORKERS={workers}");
+    }
+}
+
 #[test]
 fn c_api_test_passes_and_its_structs_match_the_rust_side() {
     let exe = build_c("tests/c/api_test.c");
@@ -110,11 +153,12 @@ fn c_api_test_passes_and_its_structs_match_the_rust_side() {
     capture.write_chrome_json(&mut chrome).unwrap();
     jobsys_trace::validate_chrome_json(&chrome[..]).expect("a valid Chrome trace");
     let sizes = format!(
-        "sizes: config={} handle={} job_desc={} stats={}",
+        "sizes: config={} handle={} job_desc={} stats={} pin={}",
         size_of::<Config>(),
         size_of::<Handle>(),
         size_of::<JobDesc>(),
-        size_of::<Stats>()
+        size_of::<Stats>(),
+        size_of::<Pin>()
     );
     assert!(
         out.starts_with(&sizes),

@@ -6,7 +6,7 @@
 //! compared in `c_programs.rs`.
 
 use jobsys_capi::errors::{jobsys_error_name, Code};
-use jobsys_capi::{config, jobs};
+use jobsys_capi::{config, engine, jobs};
 use std::collections::BTreeSet;
 use std::ffi::CStr;
 use std::path::Path;
@@ -121,7 +121,7 @@ fn the_header_constants_match_the_rust_side() {
     let constants = constants();
     assert_eq!(
         constants.len(),
-        12 + 5 + 3,
+        13 + 5 + 3 + 3,
         "constants found in jobsys.h: {constants:?}"
     );
     for (name, value) in constants {
@@ -138,9 +138,12 @@ fn the_header_constants_match_the_rust_side() {
             "JOBSYS_PRIORITY_NORMAL" => jobs::PRIORITY_NORMAL,
             "JOBSYS_PRIORITY_HIGH" => jobs::PRIORITY_HIGH,
             "JOBSYS_PRIORITY_LOW" => jobs::PRIORITY_LOW,
+            "JOBSYS_PIN_MAIN" => engine::PIN_MAIN,
+            "JOBSYS_PIN_WORKER" => engine::PIN_WORKER,
+            "JOBSYS_PIN_THREAD" => engine::PIN_THREAD,
             other => panic!("{other}: a constant this test does not know; add it"),
         };
         assert_eq!(rust, value, "{name}");
     }
-    assert_eq!(error_name(Code::Io as i32 + 1), "JOBSYS_ERR_UNKNOWN");
+    assert_eq!(error_name(Code::Cancelled as i32 + 1), "JOBSYS_ERR_UNKNOWN");
 }

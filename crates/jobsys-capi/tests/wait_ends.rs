@@ -3,10 +3,11 @@
 //! (it would wait for the job whose callback is running), and
 //! `jobsys_complete` on the job's own handle returns
 //! `JOBSYS_ERR_WAIT_ON_SELF`, for a job that ran, one skipped because its
-//! dependency failed, and a parallel_for, run or skipped. Each scenario is
-//! one run of the C program, with 0 and with 2 workers; the program ends a
-//! call that never returns with an alarm (naming the scenario), and `run`
-//! kills it if even that fails.
+//! dependency failed, one cancelled before it started (the callback runs
+//! inside `jobsys_cancel`), and a parallel_for, run, skipped or
+//! cancelled. Each scenario is one run of the C program, with 0 and with 2
+//! workers; the program ends a call that never returns with an alarm
+//! (naming the scenario), and `run` kills it if even that fails.
 
 mod common;
 
@@ -77,4 +78,32 @@ fn waiting_on_its_own_loop_in_the_release_of_a_loop_is_wait_on_self() {
 #[test]
 fn waiting_on_its_own_loop_in_the_release_of_a_skipped_loop_is_wait_on_self() {
     scenario("wait_in_release_loop_skipped");
+}
+
+/// The job was cancelled before it started; its release callback, run
+/// inside `jobsys_cancel`, destroys the job's own system.
+#[test]
+fn destroy_in_the_release_of_a_cancelled_job_is_bad_state() {
+    scenario("destroy_in_release_cancelled");
+}
+
+/// A parallel_for cancelled before it started; its release callback
+/// destroys the loop's own system.
+#[test]
+fn destroy_in_the_release_of_a_cancelled_loop_is_bad_state() {
+    scenario("destroy_in_release_loop_cancelled");
+}
+
+/// The job was cancelled before it started; its release callback waits on
+/// the job's own handle.
+#[test]
+fn waiting_on_its_own_job_in_the_release_of_a_cancelled_job_is_wait_on_self() {
+    scenario("wait_in_release_cancelled");
+}
+
+/// A parallel_for cancelled before it started; its release callback waits
+/// on the loop.
+#[test]
+fn waiting_on_its_own_loop_in_the_release_of_a_cancelled_loop_is_wait_on_self() {
+    scenario("wait_in_release_loop_cancelled");
 }

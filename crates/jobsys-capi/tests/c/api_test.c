@@ -10,6 +10,7 @@
 #include "jobsys.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,6 +284,16 @@ static void test_null_arguments(jobsys_system *sys) {
     EXPECT(jobsys_get_stats(NULL, &st), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_take_stats(NULL, &st), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_get_worker_stats(NULL, 0, &st), JOBSYS_ERR_NULL_ARGUMENT);
+    jobsys_pin main_pin = {JOBSYS_PIN_MAIN, 0};
+    int32_t index;
+    EXPECT(jobsys_schedule_pinned(NULL, main_pin, NULL, count_job, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_schedule_pinned_after(NULL, main_pin, NULL, &h, 1, count_job, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_register_thread(NULL, &n), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_run_pinned(NULL, &n), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_thread_index(NULL, &index), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_cancel(NULL, h, &done), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_set_active_workers(NULL, 1), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_active_workers(NULL, &n), JOBSYS_ERR_NULL_ARGUMENT);
 
     /* NULL function, NULL out-parameters that are required, NULL arrays. */
     EXPECT(jobsys_schedule(sys, NULL, NULL, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
@@ -295,6 +306,10 @@ static void test_null_arguments(jobsys_system *sys) {
     EXPECT(jobsys_combine(sys, &h, 1, NULL), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_is_complete(sys, h, NULL), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_get_stats(sys, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_schedule_pinned(sys, main_pin, NULL, NULL, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_schedule_pinned_after(sys, main_pin, NULL, NULL, 1, count_job, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_thread_index(sys, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_active_workers(sys, NULL), JOBSYS_ERR_NULL_ARGUMENT);
     OK(jobsys_complete(sys, h));
 
     /* NULL deps with ndeps 0, NULL out for fire-and-forget jobs. */
@@ -561,6 +576,370 @@ static void test_trace(void) {
     OK(jobsys_destroy(sys));
 }
 
+/* ---- Pinned jobs, thread indices, cancellation, active workers ---------- */
+
+/* Where a job ran: its thread and the system's index for that thread. */
+struct where {
+    jobsys_system *sys;
+    pthread_t thread;
+    int32_t index;
+    atomic_int calls;
+};
+
+static void record_where(void *data) {
+    struct where *w = data;
+    w->thread = pthread_self();
+    CHECK(jobsys_thread_index(w->sys, &w->index) == JOBSYS_OK);
+    atomic_fetch_add(&w->calls, 1);
+}
+
+static void register_in_job(void *data) {
+    struct call_from_job *c = data;
+    uint32_t index;
+    c->result = jobsys_register_thread(c->sys, &index);
+}
+
+/* A thread the program starts: registers (or not), then runs the jobs the
+ * main thread pins to it when told to. Handshakes by mutex and condition
+ * variable only. */
+struct render_thread {
+    jobsys_system *sys;
+    bool do_register;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int step;          /* 1: registered (index set); 2: main queued the jobs; 3: ran them */
+    uint32_t index;    /* from jobsys_register_thread */
+    int32_t seen;      /* jobsys_thread_index on the thread */
+    uint32_t ran[2];   /* two jobsys_run_pinned counts */
+    pthread_t self;
+};
+
+static void set_step(struct render_thread *r, int step) {
+    pthread_mutex_lock(&r->mu);
+    r->step = step;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void wait_step(struct render_thread *r, int step) {
+    pthread_mutex_lock(&r->mu);
+    while (r->step < step) pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void *render_main(void *data) {
+    struct render_thread *r = data;
+    r->self = pthread_self();
+    if (r->do_register) {
+        CHECK(jobsys_register_thread(r->sys, &r->index) == JOBSYS_OK);
+        uint32_t again = 0;
+        CHECK(jobsys_register_thread(r->sys, &again) == JOBSYS_OK && again == r->index);
+    }
+    CHECK(jobsys_thread_index(r->sys, &r->seen) == JOBSYS_OK);
+    set_step(r, 1);
+    wait_step(r, 2);
+    CHECK(jobsys_run_pinned(r->sys, &r->ran[0]) == JOBSYS_OK);
+    CHECK(jobsys_run_pinned(r->sys, &r->ran[1]) == JOBSYS_OK);
+    set_step(r, 3);
+    return NULL;
+}
+
+static void render_start(struct render_thread *r, jobsys_system *sys, bool do_register) {
+    memset(r, 0, sizeof *r);
+    r->sys = sys;
+    r->do_register = do_register;
+    CHECK(pthread_mutex_init(&r->mu, NULL) == 0);
+    CHECK(pthread_cond_init(&r->cv, NULL) == 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, render_main, r) == 0);
+    wait_step(r, 1);
+    r->self = t;
+}
+
+static void render_join(struct render_thread *r) {
+    CHECK(pthread_join(r->self, NULL) == 0);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+}
+
+static void test_pinned(void) {
+    jobsys_system *sys = create(2);
+    int32_t index = 99;
+    uint32_t n = 99;
+    OK(jobsys_thread_index(sys, &index));
+    CHECK(index == 0); /* the thread that called jobsys_create */
+    OK(jobsys_register_thread(sys, &n));
+    CHECK(n == 0);
+    OK(jobsys_register_thread(sys, NULL));
+    OK(jobsys_run_pinned(sys, &n));
+    CHECK(n == 0);
+    OK(jobsys_run_pinned(sys, NULL));
+
+    /* Pinned to main: runs on this thread, while it waits in complete. */
+    struct where on_main = {sys, pthread_self(), -1, 0};
+    jobsys_pin main_pin = {JOBSYS_PIN_MAIN, 0};
+    jobsys_handle h, dep;
+    jobsys_job_desc named = {"on main", JOBSYS_PRIORITY_HIGH, NULL};
+    OK(jobsys_schedule(sys, NULL, count_job, NULL, &dep));
+    OK(jobsys_schedule_pinned_after(sys, main_pin, &named, &dep, 1, record_where, &on_main, &h));
+    OK(jobsys_complete(sys, h));
+    CHECK(pthread_equal(on_main.thread, pthread_self()) && on_main.index == 0);
+    CHECK(atomic_load(&on_main.calls) == 1);
+    /* ... or in jobsys_run_pinned, which says how many ran. */
+    OK(jobsys_schedule_pinned(sys, main_pin, NULL, record_where, &on_main, &h));
+    OK(jobsys_schedule_pinned(sys, main_pin, NULL, record_where, &on_main, NULL));
+    OK(jobsys_run_pinned(sys, &n));
+    CHECK(n == 2 && atomic_load(&on_main.calls) == 3);
+    OK(jobsys_run_pinned(sys, &n));
+    CHECK(n == 0);
+    OK(jobsys_complete(sys, h));
+
+    /* Pinned to worker w: runs on the thread with index w + 1, never here;
+     * JOBSYS_PIN_THREAD with a worker's index is the same thread. */
+    for (uint32_t w = 0; w < 2; w++) {
+        struct where a = {sys, pthread_self(), -1, 0}, b = {sys, pthread_self(), -1, 0};
+        jobsys_pin worker = {JOBSYS_PIN_WORKER, w}, by_index = {JOBSYS_PIN_THREAD, w + 1};
+        jobsys_handle ha, hb;
+        OK(jobsys_schedule_pinned(sys, worker, NULL, record_where, &a, &ha));
+        OK(jobsys_schedule_pinned_after(sys, by_index, NULL, &ha, 1, record_where, &b, &hb));
+        OK(jobsys_complete(sys, hb));
+        CHECK(a.index == (int32_t)w + 1 && b.index == (int32_t)w + 1);
+        CHECK(!pthread_equal(a.thread, pthread_self()) && pthread_equal(a.thread, b.thread));
+    }
+
+    /* A registered thread: index workers + 1, runs its pinned jobs in
+     * jobsys_run_pinned (as many as were queued), and nowhere else. */
+    struct render_thread r;
+    render_start(&r, sys, true);
+    CHECK(r.index == 3 && r.seen == 3);
+    struct where on_render = {sys, pthread_self(), -1, 0};
+    jobsys_pin render_pin = {JOBSYS_PIN_THREAD, r.index};
+    jobsys_handle hs[3];
+    for (int i = 0; i < 3; i++) OK(jobsys_schedule_pinned(sys, render_pin, NULL, record_where, &on_render, &hs[i]));
+    bool done = true;
+    OK(jobsys_is_complete(sys, hs[0], &done));
+    CHECK(!done); /* nobody else runs it */
+    set_step(&r, 2);
+    wait_step(&r, 3);
+    CHECK(r.ran[0] == 3 && r.ran[1] == 0);
+    CHECK(atomic_load(&on_render.calls) == 3 && on_render.index == 3);
+    CHECK(pthread_equal(on_render.thread, r.self));
+    for (int i = 0; i < 3; i++) OK(jobsys_complete(sys, hs[i]));
+    render_join(&r);
+
+    /* The thread exited: a job pinned to its index now is cancelled; its
+     * release runs once, its function never. */
+    atomic_store(&released, 0);
+    jobsys_job_desc rel = {NULL, JOBSYS_PRIORITY_NORMAL, count_release};
+    OK(jobsys_schedule_pinned(sys, render_pin, &rel, record_where, &on_render, &h));
+    EXPECT(jobsys_complete(sys, h), JOBSYS_ERR_CANCELLED);
+    MESSAGE_HAS("cancelled");
+    CHECK(atomic_load(&on_render.calls) == 3 && atomic_load(&released) == 1);
+
+    /* A thread that never registered: index -1, nothing to run. */
+    render_start(&r, sys, false);
+    CHECK(r.seen == -1);
+    set_step(&r, 2);
+    wait_step(&r, 3);
+    CHECK(r.ran[0] == 0);
+    render_join(&r);
+
+    /* register_thread on a worker is refused. */
+    struct call_from_job c = {sys, {0, 0}, JOBSYS_OK};
+    jobsys_pin worker0 = {JOBSYS_PIN_WORKER, 0};
+    OK(jobsys_schedule_pinned(sys, worker0, NULL, register_in_job, &c, &h));
+    OK(jobsys_complete(sys, h));
+    CHECK(c.result == JOBSYS_ERR_BAD_STATE);
+
+    /* Bad pins: nothing scheduled, release not called. */
+    atomic_store(&released, 0);
+    jobsys_pin bad_worker = {JOBSYS_PIN_WORKER, 2}, bad_main = {JOBSYS_PIN_MAIN, 1};
+    jobsys_pin bad_thread = {JOBSYS_PIN_THREAD, 99}, bad_kind = {(jobsys_pin_kind)7, 0};
+    EXPECT(jobsys_schedule_pinned(sys, bad_worker, &rel, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("the system has 2 workers");
+    EXPECT(jobsys_schedule_pinned(sys, bad_main, &rel, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    EXPECT(jobsys_schedule_pinned_after(sys, bad_thread, &rel, NULL, 0, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("no thread registered with index 99");
+    EXPECT(jobsys_schedule_pinned(sys, bad_kind, &rel, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("pin kind 7");
+    CHECK(atomic_load(&released) == 0);
+    check_usable(sys);
+    OK(jobsys_destroy(sys));
+}
+
+/* Runs until jobsys_cancel is called on it (tells the test it started). */
+struct cancel_me {
+    atomic_int started;
+    atomic_int saw_cancel;
+};
+
+static void wait_for_cancel(void *data) {
+    struct cancel_me *c = data;
+    CHECK(!jobsys_is_cancelled());
+    atomic_store(&c->started, 1);
+    while (!jobsys_is_cancelled()) {
+    }
+    atomic_store(&c->saw_cancel, 1);
+}
+
+static void test_cancel(void) {
+    CHECK(!jobsys_is_cancelled()); /* outside a job */
+    /* No workers: nothing runs until this thread waits, so every job below
+     * is still unstarted when it is cancelled. */
+    jobsys_system *sys = create(0);
+    atomic_store(&ran, 0);
+    atomic_store(&released, 0);
+    jobsys_job_desc rel = {"cancelled", JOBSYS_PRIORITY_NORMAL, count_release};
+    jobsys_handle gate, a, b, q;
+    bool stopped = false;
+    OK(jobsys_schedule(sys, NULL, count_job, NULL, &gate));
+    OK(jobsys_schedule_after(sys, &rel, &gate, 1, count_job, NULL, &a));
+    OK(jobsys_schedule_after(sys, &rel, &a, 1, count_job, NULL, &b));
+    OK(jobsys_cancel(sys, a, &stopped));
+    CHECK(stopped);
+    /* a's release ran in the call, on this thread; its function never will. */
+    CHECK(atomic_load(&released) == 1 && atomic_load(&ran) == 0);
+    EXPECT(jobsys_complete(sys, b), JOBSYS_ERR_CANCELLED); /* its dependent */
+    MESSAGE_HAS("was cancelled");
+    EXPECT(jobsys_complete(sys, a), JOBSYS_ERR_CANCELLED);
+    EXPECT(jobsys_complete(sys, a), JOBSYS_ERR_CANCELLED); /* reported again */
+    OK(jobsys_complete(sys, gate)); /* the dependency is not touched */
+    CHECK(atomic_load(&ran) == 1 && atomic_load(&released) == 2);
+    /* Cancelling again, or a finished job: false, results unchanged. */
+    OK(jobsys_cancel(sys, a, &stopped));
+    CHECK(!stopped);
+    OK(jobsys_cancel(sys, gate, &stopped));
+    CHECK(!stopped);
+    OK(jobsys_complete(sys, gate));
+
+    /* A queued job; stopped may be NULL. */
+    OK(jobsys_schedule(sys, &rel, count_job, NULL, &q));
+    OK(jobsys_cancel(sys, q, NULL));
+    EXPECT(jobsys_complete(sys, q), JOBSYS_ERR_CANCELLED);
+    CHECK(atomic_load(&ran) == 1 && atomic_load(&released) == 3);
+
+    /* A combine group: its members are cancelled. */
+    jobsys_handle members[2], group;
+    OK(jobsys_schedule(sys, &rel, count_job, NULL, &members[0]));
+    OK(jobsys_schedule_pinned(sys, (jobsys_pin){JOBSYS_PIN_MAIN, 0}, &rel, count_job, NULL, &members[1]));
+    OK(jobsys_combine(sys, members, 2, &group));
+    OK(jobsys_cancel(sys, group, &stopped));
+    CHECK(stopped && atomic_load(&released) == 5);
+    EXPECT(jobsys_complete(sys, group), JOBSYS_ERR_CANCELLED);
+    EXPECT(jobsys_complete(sys, members[0]), JOBSYS_ERR_CANCELLED);
+    EXPECT(jobsys_complete(sys, members[1]), JOBSYS_ERR_CANCELLED);
+
+    /* A parallel_for not started: no piece runs, release once. */
+    atomic_uint_fast64_t sum = 0;
+    jobsys_handle pf;
+    OK(jobsys_parallel_for(sys, &rel, 0, 100, 10, sum_range, &sum, &pf));
+    OK(jobsys_cancel(sys, pf, &stopped));
+    CHECK(stopped);
+    EXPECT(jobsys_complete(sys, pf), JOBSYS_ERR_CANCELLED);
+    CHECK(atomic_load(&sum) == 0 && atomic_load(&released) == 6);
+    CHECK(atomic_load(&ran) == 1);
+
+    /* A handle of a job long finished (its entry recycled): false. */
+    jobsys_handle old;
+    OK(jobsys_schedule(sys, NULL, count_job, NULL, &old));
+    OK(jobsys_complete(sys, old));
+    for (int i = 0; i < 50; i++) check_usable(sys);
+    OK(jobsys_cancel(sys, old, &stopped));
+    CHECK(!stopped);
+    OK(jobsys_complete(sys, old));
+
+    /* Bad handles. */
+    jobsys_handle zero = {0, 0};
+    EXPECT(jobsys_cancel(sys, zero, &stopped), JOBSYS_ERR_INVALID_HANDLE);
+    jobsys_system *other = create(0);
+    jobsys_handle theirs;
+    OK(jobsys_schedule(other, NULL, count_job, NULL, &theirs));
+    EXPECT(jobsys_cancel(sys, theirs, &stopped), JOBSYS_ERR_FOREIGN_HANDLE);
+    OK(jobsys_complete(other, theirs));
+    OK(jobsys_destroy(other));
+    check_usable(sys);
+    OK(jobsys_destroy(sys));
+
+    /* A running job: false; it sees jobsys_is_cancelled(), ends as
+     * cancelled, and so does its dependent (which never runs). */
+    sys = create(1);
+    struct cancel_me c = {0, 0};
+    jobsys_handle running, after;
+    int before = atomic_load(&ran);
+    OK(jobsys_schedule_pinned(sys, (jobsys_pin){JOBSYS_PIN_WORKER, 0}, NULL, wait_for_cancel, &c, &running));
+    OK(jobsys_schedule_after(sys, NULL, &running, 1, count_job, NULL, &after));
+    while (!atomic_load(&c.started)) {
+    }
+    OK(jobsys_cancel(sys, running, &stopped));
+    CHECK(!stopped);
+    EXPECT(jobsys_complete(sys, after), JOBSYS_ERR_CANCELLED);
+    EXPECT(jobsys_complete(sys, running), JOBSYS_ERR_CANCELLED);
+    CHECK(atomic_load(&c.saw_cancel) == 1 && atomic_load(&ran) == before);
+    check_usable(sys);
+    OK(jobsys_destroy(sys));
+}
+
+static void test_active_workers(void) {
+    jobsys_system *sys = create(2);
+    uint32_t n = 99;
+    jobsys_stats st;
+    OK(jobsys_active_workers(sys, &n));
+    CHECK(n == 2);
+    OK(jobsys_get_stats(sys, &st));
+    CHECK(st.active_workers == 2);
+    EXPECT(jobsys_set_active_workers(sys, 3), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("n = 3: the system has 2 workers");
+    OK(jobsys_active_workers(sys, &n));
+    CHECK(n == 2);
+
+    /* To 0 and back with jobs in flight: every job still runs once. */
+    atomic_int count = 0;
+    jobsys_handle hs[200], all;
+    for (int i = 0; i < 100; i++) OK(jobsys_schedule(sys, NULL, count_into, &count, &hs[i]));
+    OK(jobsys_set_active_workers(sys, 0));
+    OK(jobsys_active_workers(sys, &n));
+    CHECK(n == 0);
+    OK(jobsys_take_stats(sys, &st));
+    CHECK(st.active_workers == 0); /* a gauge, also in take_stats */
+    OK(jobsys_get_worker_stats(sys, 1, &st));
+    CHECK(st.active_workers == 0);
+    for (int i = 100; i < 200; i++) OK(jobsys_schedule(sys, NULL, count_into, &count, &hs[i]));
+    /* A benched worker still runs the jobs pinned to it. */
+    struct where w = {sys, pthread_self(), -1, 0};
+    jobsys_handle pinned;
+    OK(jobsys_schedule_pinned(sys, (jobsys_pin){JOBSYS_PIN_WORKER, 1}, NULL, record_where, &w, &pinned));
+    OK(jobsys_complete(sys, pinned));
+    CHECK(w.index == 2);
+    OK(jobsys_set_active_workers(sys, 2));
+    OK(jobsys_combine(sys, hs, 200, &all));
+    OK(jobsys_complete(sys, all));
+    CHECK(atomic_load(&count) == 200);
+    OK(jobsys_set_active_workers(sys, 1));
+    OK(jobsys_get_worker_stats(sys, 0, &st));
+    CHECK(st.active_workers == 1);
+    OK(jobsys_get_stats(sys, &st));
+    CHECK(st.active_workers == 1);
+    check_usable(sys);
+    OK(jobsys_destroy(sys));
+
+    /* follow_cpus: off by default, accepted on; the active count never
+     * exceeds the workers. */
+    jobsys_config cfg;
+    OK(jobsys_config_init(&cfg));
+    CHECK(!cfg.follow_cpus);
+    cfg.workers = 2;
+    cfg.follow_cpus = true;
+    OK(jobsys_create(&cfg, &sys));
+    check_usable(sys);
+    OK(jobsys_active_workers(sys, &n));
+    CHECK(n <= 2);
+    OK(jobsys_set_active_workers(sys, 1));
+    check_usable(sys);
+    OK(jobsys_active_workers(sys, &n));
+    CHECK(n <= 1);
+    OK(jobsys_destroy(sys));
+}
+
 static void test_destroy_while_running(void) {
     jobsys_system *sys = create(2);
     atomic_store(&ran, 0);
@@ -584,8 +963,8 @@ static void test_destroy_while_running(void) {
 }
 
 int main(void) {
-    printf("sizes: config=%zu handle=%zu job_desc=%zu stats=%zu\n", sizeof(jobsys_config),
-           sizeof(jobsys_handle), sizeof(jobsys_job_desc), sizeof(jobsys_stats));
+    printf("sizes: config=%zu handle=%zu job_desc=%zu stats=%zu pin=%zu\n", sizeof(jobsys_config),
+           sizeof(jobsys_handle), sizeof(jobsys_job_desc), sizeof(jobsys_stats), sizeof(jobsys_pin));
     CHECK(strcmp(jobsys_last_error_message(), "") == 0);
 
     test_errors_and_config();
@@ -601,6 +980,9 @@ int main(void) {
     test_calls_from_jobs();
     test_trace();
     test_destroy_while_running();
+    test_pinned();
+    test_cancel();
+    test_active_workers();
 
     printf("api_test: ok\n");
     return 0;

@@ -2,8 +2,9 @@
  * Calls from a job's release callback that must end: jobsys_destroy on the
  * job's own system (JOBSYS_ERR_BAD_STATE, not a livelock or a hang) and
  * jobsys_complete on the job's own handle (JOBSYS_ERR_WAIT_ON_SELF, not a
- * hang), whether the job ran, was skipped because a dependency failed, or is
- * a parallel_for. Run by tests/wait_ends.rs.
+ * hang), whether the job ran, was skipped because a dependency failed, was
+ * cancelled before it started (the callback then runs inside jobsys_cancel),
+ * or is a parallel_for. Run by tests/wait_ends.rs.
  *
  * Usage: wait_ends SCENARIO WORKERS. Prints "wait_ends SCENARIO workers=N:
  * ok" at the end; a failed check exits with status 1; a call that never
@@ -114,7 +115,7 @@ static jobsys_system *create(int32_t workers) {
 }
 
 /* What job the scenario schedules, and what its release callback calls. */
-enum shape { SINGLE, SINGLE_SKIPPED, LOOP, LOOP_SKIPPED };
+enum shape { SINGLE, SINGLE_SKIPPED, LOOP, LOOP_SKIPPED, SINGLE_CANCELLED, LOOP_CANCELLED };
 
 static void run(enum shape shape, jobsys_release_fn release, jobsys_error want,
                 int32_t workers) {
@@ -124,7 +125,12 @@ static void run(enum shape shape, jobsys_release_fn release, jobsys_error want,
     jobsys_job_desc desc = {"released", JOBSYS_PRIORITY_NORMAL, release};
     jobsys_handle dep, h;
     int skipped = shape == SINGLE_SKIPPED || shape == LOOP_SKIPPED;
+    int cancelled = shape == SINGLE_CANCELLED || shape == LOOP_CANCELLED;
+    /* The cancel scenarios' dependency: holds the job back until after the cancel. */
+    struct job_ctx gate;
+    memset(&gate, 0, sizeof gate);
     if (skipped) OK(jobsys_schedule(c.sys, NULL, gated_failing_job, &c, &dep));
+    if (cancelled) OK(jobsys_schedule(c.sys, NULL, gated_job, &gate, &dep));
     switch (shape) {
     case SINGLE:
         OK(jobsys_schedule(c.sys, &desc, gated_job, &c, &h));
@@ -136,12 +142,26 @@ static void run(enum shape shape, jobsys_release_fn release, jobsys_error want,
         OK(jobsys_parallel_for(c.sys, &desc, 0, 8, 1, gated_piece, &c, &h));
         break;
     case LOOP_SKIPPED:
+    case LOOP_CANCELLED:
         OK(jobsys_parallel_for_after(c.sys, &desc, &dep, 1, 0, 8, 1, gated_piece, &c, &h));
+        break;
+    case SINGLE_CANCELLED:
+        OK(jobsys_schedule_after(c.sys, &desc, &dep, 1, gated_job, &c, &h));
         break;
     }
     c.self = h;
     atomic_store(&c.ready, 1);
-    if (skipped) {
+    if (cancelled) {
+        bool stopped = false;
+        OK(jobsys_cancel(c.sys, h, &stopped));
+        CHECK(stopped);
+        /* The release callback ran in the call, on this thread. */
+        CHECK(atomic_load(&c.released) == 1);
+        atomic_store(&gate.ready, 1);
+        EXPECT(jobsys_complete(c.sys, h), JOBSYS_ERR_CANCELLED);
+        OK(jobsys_complete(c.sys, dep));
+        CHECK(atomic_load(&c.calls) == 0 && atomic_load(&gate.calls) == 1);
+    } else if (skipped) {
         EXPECT(jobsys_complete(c.sys, h), JOBSYS_ERR_DEPENDENCY_FAILED);
         CHECK(atomic_load(&c.calls) == 0);
     } else {
@@ -189,6 +209,14 @@ int main(int argc, char **argv) {
         run(LOOP, wait_on_self_in_release, JOBSYS_ERR_WAIT_ON_SELF, workers);
     } else if (strcmp(scenario, "wait_in_release_loop_skipped") == 0) {
         run(LOOP_SKIPPED, wait_on_self_in_release, JOBSYS_ERR_WAIT_ON_SELF, workers);
+    } else if (strcmp(scenario, "destroy_in_release_cancelled") == 0) {
+        run(SINGLE_CANCELLED, destroy_in_release, JOBSYS_ERR_BAD_STATE, workers);
+    } else if (strcmp(scenario, "destroy_in_release_loop_cancelled") == 0) {
+        run(LOOP_CANCELLED, destroy_in_release, JOBSYS_ERR_BAD_STATE, workers);
+    } else if (strcmp(scenario, "wait_in_release_cancelled") == 0) {
+        run(SINGLE_CANCELLED, wait_on_self_in_release, JOBSYS_ERR_WAIT_ON_SELF, workers);
+    } else if (strcmp(scenario, "wait_in_release_loop_cancelled") == 0) {
+        run(LOOP_CANCELLED, wait_on_self_in_release, JOBSYS_ERR_WAIT_ON_SELF, workers);
     } else {
         fprintf(stderr, "unknown scenario %s\n", scenario);
         return 64;

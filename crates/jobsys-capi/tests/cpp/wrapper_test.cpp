@@ -4,11 +4,15 @@
 #include "jobsys.hpp"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -125,6 +129,126 @@ void test_batching_and_stats(jobsys::System &js) {
     CHECK(js.worker_stats(0).workers == 1);
 }
 
+// Pins, thread indices, a registered std::thread, cancel (callables of
+// cancelled jobs freed exactly once, never called), active workers.
+void test_engine() {
+    jobsys_config c = jobsys::default_config();
+    c.workers = 2;
+    c.follow_cpus = true;
+    jobsys::System js(c);
+    CHECK(js.thread_index() == std::optional<uint32_t>(0));
+    CHECK(js.register_thread() == 0);
+    CHECK(!jobsys::is_cancelled());
+
+    // Main and workers.
+    auto main_id = std::this_thread::get_id();
+    std::thread::id on_main, on_worker;
+    std::optional<uint32_t> main_index, worker_index;
+    auto m = js.schedule_pinned(jobsys::Pin::main(), [&] {
+        on_main = std::this_thread::get_id();
+        main_index = js.thread_index();
+    });
+    auto w = js.schedule_pinned_after(jobsys::Pin::worker(1), {m}, [&] {
+        on_worker = std::this_thread::get_id();
+        worker_index = js.thread_index();
+    }, {"on worker 1"});
+    js.complete(w);
+    CHECK(on_main == main_id && main_index == std::optional<uint32_t>(0));
+    CHECK(on_worker != main_id && worker_index == std::optional<uint32_t>(2));
+    CHECK(js.schedule_pinned(jobsys::Pin::main(), [] {}) != jobsys::Handle());
+    CHECK(js.run_pinned() == 1 && js.run_pinned() == 0);
+    expect_error([&] { js.schedule_pinned(jobsys::Pin::worker(2), [] {}); }, JOBSYS_ERR_INVALID_ARGUMENT,
+                 "the system has 2 workers");
+
+    // A registered thread runs its pinned jobs in run_pinned.
+    std::mutex mu;
+    std::condition_variable cv;
+    int step = 0;
+    uint32_t render_index = 0, ran_there = 0;
+    std::optional<uint32_t> seen;
+    std::thread::id render_id, ran_on;
+    std::thread render([&] {
+        uint32_t i = js.register_thread();
+        {
+            std::lock_guard<std::mutex> g(mu);
+            render_index = i;
+            seen = js.thread_index();
+            render_id = std::this_thread::get_id();
+            step = 1;
+        }
+        cv.notify_all();
+        std::unique_lock<std::mutex> l(mu);
+        cv.wait(l, [&] { return step == 2; });
+        ran_there = js.run_pinned();
+    });
+    {
+        std::unique_lock<std::mutex> l(mu);
+        cv.wait(l, [&] { return step == 1; });
+    }
+    CHECK(render_index == 3 && seen == std::optional<uint32_t>(3));
+    auto r = js.schedule_pinned(jobsys::Pin::thread(render_index), [&] { ran_on = std::this_thread::get_id(); });
+    {
+        std::lock_guard<std::mutex> g(mu);
+        step = 2;
+    }
+    cv.notify_all();
+    render.join();
+    js.complete(r);
+    CHECK(ran_there == 1 && ran_on == render_id);
+    std::optional<uint32_t> outside = 7u;
+    std::thread([&] { outside = js.thread_index(); }).join();
+    CHECK(!outside.has_value());
+
+    // Cancel before start: never called, callable freed once, Cancelled thrown.
+    int before = ran;
+    {
+        jobsys::System none(0);
+        Tracked t;
+        auto gate = none.schedule([t] { ++ran; });
+        auto a = none.schedule_after({gate}, [t] { ++ran; });
+        auto b = none.schedule_after({a}, [t] { ++ran; });
+        int alive = live;
+        CHECK(none.cancel(a));
+        CHECK(live == alive - 1); // a's callable freed by cancel, on this thread
+        expect_error([&] { none.complete(b); }, JOBSYS_ERR_CANCELLED, "cancelled");
+        try {
+            none.complete(a);
+            CHECK(false);
+        } catch (const jobsys::Cancelled &e) {
+            CHECK(e.code() == JOBSYS_ERR_CANCELLED);
+        }
+        CHECK(none.try_complete(a) == JOBSYS_ERR_CANCELLED);
+        none.complete(gate);
+        CHECK(!none.cancel(gate) && !none.cancel(a));
+        CHECK(ran == before + 1);
+    }
+    // A running job sees is_cancelled().
+    std::atomic<bool> started{false}, saw{false};
+    auto spin = js.schedule_pinned(jobsys::Pin::worker(0), [&] {
+        started = true;
+        while (!jobsys::is_cancelled()) {
+        }
+        saw = true;
+    });
+    while (!started) {
+    }
+    CHECK(!js.cancel(spin));
+    CHECK(js.try_complete(spin) == JOBSYS_ERR_CANCELLED && saw);
+
+    // Active workers: 0 and back with jobs in flight.
+    CHECK(js.active_workers() <= 2);
+    expect_error([&] { js.set_active_workers(3); }, JOBSYS_ERR_INVALID_ARGUMENT, "n = 3: the system has 2 workers");
+    std::atomic<int> count{0};
+    std::vector<jobsys::Handle> hs;
+    for (int i = 0; i < 50; i++) hs.push_back(js.schedule([&] { ++count; }));
+    js.set_active_workers(0);
+    CHECK(js.active_workers() == 0 && js.stats().active_workers == 0);
+    for (int i = 0; i < 50; i++) hs.push_back(js.schedule([&] { ++count; }));
+    js.set_active_workers(2);
+    js.complete(js.combine(hs));
+    CHECK(count == 100 && js.active_workers() <= 2);
+}
+
 } // namespace
 
 int main() {
@@ -143,6 +267,8 @@ int main() {
         // Jobs still queued when the System goes out of scope run first.
         for (int i = 0; i < 50; i++) js.schedule([t = Tracked()] { ++ran; });
     }
+    CHECK(live == 0);
+    test_engine();
     CHECK(live == 0);
     {
         jobsys::System zero(0);
