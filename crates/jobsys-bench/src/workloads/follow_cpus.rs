@@ -248,7 +248,10 @@ fn run_linux(ctx: &Ctx) -> Result<()> {
                     params,
                     "us",
                     &stats::summarize(&s.us),
-                    None,
+                    // In the order run: round after round, so the first
+                    // frame of each round's phase (where a transition
+                    // shows) can be found.
+                    Some(s.us.clone()),
                     &ctx.machine,
                 ));
             }
