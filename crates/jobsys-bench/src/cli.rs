@@ -103,6 +103,15 @@ pub enum Command {
     /// and recording, in turns: what the tracer costs. Builds
     /// its child program `jobsys-w1` twice with cargo. Not part of `all`.
     TraceCost,
+    /// W3 (D = 0.5 and 1 us) with `follow_cpus` off and on while a core is
+    /// taken away for the middle half of the frames (every thread of the
+    /// process restricted to the other CPUs, a busy process pinned to the
+    /// taken one): frame median and p99 per phase, the active worker
+    /// counts seen. Linux only; skipped with fewer than 2 usable CPUs.
+    /// --workers: its first value (default: usable CPUs - 1); --samples:
+    /// frames per configuration and D (default 600). About a minute on
+    /// 2 cores. Not part of `all`.
+    FollowCpus,
     /// W4 + W5 per idle policy from the JSON in --out: one table and the
     /// plot latency-vs-cpu.svg (no measurement; `all` ends with it).
     Policies,

@@ -16,6 +16,10 @@
 //! - flow arrows (`ph: s` → `ph: f`, `bp: e`): `cat: wake` from the waker's
 //!   state track to where the wakee woke up, `cat: dep` from the thread
 //!   that released a job (finished its last dependency) to the job's slice.
+//! - counter `active workers` (`ph: C`, `args.count`; Perfetto names the
+//!   track "active workers count"): the active worker count after each
+//!   change (`set_active_workers`, `follow_cpus`); only changes are
+//!   recorded, so the track starts at the first change.
 //! - A thread's note (`ThreadTimeline::note`, e.g. a worker with no
 //!   events drawn as sleeping) is the `note` arg of its state slices.
 //! - After `traceEvents`, `metadata.jobsys` (format, version, duration,
@@ -36,6 +40,8 @@ pub(crate) const FORMAT: &str = "jobsys-trace";
 pub(crate) const VERSION: u64 = 1;
 const PID: u32 = 1;
 pub(crate) const FRAMES_TID: u64 = 0;
+/// The name of the active-worker counter.
+pub(crate) const ACTIVE_WORKERS: &str = "active workers";
 const STATE_TID_BASE: u64 = 1_000_001;
 
 pub(crate) fn job_tid(index: u32) -> u64 {
@@ -73,6 +79,7 @@ struct Args<'a> {
     wakee: Option<u32>,
     flow: Option<u64>,
     frame: Option<u64>,
+    count: Option<u64>,
     note: Option<&'a str>,
 }
 
@@ -146,6 +153,7 @@ impl<W: Write> Out<W> {
             ("wakee", a.wakee.map(u64::from)),
             ("flow", a.flow),
             ("frame", a.frame),
+            ("count", a.count),
         ] {
             if let Some(v) = v {
                 field(w, key)?;
@@ -277,6 +285,20 @@ impl Capture {
                 ts: Some(f.begin_ns),
                 tid: FRAMES_TID,
                 args: args(),
+                ..Ev::default()
+            })?;
+        }
+        for c in &self.active_workers {
+            out.ev(&Ev {
+                name: ACTIVE_WORKERS,
+                cat: "active_workers",
+                ph: "C",
+                ts: Some(c.ts_ns),
+                tid: FRAMES_TID,
+                args: Args {
+                    count: Some(u64::from(c.count)),
+                    ..Args::default()
+                },
                 ..Ev::default()
             })?;
         }

@@ -8,12 +8,12 @@
 //! has been read. Other producers' traces are refused (no
 //! `metadata.jobsys`).
 
-use crate::export::{job_tid, state_tid, FORMAT, FRAMES_TID, VERSION};
+use crate::export::{job_tid, state_tid, ACTIVE_WORKERS, FORMAT, FRAMES_TID, VERSION};
 use crate::json::{Json, JsonError, Parser};
 use crate::raw::RawReader;
 use crate::timeline::{
-    span_order, Capture, FrameSpan, Interner, JobSpan, Release, StateSpan, Steal, ThreadState,
-    ThreadTimeline, WaitSpan, Wake,
+    span_order, ActiveWorkersChange, Capture, FrameSpan, Interner, JobSpan, Release, StateSpan,
+    Steal, ThreadState, ThreadTimeline, WaitSpan, Wake,
 };
 use jobsys::trace::{JobId, Trace};
 use std::collections::HashMap;
@@ -86,6 +86,7 @@ struct Reader {
     names: Interner,
     tracks: HashMap<u64, Track>,
     frames: Vec<FrameSpan>,
+    active_workers: Vec<ActiveWorkersChange>,
     /// Flow ends by id: (tid, ts).
     flow_ends: HashMap<u64, (u64, u64)>,
 }
@@ -147,6 +148,15 @@ impl Reader {
                 begin_ns: begin,
                 end_ns: end,
             }),
+            ("C", _) if s("name") == ACTIVE_WORKERS => {
+                let count = arg_u64("count")
+                    .and_then(|c| u32::try_from(c).ok())
+                    .ok_or_else(|| bad("counter without count", e))?;
+                self.active_workers.push(ActiveWorkersChange {
+                    ts_ns: begin,
+                    count,
+                });
+            }
             ("i", "steal") => {
                 let victim = arg_u64("victim").ok_or_else(|| bad("steal without victim", e))?;
                 self.tracks.entry(tid).or_default().steals.push(Steal {
@@ -259,11 +269,13 @@ impl Reader {
             t.releases.sort_by_key(|s| s.ts_ns);
         }
         self.frames.sort_by_key(|f| f.frame);
+        self.active_workers.sort_by_key(|c| c.ts_ns);
         Ok(Capture {
             duration_ns,
             names: self.names.names,
             threads,
             frames: self.frames,
+            active_workers: self.active_workers,
         })
     }
 }

@@ -55,8 +55,8 @@ pub use summary::{
     RAPID_SHORT_NS, RAPID_WINDOW_NS,
 };
 pub use timeline::{
-    Capture, FrameSpan, JobSpan, Release, StateSpan, Steal, ThreadState, ThreadTimeline, WaitSpan,
-    Wake, IDLE_NOTE, WAKE_SLACK_NS,
+    ActiveWorkersChange, Capture, FrameSpan, JobSpan, Release, StateSpan, Steal, ThreadState,
+    ThreadTimeline, WaitSpan, Wake, IDLE_NOTE, WAKE_SLACK_NS,
 };
 pub use validate::validate_chrome_json;
 

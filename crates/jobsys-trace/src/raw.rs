@@ -222,6 +222,9 @@ fn event(v: &Json) -> Result<Record, String> {
         "frame_end" => Event::FrameEnd {
             frame: num(2, "frame")?,
         },
+        "active_workers" => Event::ActiveWorkers {
+            count: idx(2, "count")?,
+        },
         other => return Err(format!("unknown kind {other:?}")),
     };
     Ok(Record { ts_ns, event })

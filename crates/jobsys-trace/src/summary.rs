@@ -170,6 +170,9 @@ pub struct Summary {
     pub latency: Distribution,
     /// Durations of complete frames.
     pub frames: Distribution,
+    /// The active worker count after each change, in time order (empty:
+    /// it did not change during the capture).
+    pub active_workers: Vec<u32>,
     pub warnings: Vec<String>,
 }
 
@@ -345,6 +348,7 @@ impl Capture {
             jobs,
             latency,
             frames,
+            active_workers: self.active_workers.iter().map(|c| c.count).collect(),
             warnings,
         }
     }
@@ -362,6 +366,35 @@ pub(crate) fn fmt_ns(ns: f64) -> String {
     } else {
         format!("{:.3} s", ns / 1e9)
     }
+}
+
+/// At most this many active-worker counts are listed one by one.
+const ACTIVE_LISTED: usize = 8;
+
+/// "2 -> 0 -> 2 (2 changes)"; a longer history shortened to its first and
+/// last counts with the range between ("1 -> 0 -> 1 -> … -> 1 (40
+/// changes, between 0 and 1)").
+fn active_changes(counts: &[u32]) -> String {
+    let n = counts.len();
+    let join = |c: &[u32]| {
+        c.iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    };
+    let plural = if n == 1 { "change" } else { "changes" };
+    if n <= ACTIVE_LISTED {
+        return format!("{} ({n} {plural})", join(counts));
+    }
+    let (lo, hi) = (
+        counts.iter().min().copied().unwrap_or(0),
+        counts.iter().max().copied().unwrap_or(0),
+    );
+    format!(
+        "{} -> … -> {} ({n} {plural}, between {lo} and {hi})",
+        join(&counts[..ACTIVE_LISTED / 2]),
+        join(&counts[n - 2..])
+    )
 }
 
 /// `s` cut to `width` characters (keeping the start, marking the cut).
@@ -393,6 +426,13 @@ impl fmt::Display for Summary {
                 fmt_ns(d.p50_ns as f64),
                 fmt_ns(d.p99_ns as f64),
                 fmt_ns(d.max_ns as f64)
+            )?;
+        }
+        if !self.active_workers.is_empty() {
+            writeln!(
+                f,
+                "active workers: {}",
+                active_changes(&self.active_workers)
             )?;
         }
         let l = &self.latency;

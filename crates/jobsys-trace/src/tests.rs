@@ -752,3 +752,113 @@ fn reading_a_raw_capture_says_what_is_wrong() {
     let r = read_raw(format!("{good} 1").as_bytes());
     assert!(matches!(r, Err(ReadError::Json(_))), "{r:?}");
 }
+
+/// `synthetic` with the active worker count changed three times, by two
+/// threads (main benches both workers, a worker following the CPUs brings
+/// one back, main lets both run).
+fn with_active_changes() -> Trace {
+    let mut t = synthetic(20_000);
+    let aw = |ts, count| rec(ts, Event::ActiveWorkers { count });
+    t.threads[2].events.push(aw(30_000, 0));
+    t.threads[2].events.push(aw(80_000, 2));
+    t.threads[0].events.push(aw(50_000, 1));
+    for th in &mut t.threads {
+        th.events.sort_by_key(|r| r.ts_ns);
+    }
+    t
+}
+
+#[test]
+fn active_worker_changes_are_a_counter_track_and_a_summary_line() {
+    let t = with_active_changes();
+    let c = t.analyse();
+    let got: Vec<(u64, u32)> = c
+        .active_workers
+        .iter()
+        .map(|a| (a.ts_ns, a.count))
+        .collect();
+    assert_eq!(got, vec![(30_000, 0), (50_000, 1), (80_000, 2)]);
+
+    let (buf, v) = export(&t);
+    let Some(Json::Arr(evs)) = v.get("traceEvents") else {
+        panic!("no traceEvents")
+    };
+    let counters: Vec<(Option<u64>, Option<u64>)> = evs
+        .iter()
+        .filter(|e| s(e, &["ph"]) == Some("C"))
+        .map(|e| {
+            assert_eq!(s(e, &["name"]), Some("active workers"));
+            (
+                e.get("ts").and_then(Json::as_ns),
+                e.get("args")
+                    .and_then(|a| a.get("count"))
+                    .and_then(Json::as_u64),
+            )
+        })
+        .collect();
+    assert_eq!(
+        counters,
+        vec![
+            (Some(30_000), Some(0)),
+            (Some(50_000), Some(1)),
+            (Some(80_000), Some(2))
+        ]
+    );
+    // Both files read back to the same changes and summary.
+    let back = Capture::read_chrome_json(&buf[..]).unwrap();
+    assert_eq!(back.active_workers, c.active_workers);
+    assert_eq!(back.summary(), t.summary());
+    let file = raw(&t);
+    assert_eq!(read_raw(&file[..]).unwrap(), t);
+    assert!(String::from_utf8_lossy(&file).contains(r#""active_workers",1]"#));
+
+    let summary = t.summary();
+    assert_eq!(summary.active_workers, vec![0, 1, 2]);
+    let text = summary.to_string();
+    assert!(
+        text.contains("active workers: 0 -> 1 -> 2 (3 changes)\n"),
+        "{text}"
+    );
+    // No change in the capture: no line.
+    assert!(!synthetic(20_000)
+        .summary()
+        .to_string()
+        .contains("active workers"));
+}
+
+#[test]
+fn a_long_active_worker_history_is_shortened_to_its_ends_and_range() {
+    let mut t = synthetic(20_000);
+    for k in 0..20u64 {
+        t.threads[2].events.push(rec(
+            60_000 + k * 100,
+            Event::ActiveWorkers {
+                count: (k % 3) as u32,
+            },
+        ));
+    }
+    t.threads[2].events.sort_by_key(|r| r.ts_ns);
+    let text = t.summary().to_string();
+    assert!(
+        text.contains(
+            "active workers: 0 -> 1 -> 2 -> 0 -> … -> 0 -> 1 (20 changes, between 0 and 2)"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_validator_wants_numeric_counter_args() {
+    let doc = |args: &str| {
+        format!(r#"{{"traceEvents":[{{"name":"c","ph":"C","ts":1,"pid":1,"tid":0{args}}}]}}"#)
+    };
+    assert!(validate_chrome_json(doc(r#","args":{"count":2}"#).as_bytes()).is_ok());
+    assert!(validate_chrome_json(doc("").as_bytes())
+        .unwrap_err()
+        .contains("counter without args"));
+    assert!(
+        validate_chrome_json(doc(r#","args":{"count":"2"}"#).as_bytes())
+            .unwrap_err()
+            .contains("numbers")
+    );
+}

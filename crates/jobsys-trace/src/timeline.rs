@@ -171,6 +171,16 @@ pub struct FrameSpan {
     pub end_ns: u64,
 }
 
+/// The count of workers allowed to take work changed to `count`
+/// (`JobSystem::set_active_workers`, or `Builder::follow_cpus` following
+/// the usable CPUs). Only changes are recorded: the count before the first
+/// one is not in the capture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ActiveWorkersChange {
+    pub ts_ns: u64,
+    pub count: u32,
+}
+
 /// One thread's analysed timeline.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ThreadTimeline {
@@ -205,6 +215,9 @@ pub struct Capture {
     pub threads: Vec<ThreadTimeline>,
     /// Complete frames, by frame number.
     pub frames: Vec<FrameSpan>,
+    /// Changes of the active worker count, in time order (recorded by
+    /// whichever thread made them; a counter track in the export).
+    pub active_workers: Vec<ActiveWorkersChange>,
 }
 
 impl Capture {
@@ -268,6 +281,7 @@ struct Pass {
     sleeps: Vec<(u64, u64)>,
     /// (frame, is begin, ts).
     frame_marks: Vec<(u64, bool, u64)>,
+    active_workers: Vec<ActiveWorkersChange>,
 }
 
 fn push_span(states: &mut Vec<StateSpan>, state: ThreadState, begin: u64, end: u64) {
@@ -323,6 +337,7 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
         readies: Vec::new(),
         sleeps: Vec::new(),
         frame_marks: Vec::new(),
+        active_workers: Vec::new(),
     };
     let mut stack: Vec<Frame> = Vec::new();
     let mut top = if worker {
@@ -508,6 +523,9 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
             }
             Event::FrameBegin { frame } => p.frame_marks.push((frame, true, ts)),
             Event::FrameEnd { frame } => p.frame_marks.push((frame, false, ts)),
+            Event::ActiveWorkers { count } => p
+                .active_workers
+                .push(ActiveWorkersChange { ts_ns: ts, count }),
             // CaptureStart, a search or spin inside a job or wait, and
             // kinds newer than this analysis: no change.
             _ => {}
@@ -685,6 +703,14 @@ impl Capture {
             .collect();
         frames.sort_by_key(|f| f.frame);
 
+        // Active worker changes of all threads, in time order (a stable
+        // sort: one thread's changes keep their recorded order).
+        let mut active_workers: Vec<ActiveWorkersChange> = passes
+            .iter_mut()
+            .flat_map(|p| std::mem::take(&mut p.active_workers))
+            .collect();
+        active_workers.sort_by_key(|c| c.ts_ns);
+
         let threads = passes
             .into_iter()
             .map(|p| {
@@ -699,6 +725,7 @@ impl Capture {
             names: names.names,
             threads,
             frames,
+            active_workers,
         }
     }
 }

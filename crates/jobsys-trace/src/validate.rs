@@ -125,6 +125,12 @@ impl Validator {
             }
             "C" => {
                 ts()?;
+                let Some(Json::Obj(args)) = e.get("args") else {
+                    return Err("counter without args".into());
+                };
+                if args.iter().any(|(_, v)| !matches!(v, Json::Num(_))) {
+                    return Err("counter args must be numbers".into());
+                }
             }
             other => return Err(format!("unexpected phase {other}")),
         }

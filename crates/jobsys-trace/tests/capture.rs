@@ -217,3 +217,31 @@ fn an_idle_worker_without_events_is_drawn_sleeping_with_a_note() {
     t.write_chrome_json(&mut json).unwrap();
     assert!(String::from_utf8(json).unwrap().contains("\"note\":"));
 }
+
+#[test]
+fn set_active_workers_shows_as_a_counter_and_in_the_summary() {
+    let js = system(2);
+    js.trace_start();
+    js.set_active_workers(0).unwrap();
+    js.complete(js.schedule_named("alone", || {}));
+    js.set_active_workers(2).unwrap();
+    js.complete(js.schedule_named("together", || {}));
+    let t = js.trace_stop();
+    let c = roundtrip(&t);
+    let counts: Vec<u32> = c.active_workers.iter().map(|a| a.count).collect();
+    assert_eq!(counts, vec![0, 2]);
+    assert!(c.active_workers[0].ts_ns <= c.active_workers[1].ts_ns);
+    let text = t.summary().to_string();
+    assert!(
+        text.contains("active workers: 0 -> 2 (2 changes)"),
+        "{text}"
+    );
+    let mut json = Vec::new();
+    t.write_chrome_json(&mut json).unwrap();
+    let json = String::from_utf8(json).unwrap();
+    assert_eq!(json.matches("\"ph\":\"C\"").count(), 2, "{json}");
+    // Setting the count it already has records nothing.
+    js.trace_start();
+    js.set_active_workers(2).unwrap();
+    assert!(js.trace_stop().analyse().active_workers.is_empty());
+}

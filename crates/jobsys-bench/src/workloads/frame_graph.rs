@@ -138,6 +138,16 @@ pub fn jobsys_frame<const CHECK: bool>(
     Ok(())
 }
 
+/// One checked jobsys frame of `f` (every piece verifies its dependencies
+/// finished first; every job must finish): the check [`contestant`] runs
+/// before measuring, for workloads with their own frame loop.
+pub fn check_frame(js: &JobSystem, f: &'static Frame, who: &str) -> Result<()> {
+    let (mut hs, mut deps) = (Vec::new(), Vec::new());
+    f.reset_checks();
+    jobsys_frame::<true>(js, f, &mut hs, &mut deps)?;
+    f.verify_checks(who)
+}
+
 /// rayon's per-frame dependency state: a counter per job (unfinished
 /// dependencies + 1 for "not scheduled yet") and a done word the main
 /// thread can sleep on. Dependents lists are precomputed from the graph.

@@ -2,6 +2,7 @@
 //! the table, writing the JSON, drawing the plot.
 
 pub mod contended;
+pub mod follow_cpus;
 pub mod frame_graph;
 pub mod frame_graph_background;
 pub mod idle_cost;
@@ -33,6 +34,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::WakePrimitives => wake_primitives::run(ctx),
         Command::Contended => contended::run(ctx),
         Command::TraceCost => trace_cost::run(ctx),
+        Command::FollowCpus => follow_cpus::run(ctx),
         Command::Policies => policies::run(ctx),
         Command::All | Command::Plot | Command::Soak(_) => unreachable!("not a workload"),
     }
