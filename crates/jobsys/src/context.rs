@@ -65,6 +65,9 @@ pub(crate) struct OwnerState {
     pub rng: u64,
     /// Jobs queued by `schedule_batched` since the last `flush`.
     pub batch_pending: usize,
+    /// Jobs this thread ran through a handle while waiting, whose entries
+    /// may still sit in its deques (stale; `Registry::compact_deques`).
+    pub stale_hint: u32,
 }
 
 pub(crate) struct Context {
@@ -117,6 +120,7 @@ impl Context {
                 wait_depth: 0,
                 running: Vec::with_capacity(16),
                 batch_pending: 0,
+                stale_hint: 0,
                 rng: 0x9E37_79B9_7F4A_7C15
                     ^ (u64::from(index) + 1).wrapping_mul(0xA24B_AED4_963E_E407),
             }),
@@ -222,6 +226,28 @@ impl Context {
     pub(crate) fn batch_take(&self) -> usize {
         // SAFETY: as in `running_push`.
         std::mem::take(&mut unsafe { self.owner() }.batch_pending)
+    }
+
+    /// A job was run through its handle: its entry may be left behind.
+    #[inline]
+    pub(crate) fn note_stale(&self) {
+        // SAFETY: as in `running_push`.
+        let st = unsafe { self.owner() };
+        st.stale_hint = st.stale_hint.saturating_add(1);
+    }
+
+    /// Entries possibly left behind since `clear_stale`.
+    #[inline]
+    pub(crate) fn stale(&self) -> u32 {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.stale_hint
+    }
+
+    /// The deques were compacted.
+    #[inline]
+    pub(crate) fn clear_stale(&self) {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.stale_hint = 0;
     }
 
     #[inline]

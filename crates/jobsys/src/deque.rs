@@ -38,6 +38,11 @@ impl Local {
     pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+    /// Entries queued (tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 impl Stealer {

@@ -508,3 +508,32 @@ fn a_benched_worker_still_runs_the_jobs_pinned_to_it() {
     js.set_active_workers(2).unwrap();
     assert_eq!(js.stats().active_workers, 2);
 }
+
+/// A thread that runs jobs through their handles leaves their entries in
+/// its deque; with no worker to steal them (0 workers, or all benched) they
+/// piled up under live ones without bound (24 B per job; found by the
+/// follow-cpus benchmark). They are compacted away when its outermost wait
+/// returns.
+#[test]
+fn entries_left_by_waits_through_handles_do_not_pile_up() {
+    let js = system(0);
+    let rounds = n(2000, 10);
+    for _ in 0..rounds {
+        let hs: Vec<_> = (0..100).map(|_| js.schedule(|| {})).collect();
+        // Newest first (popped), then the rest, each run through its handle
+        // while the entries of the others stay queued.
+        js.complete(*hs.last().unwrap());
+        for &h in &hs {
+            js.complete(h);
+        }
+    }
+    let ctx = js.reg().current();
+    let queued: usize = (0..crate::context::PRIORITIES)
+        .map(|p| ctx.local(p).len())
+        .sum();
+    // At most the entries of one compaction interval remain (all stale).
+    assert!(
+        queued <= 200,
+        "{queued} entries left in the deques after {rounds} rounds"
+    );
+}

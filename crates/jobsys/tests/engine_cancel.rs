@@ -272,13 +272,10 @@ fn cancel_of_a_running_job_is_seen_inside_and_fails_it() {
 /// `Cancelled`), or the closure ran exactly once (result Ok, or
 /// `Cancelled` if the stop reached it while running). Dropped once always.
 /// Two spinning threads keep the CPUs oversubscribed so that preemption
-/// lands inside narrow windows of the race (fails about 9 runs in 10 on
-/// 2 vCPUs while the bug named below is present).
+/// lands inside narrow windows of the race. It failed about 9 runs in 10
+/// on 2 vCPUs while `cancel` of a started job recorded its failure itself,
+/// which the runner, between claim and run, took for a failed dependency.
 #[test]
-#[ignore = "BUG: cancel racing a claim: cancel returns false (the job had started) but the \
-            closure never runs. Registry::cancel_with's Started path calls set_failure on the \
-            RUNNING slot; run_claimed, between claim and run, reads has_failure() as \
-            'poisoned by a dependency' and skips the closure (lifecycle.rs run_claimed)"]
 fn cancel_racing_with_start_has_one_outcome_per_job() {
     watchdog(SECS * 3, || {
         // More runnable threads than CPUs, so that the racing threads get
