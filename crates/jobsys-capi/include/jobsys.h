@@ -124,7 +124,8 @@ typedef struct jobsys_system jobsys_system;
 /* Names a scheduled job. A plain 128-bit value: copy, store and compare it
  * freely (equal fields = same job). A zeroed handle is never valid. A
  * handle stays valid for the life of its system: once the job finished it
- * reads as complete (and a failed job keeps reporting its failure). */
+ * reads as complete (and a failed or cancelled job keeps reporting its
+ * failure, the newest 4096 of them; older ones read complete). */
 typedef struct jobsys_handle {
     uint64_t id;
     uint64_t gen;

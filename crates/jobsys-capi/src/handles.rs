@@ -12,9 +12,12 @@
 //! Invariants of [`Table`]:
 //! - Each entry is in exactly one state: *free* (in `free`, `job == None`),
 //!   *pending* (in `pending`, `job` set, maybe still running), or *failed*
-//!   (`job` set, in neither list, kept while the system lives so that every
-//!   later `jobsys_complete` still reports the failure, like the library's
-//!   own failed slots).
+//!   (in `failed`, `job` set: failed or cancelled, kept so that later
+//!   `jobsys_complete` calls still report the failure). The newest
+//!   `FAILED_KEPT` failed entries are kept; an older one is recycled and
+//!   its handle then reads complete, as the library forgets failures beyond
+//!   `Config::failure_history` (same default), so a program that fails or
+//!   cancels jobs every frame does not grow the table for ever.
 //! - An entry is recycled only after its job completed **successfully**;
 //!   its generation goes up when it is reused. So a C handle whose
 //!   generation is below its entry's (or equal, with the entry free) names a
@@ -22,7 +25,7 @@
 //!   handle whose slot was reused.
 //! - Recycling is lazy: each insert examines the two oldest pending
 //!   entries, so the table stays within about twice the number of jobs in
-//!   flight, plus one entry per failed job.
+//!   flight, plus `FAILED_KEPT`.
 
 use crate::errors::{Code, Error, Result};
 use jobsys::{JobHandle, JobSystem};
@@ -38,6 +41,10 @@ pub struct Handle {
     /// Generation of the table entry, from 1.
     pub gen: u64,
 }
+
+/// Failed (or cancelled) jobs whose entries are kept (see the module
+/// comment): the library's default failure history.
+const FAILED_KEPT: usize = jobsys::DEFAULT_FAILURE_HISTORY;
 
 /// Serials of systems created so far (0 is never used).
 static NEXT_SERIAL: AtomicU32 = AtomicU32::new(1);
@@ -70,6 +77,8 @@ pub struct Table {
     entries: Vec<Entry>,
     free: Vec<u32>,
     pending: VecDeque<u32>,
+    /// Failed entries, oldest first (at most `FAILED_KEPT`).
+    failed: VecDeque<u32>,
 }
 
 impl Table {
@@ -79,6 +88,7 @@ impl Table {
             entries: Vec::new(),
             free: Vec::new(),
             pending: VecDeque::new(),
+            failed: VecDeque::new(),
         }
     }
 
@@ -114,6 +124,13 @@ impl Table {
             } else if js.try_complete(job).is_ok() {
                 e.job = None;
                 self.free.push(idx);
+            } else {
+                self.failed.push_back(idx);
+                if self.failed.len() > FAILED_KEPT {
+                    let old = self.failed.pop_front().expect("over the limit");
+                    self.entries[old as usize].job = None;
+                    self.free.push(old);
+                }
             }
         }
     }
@@ -180,4 +197,43 @@ fn invalid(h: Handle) -> Error {
             h.id, h.gen
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program that fails (or cancels) jobs every frame keeps at most
+    /// `FAILED_KEPT` failed entries: the table stays bounded, the newest
+    /// failures still report, the oldest read complete.
+    #[test]
+    fn failed_entries_are_bounded() {
+        let js = JobSystem::builder().workers(0).build().unwrap();
+        let mut t = Table::new(next_serial());
+        let n = FAILED_KEPT + 1000;
+        let mut hs = Vec::new();
+        for _ in 0..n {
+            let gate = js.schedule(|| {});
+            let j = js.schedule_after(&[gate], || {});
+            js.cancel(j);
+            js.complete(gate);
+            assert!(js.try_complete(j).is_err(), "cancelled");
+            hs.push((t.insert(&js, j), j));
+        }
+        for _ in 0..4 {
+            t.reclaim(&js, n);
+        }
+        assert!(
+            t.entries.len() <= FAILED_KEPT + 16,
+            "{} entries",
+            t.entries.len()
+        );
+        assert!(
+            matches!(t.lookup(hs[0].0), Ok(Lookup::Done)),
+            "the oldest is forgotten"
+        );
+        let (newest, job) = hs[n - 1];
+        assert!(matches!(t.lookup(newest), Ok(Lookup::Live(h)) if h == job));
+        assert!(js.try_complete(job).is_err(), "the newest still reports");
+    }
 }
