@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::watchdog;
+use common::{watchdog, DropCount};
 use jobsys::{JobError, JobSystem, Pin};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
@@ -17,14 +17,6 @@ const SECS: u64 = 60;
 
 fn system(workers: usize) -> JobSystem {
     JobSystem::builder().workers(workers).build().unwrap()
-}
-
-/// Counts drops of the value a closure owns.
-struct DropCount(Arc<AtomicUsize>);
-impl Drop for DropCount {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, SeqCst);
-    }
 }
 
 /// `thread_index`: 0 on the builder, i+1 on worker i, `workers()+1`, `+2`

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{expect_panic, panic_message, watchdog};
+use common::{expect_panic, panic_message, watchdog, DropCount};
 use jobsys::{Batch, JobError, JobHandle, JobSystem};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering::SeqCst};
@@ -23,14 +23,6 @@ fn panicked(r: Result<(), JobError>) -> jobsys::JobPanic {
     match r {
         Err(JobError::Panicked(p)) => p,
         other => panic!("expected JobError::Panicked, got {other:?}"),
-    }
-}
-
-/// Counts drops of the value a closure captures (leak / double-drop check).
-struct DropCount(Arc<AtomicUsize>);
-impl Drop for DropCount {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, SeqCst);
     }
 }
 

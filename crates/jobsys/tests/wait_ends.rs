@@ -30,7 +30,7 @@
 
 mod common;
 
-use common::panic_message;
+use common::{panic_message, DropCount};
 use jobsys::{Batch, JobError, JobHandle, JobSystem};
 use std::cell::RefCell;
 use std::io::Write;
@@ -123,14 +123,6 @@ fn outcome(r: Result<(), JobError>) -> Outcome {
             via_dependency: p.via_dependency(),
         },
         Err(e) => Outcome::Other(format!("{e:?}")),
-    }
-}
-
-/// Counts drops of the value a closure owns.
-struct DropCount(Arc<AtomicUsize>);
-impl Drop for DropCount {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, SeqCst);
     }
 }
 

@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 use std::any::Any;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Run `body` on its own thread and fail the test if it has not finished
@@ -85,4 +87,13 @@ pub fn mix(a: u64, b: u64) -> u64 {
     let mut z = a ^ b.rotate_left(29) ^ 0xD6E8_FEB8_6659_FD93;
     z = (z ^ (z >> 32)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
     z ^ (z >> 29)
+}
+
+/// Counts drops of the value a closure owns (a closure dropped without
+/// running, or twice, shows in the count).
+pub struct DropCount(pub Arc<AtomicUsize>);
+impl Drop for DropCount {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, SeqCst);
+    }
 }
