@@ -97,7 +97,10 @@ impl Registry {
         };
         let entry = Entry::stack(&job.header);
         ctx.push(entry, NORMAL);
-        self.notify_work(ctx);
+        // No fence (rayon's `new_internal_jobs` does the same): a wake lost
+        // here costs parallelism, never progress, because this thread takes
+        // `a` back and runs it itself unless a thief already has it.
+        self.notify_work_unfenced(ctx);
         let rb = catch_unwind(AssertUnwindSafe(b));
         let ra = if self.take_back(ctx, entry) {
             // We took our own entry back, so nobody else has it: run `a`
