@@ -90,6 +90,36 @@ pub(crate) struct Context {
     pub park: CachePadded<Futex>,
     pub counters: CachePadded<Counters>,
     owner: UnsafeCell<OwnerState>,
+    /// The registry's `Urgent` hint, set by every push onto a High or a
+    /// needed deque.
+    urgent: std::sync::Arc<Urgent>,
+}
+
+/// "Some High or needed entry may be queued somewhere": a hint that lets a
+/// busy worker skip its sweep over every context's High and needed deques
+/// (two of them per context, on every job) while none were pushed.
+/// Set (without a write when already set) by each such push; taken by a
+/// worker just before the sweep. A stale value only reorders work: a
+/// worker that finds nothing else sweeps anyway (`find_and_run`).
+#[derive(Default)]
+pub(crate) struct Urgent(CachePadded<AtomicBool>);
+
+impl Urgent {
+    #[inline]
+    pub(crate) fn set(&self) {
+        if !self.0.load(Ordering::Relaxed) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Read and clear.
+    #[inline]
+    pub(crate) fn take(&self) -> bool {
+        self.0.load(Ordering::Relaxed) && {
+            self.0.store(false, Ordering::Relaxed);
+            true
+        }
+    }
 }
 
 // SAFETY: `locals`, `needed_local`, `store`'s owner-only parts and `owner`
@@ -101,7 +131,7 @@ unsafe impl Sync for Context {}
 unsafe impl Send for Context {}
 
 impl Context {
-    pub(crate) fn new(index: u32, is_worker: bool) -> Context {
+    pub(crate) fn new(index: u32, is_worker: bool, urgent: std::sync::Arc<Urgent>) -> Context {
         let [(l0, s0), (l1, s1), (l2, s2)] = [deque::new(), deque::new(), deque::new()];
         let (needed_local, needed) = deque::new();
         Context {
@@ -124,6 +154,7 @@ impl Context {
                 rng: 0x9E37_79B9_7F4A_7C15
                     ^ (u64::from(index) + 1).wrapping_mul(0xA24B_AED4_963E_E407),
             }),
+            urgent,
         }
     }
 
@@ -252,7 +283,10 @@ impl Context {
 
     #[inline]
     pub(crate) fn push(&self, e: Entry, prio: usize) {
-        self.locals[prio].push(e)
+        self.locals[prio].push(e);
+        if prio == HIGH {
+            self.urgent.set();
+        }
     }
 
     /// Also offer `e` to waiters. Entries whose job already ran are trimmed
@@ -264,7 +298,8 @@ impl Context {
                 break;
             }
         }
-        self.needed_local.push(e)
+        self.needed_local.push(e);
+        self.urgent.set();
     }
 
     /// Owner's pop from its needed deque.

@@ -138,6 +138,8 @@ pub(crate) struct Registry {
     pub main_ctx: AtomicU32,
     /// Next thread index for a newly registered thread (`pinned.rs`).
     pub next_thread_index: AtomicU32,
+    /// Shared by every context (`context::Urgent`).
+    pub(crate) urgent: std::sync::Arc<crate::context::Urgent>,
     /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
     pub hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
 }
@@ -219,8 +221,9 @@ impl Registry {
         Arc::new_cyclic(|weak| {
             let contexts: Box<[OnceLock<Box<Context>>]> =
                 (0..cap).map(|_| OnceLock::new()).collect();
+            let urgent = std::sync::Arc::new(crate::context::Urgent::default());
             for (i, c) in contexts.iter().take(num_workers).enumerate() {
-                let ctx = Context::new(i as u32, true);
+                let ctx = Context::new(i as u32, true, urgent.clone());
                 ctx.claimed.store(true, Ordering::Relaxed);
                 let _ = c.set(Box::new(ctx));
             }
@@ -251,6 +254,7 @@ impl Registry {
                 main_ctx: AtomicU32::new(u32::MAX),
                 next_thread_index: AtomicU32::new(num_workers as u32 + 1),
                 hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
+                urgent,
             }
         })
     }
@@ -331,7 +335,7 @@ impl Registry {
             n < self.contexts.len(),
             "jobsys: more than {MAX_EXTERNAL} threads other than the workers (and the thread that built it) use this JobSystem at once"
         );
-        let ctx = Context::new(n as u32, false);
+        let ctx = Context::new(n as u32, false, self.urgent.clone());
         ctx.claimed.store(true, Ordering::Relaxed);
         let _ = self.contexts[n].set(Box::new(ctx));
         self.num_contexts.store(n + 1, Ordering::Release);

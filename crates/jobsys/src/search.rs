@@ -59,24 +59,40 @@ impl Registry {
         {
             return true;
         }
-        if self.pop_and_run(ctx, HIGH, searching)
-            || (self.inheritance
-                && self.run_needed(ctx, &mut || {
-                    self.found_work(ctx, searching, || Some(ctx.index))
-                }))
-        {
+        if self.pop_and_run(ctx, HIGH, searching) {
             return true;
         }
-        for prio in HIGH..PRIORITIES {
-            if prio != HIGH && self.pop_and_run(ctx, prio, searching) {
+        // Others' High and needed deques only when some were pushed since
+        // the last sweep (`Urgent`); otherwise go straight to Normal work.
+        let swept = self.urgent.take();
+        if swept && self.run_urgent(ctx, searching) {
+            return true;
+        }
+        for prio in HIGH + 1..PRIORITIES {
+            if self.pop_and_run(ctx, prio, searching) || self.steal_and_run(ctx, prio, searching) {
                 return true;
             }
-            if self.steal_and_run(ctx, prio, searching) {
-                return true;
-            }
+        }
+        // A stale hint must not hide work: sweep before giving up.
+        if !swept && self.run_urgent(ctx, searching) {
+            return true;
         }
         bump(&ctx.counters.failed_steals);
         false
+    }
+
+    /// Jobs some waiter needs (priority inheritance), then High jobs of
+    /// other threads. A hit leaves the `Urgent` hint set: more may wait.
+    fn run_urgent(&self, ctx: &Context, searching: &mut bool) -> bool {
+        let found = (self.inheritance
+            && self.run_needed(ctx, &mut || {
+                self.found_work(ctx, searching, || Some(ctx.index))
+            }))
+            || self.steal_and_run(ctx, HIGH, searching);
+        if found {
+            self.urgent.set();
+        }
+        found
     }
 
     /// Run a job from a `needed` deque (ours first).

@@ -179,11 +179,22 @@ impl Registry {
 
     /// One round of a benched worker (index at or above the active count):
     /// it runs only what nobody else may or will take — jobs pinned to it,
-    /// then its own deques' leftovers — and otherwise parks on the bench,
-    /// where no `notify_work` wakes it (`Sleep::set_active`).
+    /// then its own deques' leftovers, the `needed` one included (a job it
+    /// released for a waiter lands there, and as a top-level worker it does
+    /// not wake the waiters for it: `make_runnable`) — and otherwise parks
+    /// on the bench, where no `notify_work` wakes it (`Sleep::set_active`).
     fn benched_round(&self, ctx: &Context, idx: usize, searching: &mut bool) {
         let noop = &mut || {};
+        let own_needed = || {
+            while let Some(e) = ctx.pop_needed() {
+                if self.run_entry(ctx, e, &mut || {}) {
+                    return true;
+                }
+            }
+            false
+        };
         if self.run_one_pinned(ctx, noop)
+            || own_needed()
             || (0..crate::context::PRIORITIES).any(|p| self.pop_and_run(ctx, p, &mut false))
         {
             return;
