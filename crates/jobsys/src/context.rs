@@ -96,29 +96,29 @@ pub(crate) struct Context {
 }
 
 /// "Some High or needed entry may be queued somewhere": a hint that lets a
-/// busy worker skip its sweep over every context's High and needed deques
-/// (two of them per context, on every job) while none were pushed.
-/// Set (without a write when already set) by each such push; taken by a
-/// worker just before the sweep. A stale value only reorders work: a
-/// worker that finds nothing else sweeps anyway (`find_and_run`).
+/// busy worker skip its sweep over every other context's High and needed
+/// deques (two of them per context, on every job) while none were pushed.
+/// Each such push stores it (after the push, Release); a worker takes it
+/// with a swap (Acquire) just before the sweep, so the sweep sees every
+/// push whose store it took, and a push after the swap leaves it set. A
+/// worker always looks at its *own* High and needed deques, and one that
+/// finds nothing else sweeps anyway (`find_and_run`): a stale hint only
+/// reorders work between threads, it never hides it.
 #[derive(Default)]
 pub(crate) struct Urgent(CachePadded<AtomicBool>);
 
 impl Urgent {
+    /// Unconditional: skipping the store when already set would let a
+    /// taker that saw an earlier store miss this push.
     #[inline]
     pub(crate) fn set(&self) {
-        if !self.0.load(Ordering::Relaxed) {
-            self.0.store(true, Ordering::Relaxed);
-        }
+        self.0.store(true, Ordering::Release);
     }
 
-    /// Read and clear.
+    /// Read and clear; the swap (an RMW) only when set.
     #[inline]
     pub(crate) fn take(&self) -> bool {
-        self.0.load(Ordering::Relaxed) && {
-            self.0.store(false, Ordering::Relaxed);
-            true
-        }
+        self.0.load(Ordering::Relaxed) && self.0.swap(false, Ordering::Acquire)
     }
 }
 

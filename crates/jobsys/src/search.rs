@@ -59,7 +59,16 @@ impl Registry {
         {
             return true;
         }
-        if self.pop_and_run(ctx, HIGH, searching) {
+        // Our own High deque, and our own needed one: a job this worker
+        // released for a waiter is there, and as a top-level worker it did
+        // not wake the waiters for it (`make_runnable`), so it must run it
+        // next whatever the hint below says.
+        if self.pop_and_run(ctx, HIGH, searching)
+            || (self.inheritance
+                && self.run_own_needed(ctx, &mut || {
+                    self.found_work(ctx, searching, || Some(ctx.index))
+                }))
+        {
             return true;
         }
         // Others' High and needed deques only when some were pushed since
@@ -81,11 +90,12 @@ impl Registry {
         false
     }
 
-    /// Jobs some waiter needs (priority inheritance), then High jobs of
-    /// other threads. A hit leaves the `Urgent` hint set: more may wait.
+    /// Jobs some waiter needs (priority inheritance) in other contexts'
+    /// deques, then High jobs of other threads. A hit leaves the `Urgent`
+    /// hint set: more may wait.
     fn run_urgent(&self, ctx: &Context, searching: &mut bool) -> bool {
         let found = (self.inheritance
-            && self.run_needed(ctx, &mut || {
+            && self.run_others_needed(ctx, &mut || {
                 self.found_work(ctx, searching, || Some(ctx.index))
             }))
             || self.steal_and_run(ctx, HIGH, searching);
@@ -99,11 +109,22 @@ impl Registry {
     /// `on_claim` as in `run_entry`. Shared by workers (priority
     /// inheritance) and threads in `complete` (helping).
     pub(crate) fn run_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
+        self.run_own_needed(ctx, on_claim) || self.run_others_needed(ctx, on_claim)
+    }
+
+    /// Run a job from our own `needed` deque (a local pop: cheap when empty).
+    #[inline]
+    fn run_own_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
         while let Some(e) = ctx.pop_needed() {
             if self.run_entry(ctx, e, on_claim) {
                 return true;
             }
         }
+        false
+    }
+
+    /// Run a job from another context's `needed` deque.
+    fn run_others_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
         let n = self.num_contexts();
         let start = (ctx.next_random() % n as u64) as usize;
         for k in 0..n {
