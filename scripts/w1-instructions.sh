@@ -3,6 +3,13 @@
 # callgrind (independent of machine load), for one commit or the work tree.
 #
 # Usage: bash scripts/w1-instructions.sh [REV]   (default: the work tree)
+#        W1_FEATURES='--features trace' bash scripts/w1-instructions.sh [REV]
+#
+# W1_FEATURES (default: empty) is passed to the `cargo build` of jobsys-w1.
+# jobsys-w1 depends on jobsys without default features, so the default
+# build has no tracer; `--features trace` compiles the tracer in (not
+# recording). The tracer's off cost per job is the difference between the
+# two. Each feature set gets its own target directory.
 #
 # For each case: one W1 iteration is counted with
 # `--toggle-collect='*w1_kernels::iteration*'`; the figure is the difference
@@ -18,10 +25,13 @@ if [ -n "$rev" ]; then
   git worktree add --detach "$src" "$rev" >/dev/null
   trap 'git worktree remove --force "$src"' EXIT
 fi
-target=${CARGO_TARGET_DIR:-$PWD/target}/w1-instructions/${rev:-worktree}
-(cd "$src" && CARGO_TARGET_DIR=$target cargo build -q --release -p jobsys-w1)
+features=${W1_FEATURES:-}
+tag=$(printf '%s' "$features" | tr -c 'A-Za-z0-9_-' '_')
+target=${CARGO_TARGET_DIR:-$PWD/target}/w1-instructions/${rev:-worktree}${tag:+-$tag}
+# shellcheck disable=SC2086 # W1_FEATURES is a list of cargo arguments
+(cd "$src" && CARGO_TARGET_DIR=$target cargo build -q --release -p jobsys-w1 $features)
 bin=$target/release/jobsys-w1
-echo "case instructions_per_job (rev ${rev:-work tree})"
+echo "case instructions_per_job (rev ${rev:-work tree}${features:+, $features})"
 for case in single flat nested pfor-empty; do
   count() {
     local out

@@ -108,18 +108,30 @@ impl Registry {
     }
 
     /// Re-read the usable CPUs if following them and a poll is due. Cheap
-    /// when not: one load (not following), or a clock read and a load.
+    /// when not: one load (not following), or a call, a clock read and a
+    /// load.
     #[inline]
     pub(crate) fn poll_cpus(&self, ctx: &Context) {
         if let Some(f) = &self.active.follow {
-            let now = f.start.elapsed().as_nanos() as u64;
-            if now >= f.next.load(Ordering::Relaxed) {
-                self.poll_cpus_now(ctx, f, now);
-            }
+            self.poll_cpus_following(ctx, f);
+        }
+    }
+
+    /// `poll_cpus` when following. Out of line: inlined, its clock call
+    /// kept `ctx` (used only by the tracer's hooks in `apply_active`)
+    /// alive in a saved register, which every top-level wait's
+    /// `DepthGuard` drop paid for, following or not, with the tracer
+    /// compiled in.
+    #[inline(never)]
+    fn poll_cpus_following(&self, ctx: &Context, f: &Follow) {
+        let now = f.start.elapsed().as_nanos() as u64;
+        if now >= f.next.load(Ordering::Relaxed) {
+            self.poll_cpus_now(ctx, f, now);
         }
     }
 
     #[cold]
+    #[inline(never)]
     fn poll_cpus_now(&self, ctx: &Context, f: &Follow, now: u64) {
         // One poller at a time; the others go on with their work.
         let Ok(mut watch) = f.watch.try_lock() else {

@@ -219,8 +219,11 @@ impl Registry {
             system: self.id,
         };
         if deps.is_empty() {
+            // The ready is stamped before the job can be seen (published,
+            // then pushed), and the one tracer check of this job is kept in
+            // its state (`TRACED`) for the wait that may run it inline.
+            let flags = flags | crate::trace::job_ready_flag(self, ctx, slot, gen);
             slot.publish_runnable(gen, flags);
-            crate::trace::job_ready(self, ctx, crate::trace::JobId::of_slot(slot, gen));
             if let Some(target) = slot.meta().pinned_to() {
                 let e = Entry {
                     slot: handle.slot,
@@ -239,7 +242,8 @@ impl Registry {
             self.notify_work(ctx);
             return handle;
         }
-        slot.publish_waiting(gen, flags, deps.len());
+        // TRACED: no check here, so a wait on it makes its own.
+        slot.publish_waiting(gen, flags | TRACED, deps.len());
         self.attach_deps(ctx, slot, deps);
         if slot.dep_done() {
             crate::trace::job_ready(self, ctx, crate::trace::JobId::of_slot(slot, gen));
@@ -261,7 +265,8 @@ impl Registry {
             return self.submit(ctx, slot, gen, deps, 0);
         }
         bump(&ctx.counters.scheduled);
-        slot.publish_runnable(gen, 0);
+        // TRACED: no tracer check here, so a wait on it makes its own.
+        slot.publish_runnable(gen, TRACED);
         let handle = JobHandle {
             slot: NonNull::from(slot),
             gen,
@@ -445,7 +450,23 @@ impl Registry {
 
     /// Run a claimed single job and finish it. `claimed` is the state
     /// `Slot::claim` returned.
+    #[inline]
     pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32, claimed: u64) {
+        self.run_claimed_as::<true>(ctx, slot, gen, claimed);
+    }
+
+    /// `run_claimed`. `TRACE = true` checks the tracer at the job's begin,
+    /// as every site does. `TRACE = false` has no event site at all, for
+    /// `wait_with`'s fast path on a job published with the tracer off (no
+    /// `TRACED` flag: `submit` checked, one check per job instead of one
+    /// per event, trace/README.md "Cost").
+    pub(crate) fn run_claimed_as<const TRACE: bool>(
+        &self,
+        ctx: &Context,
+        slot: &Slot,
+        gen: u32,
+        claimed: u64,
+    ) {
         let vt = slot.vtable();
         // CANCELLED is only set while WAITING, so the claim fixed it.
         if claimed & CANCELLED != 0 {
@@ -465,7 +486,11 @@ impl Registry {
             self.finish(ctx, slot, gen, FAILED | POISONED);
             return;
         }
-        let traced = crate::trace::job_begin_slot(self, ctx, slot, gen);
+        let traced = if TRACE {
+            crate::trace::job_begin_slot(self, ctx, slot, gen)
+        } else {
+            None
+        };
         ctx.running_push(slot, gen);
         let outer = CurrentJob::enter(slot, gen);
         // SAFETY: we hold the claim; the payload is initialised and consumed
@@ -629,12 +654,7 @@ impl Registry {
                 dependent.set_failure(f.clone());
             }
             if dependent.dep_done() {
-                let dgen = dependent.gen_now();
-                crate::trace::job_released(
-                    self,
-                    ctx,
-                    crate::trace::JobId::of_slot(dependent, dgen),
-                );
+                crate::trace::job_released_slot(self, ctx, dependent);
                 waited_buried |= top_is_waited;
                 top_is_waited = self.make_runnable(ctx, dependent);
             }

@@ -39,7 +39,7 @@ pub(crate) const PAYLOAD_BYTES: usize = 64;
 pub(crate) const PAGE_SLOTS: usize = 256;
 
 // ---- the state word -------------------------------------------------------
-// bits 0..32: generation; bits 32..35: phase; 35..42: flags; 42..64: pins.
+// bits 0..32: generation; bits 32..35: phase; 35..43: flags; 43..64: pins.
 //
 // The phases of one generation (→ is one CAS or a store by the slot's owner
 // before publication; every transition keeps the generation except the
@@ -67,7 +67,8 @@ pub(crate) const PAGE_SLOTS: usize = 256;
 //
 // Flags: FAILED, POISONED (skipped: a dependency failed), CANCELLED (the
 // canceller owns the closure), STOP (cancelled after it started), WAITED
-// (a waiter needs it), PFOR, HAS_DEPS (dependents attached). Pins: waiters,
+// (a waiter needs it), PFOR, HAS_DEPS (dependents attached), TRACED (a
+// wait on it checks the tracer). Pins: waiters,
 // attachers, a canceller and the runner (the claim) each hold one; a
 // pinned slot keeps its generation, payload, edges and failure.
 pub(crate) const PHASE_SHIFT: u32 = 32;
@@ -95,7 +96,14 @@ pub(crate) const PFOR: u64 = 1 << 39;
 /// Cancelled after it started (`cancel` on a running job or a loop whose
 /// pieces are being handed out): cooperative; the job fails as cancelled.
 pub(crate) const STOP: u64 = 1 << 41;
-pub(crate) const PIN_SHIFT: u32 = 42;
+/// A wait on this job checks the tracer itself: set when the tracer was on
+/// as `submit` published the job (it checked, for the job's ready event),
+/// and by publishers that do not check. Without it a wait whose fast path
+/// runs the job inline (`wait_with`) has no event site at all: one tracer
+/// check per job, at submit, instead of one per event (trace/README.md,
+/// "Cost"). 0 without the `trace` feature.
+pub(crate) const TRACED: u64 = if cfg!(feature = "trace") { 1 << 42 } else { 0 };
+pub(crate) const PIN_SHIFT: u32 = 43;
 pub(crate) const PIN_ONE: u64 = 1 << PIN_SHIFT;
 
 #[inline]

@@ -360,22 +360,73 @@ impl Registry {
             return Err(JobError::WaitOnSelf);
         }
         let _depth = DepthGuard::new(self, ctx);
+        // Fast path: `h` is on top of our own deque (fork/join, W1 single)
+        // and was published with the tracer off (no `TRACED`: `submit`
+        // checked it, for the job's ready event). This path has no event
+        // site: a job waited on this way pays one tracer check in all, at
+        // submit, not one per event (the wait's begin and end, the job's
+        // begin and end). If a capture starts between its submit and this
+        // wait, the wait and the job it runs here are left out of the
+        // capture whole, as the job's ready is. A wait that does not end
+        // here is traced from `wait_slow` on.
+        if s & (PHASE_MASK | PFOR | TRACED) == RUNNABLE {
+            self.run_if_on_top::<false>(ctx, h);
+            let s = slot.state();
+            if gen_of(s) != h.gen {
+                return self.observe_recycled(h);
+            }
+            if phase_of(s) == FINISHED {
+                return self.observe(ctx, h);
+            }
+            return self.wait_slow(ctx, h, None, must_finish);
+        }
+        self.wait_slow(ctx, h, Some(s), must_finish)
+    }
+
+    /// `wait_with` past its fast path, or for a `TRACED` job: the traced
+    /// wait (its begin first, its end on every return), then, for a job
+    /// `wait_with` saw in state `seen`, the fast path with its events, then
+    /// the loop.
+    #[inline(never)]
+    fn wait_slow(
+        &self,
+        ctx: &Context,
+        h: JobHandle,
+        seen: Option<u64>,
+        must_finish: bool,
+    ) -> Result<(), JobError> {
         let _trace = crate::trace::WaitTrace::of_handle(self, ctx, h);
-        // Fast path: `h` is on top of our own deque (fork/join, W1 single).
-        if phase_of(s) == RUNNABLE && s & PFOR == 0 {
-            // No pin: the slot may be reused meanwhile, so the priority is a
-            // guess; the popped entry is compared with `h` before it runs.
-            let local = ctx.local(slot.prio_hint());
-            if let Some(e) = local.pop() {
-                if e.slot == h.slot && e.gen == h.gen {
-                    if let Some(claimed) = slot.claim(h.gen) {
-                        self.run_claimed(ctx, slot, h.gen, claimed);
-                    }
-                } else {
-                    local.push(e);
-                }
+        if let Some(s) = seen {
+            if phase_of(s) == RUNNABLE && s & PFOR == 0 {
+                self.run_if_on_top::<true>(ctx, h);
             }
         }
+        self.wait_loop(ctx, h, must_finish)
+    }
+
+    /// The fast path of a wait, `h` seen runnable and not a loop: if `h`
+    /// is on top of our own deque, run it here. `TRACE`: as
+    /// `run_claimed_as`.
+    #[inline(always)]
+    fn run_if_on_top<const TRACE: bool>(&self, ctx: &Context, h: JobHandle) {
+        let slot = h.slot();
+        // No pin: the slot may be reused meanwhile, so the priority is a
+        // guess; the popped entry is compared with `h` before it runs.
+        let local = ctx.local(slot.prio_hint());
+        if let Some(e) = local.pop() {
+            if e.slot == h.slot && e.gen == h.gen {
+                if let Some(claimed) = slot.claim(h.gen) {
+                    self.run_claimed_as::<TRACE>(ctx, slot, h.gen, claimed);
+                }
+            } else {
+                local.push(e);
+            }
+        }
+    }
+
+    /// The rest of a wait: help, spin, park until `h` finishes.
+    fn wait_loop(&self, ctx: &Context, h: JobHandle, must_finish: bool) -> Result<(), JobError> {
+        let slot = h.slot();
         let mut marked = false;
         loop {
             let s = slot.state();

@@ -27,7 +27,11 @@
 //! With the `trace` feature off every hook below is an empty inline
 //! function. With it on and nothing recording, a hook is one relaxed load
 //! of a process-wide `AtomicBool` and a branch; the recording path is
-//! out of line (`#[cold]`).
+//! out of line (`#[cold]`). A job scheduled and then waited on by the same
+//! thread (which runs it inline) passes one such check in all, not five:
+//! `submit` keeps its check's outcome in the job's state (the `TRACED`
+//! flag), and `wait_with`'s fast path for a job without it has no event
+//! site (wait.rs; the README's "Cost" has the figures).
 //!
 //! # Hooks the core calls
 //! All take the registry and the *calling thread's own* context (`ctx`),
@@ -39,16 +43,17 @@
 //!
 //! | hook | file, function: where |
 //! | --- | --- |
-//! | `job_ready(reg, ctx, JobId::of_slot(slot, gen))` | lifecycle.rs `submit`: in the no-dependency branch *before* `ctx.push`, and before `make_runnable` when the last `pending` decrement is `submit`'s own (a ready must be stamped before any thread can start the job) |
-//! | `job_released(reg, ctx, JobId::of_slot(dependent, dependent.gen_now()))` | lifecycle.rs `finish`: when `dependent.dep_done()` reports the last dependency, before `make_runnable(ctx, dependent)` |
-//! | `job_begin(reg, ctx, id, name)` | lifecycle.rs `run_claimed`: after the cancelled and poisoned branches, before `running_push`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; lifecycle.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::of_entry(e)`) |
+//! | `job_ready_flag(reg, ctx, slot, gen)` | lifecycle.rs `submit`: in the no-dependency branch *before* `publish_runnable` (which it gives the `TRACED` flag when the tracer is on) and `ctx.push` |
+//! | `job_ready(reg, ctx, JobId::of_slot(slot, gen))` | lifecycle.rs `submit`: before `make_runnable` when the last `pending` decrement is `submit`'s own (a ready must be stamped before any thread can start the job) |
+//! | `job_released_slot(reg, ctx, dependent)` | lifecycle.rs `finish`: when `dependent.dep_done()` reports the last dependency, before `make_runnable(ctx, dependent)` (id and generation computed only while recording) |
+//! | `job_begin_slot(reg, ctx, slot, gen)` / `job_begin(reg, ctx, id, name)` | lifecycle.rs `run_claimed` (`run_claimed_as::<true>`; `::<false>`, wait.rs's fast path on a job without `TRACED`, has no site): after the cancelled and poisoned branches, before `running_push`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; lifecycle.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::of_entry(e)`) |
 //! | `job_end(reg, ctx, id, name)` | the same places, just *before* `finish` / `finish_pieces` (and on every other exit of `run_pieces` that ran a piece): whoever sees the job finished — a waiter that then stops the capture — also sees its end, so a capture stopped after `complete` holds no clipped job of that graph (the releases and wakes `finish` causes follow the slice; their arrows start on the state track) |
 //! | `steal(reg, ctx, v as u32)` | search.rs `steal_from`: after each successful `steal_into` |
 //! | `spin_begin(reg, ctx)` | worker.rs `worker_main`: before `spin_until_work` |
 //! | `search_begin(reg, ctx)` | worker.rs `worker_main`: when `spin_until_work` found work, and after `cancel_park` |
 //! | `sleep_begin(reg, ctx)` / `sleep_end(reg, ctx)` | around `sleep.park(idx)` in `worker_main`; around the futex loop in wait.rs `park_on` and in join.rs `wait_latch` |
 //! | `wake_issued(reg, ctx, Some(idx))` | *inside* the wake, before the store that ends the wakee's park: `Sleep::notify_work`/`wake_one_slow`/`hand_over`/`wake_many` call their `on_wake(idx)` under the sleepers lock just before storing the notified word (search.rs `notify_work_from`/`found_work`, lifecycle.rs `flush` pass the hook); wait.rs `wake_waiter` (from `wake_target`/`wake_all_parked`) calls it under the `parked` lock before the `WOKEN` CAS, and only when the word is still 0 (the wake that ends the wait). Order relied on: waker stamps → Release store → the wakee's Acquire load sees it → the wakee stamps `sleep_end`, so a wake is never later than the wake-up it caused (`jobsys-trace`'s `match_wakes` pairs each sleep with the last wake before its end). Not recorded: `Sleep::wake_all` (shutdown, first hot zone) and `BROKEN` |
-//! | `let _t = WaitTrace::of_handle(reg, ctx, h)` | wait.rs `Registry::wait_slow`: first thing (the caller made the `DepthGuard`); join.rs `wait_latch`: after `DepthGuard::new`, as `WaitTrace::of_stack(reg, ctx, job)` (records wait end on every return and on unwinding) |
+//! | `let _t = WaitTrace::of_handle(reg, ctx, h)` | wait.rs `Registry::wait_slow`: first thing (the caller, `wait_with`, made the `DepthGuard`; it calls `wait_slow` for a `TRACED` job before its fast path, for another one only if its fast path, which has no site, did not finish the job: a capture that starts between such a job's submit and that path holds neither the wait nor the job's begin and end, as it holds no ready of it); join.rs `wait_latch`: after `DepthGuard::new`, as `WaitTrace::of_stack(reg, ctx, job)` (records wait end on every return and on unwinding) |
 //!
 //! Thread states are *derived* from these events (by `jobsys-trace`,
 //! `crates/jobsys-trace/src/timeline.rs`):
@@ -134,10 +139,6 @@ hook!(
     job_ready(job: JobId) => READY, job.0, ""
 );
 hook!(
-    /// This thread's finishing job released `job` (its last dependency).
-    job_released(job: JobId) => RELEASED, job.0, ""
-);
-hook!(
     /// This thread starts running `job` (`name`: `Registry::job_name(slot)`,
     /// its `JobDesc` name or closure type name; `"join"` for stack jobs).
     job_begin(job: JobId, name: &'static str) => JOB_BEGIN, job.0, name
@@ -183,6 +184,50 @@ hook!(
     /// This thread's wait for the job at `addr`, generation `gen` ended.
     wait_end(addr: usize, gen: u32) => WAIT_END, JobId::new(addr, gen).0, ""
 );
+
+/// `job_ready` for `submit`'s no-dependency branch, which publishes the
+/// job after it: the check's outcome is kept in the job's state, as the
+/// `TRACED` flag returned here when the tracer is on (0 when it is off),
+/// so a wait that runs the job inline needs no check of its own
+/// (`wait_with`).
+#[inline(always)]
+#[allow(dead_code)] // called by the core
+pub(crate) fn job_ready_flag(
+    reg: &Registry,
+    ctx: &Context,
+    slot: &crate::store::Slot,
+    gen: u32,
+) -> u64 {
+    #[cfg(feature = "trace")]
+    if recorder::active() {
+        record(reg, ctx, event::READY, JobId::of_slot(slot, gen).0, "");
+        return crate::slot::TRACED;
+    }
+    let _ = (reg, ctx, slot, gen);
+    0
+}
+
+/// This thread's finishing job released the job in `slot` (its last
+/// dependency). The id (the slot's generation, a load, and the hash) is
+/// computed out of line, only while recording: inline, it kept values
+/// alive through `finish` that its common path (no dependents) paid for.
+#[inline(always)]
+#[allow(dead_code)] // called by the core
+pub(crate) fn job_released_slot(reg: &Registry, ctx: &Context, slot: &crate::store::Slot) {
+    #[cfg(feature = "trace")]
+    if recorder::active() {
+        record_released(reg, ctx, slot);
+    }
+    let _ = (reg, ctx, slot);
+}
+
+#[cfg(feature = "trace")]
+#[cold]
+#[inline(never)]
+fn record_released(reg: &Registry, ctx: &Context, slot: &crate::store::Slot) {
+    let id = JobId::of_slot(slot, slot.gen_now());
+    state(reg).record(ctx.index, event::RELEASED, id.0, "");
+}
 
 /// `job_begin` for the job in `slot`: the name (`Registry::job_name`, an
 /// interned-name lookup) is only resolved while recording. Returns the name
