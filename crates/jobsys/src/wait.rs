@@ -261,10 +261,16 @@ impl Registry {
     /// under live ones grew without bound (~24 B per job). Pops everything,
     /// keeps what is still runnable, pushes it back in the same order:
     /// amortised O(1) per entry left behind. `ctx` is the caller's own.
+    #[inline]
     pub(crate) fn compact_deques(&self, ctx: &Context) {
-        if ctx.stale() < STALE_LIMIT {
-            return;
+        if ctx.stale() >= STALE_LIMIT {
+            self.compact_deques_now(ctx);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn compact_deques_now(&self, ctx: &Context) {
         ctx.clear_stale();
         let mut keep = Vec::new();
         let mut kept = false;
