@@ -204,8 +204,8 @@ fn bench_worker(m: &Model, pinned: &AtomicUsize, idx: usize, total: usize) {
             m.ran.fetch_add(1, Ordering::SeqCst);
             continue;
         }
+        // No longer searching from here (`prepare_park` counted that).
         m.sleep.prepare_park(idx, searching, false);
-        searching = false;
         // The re-checks of `benched_round` / `worker_main`.
         let benched = idx as u32 >= m.sleep.active();
         // (`ran` reaching `total` stands for shutdown's `terminating`.)

@@ -66,7 +66,7 @@ impl CpuWatch {
     }
 
     /// Same rule, with the affinity mask given (tests with fixtures).
-    #[cfg_attr(not(test), allow(dead_code))] // fixtures
+    #[cfg_attr(any(not(test), loom), allow(dead_code))] // fixtures
     pub(crate) fn poll_with_mask(&mut self, mask: Option<&CpuSet>) -> usize {
         if let Some(m) = mask {
             set_to_words(m, &mut self.affinity_words);
@@ -112,7 +112,7 @@ impl CpuWatch {
 }
 
 /// The pure rule, on sets (the tests compare it with [`Topology`](super::Topology)).
-#[cfg_attr(not(test), allow(dead_code))] // fixtures
+#[cfg_attr(any(not(test), loom), allow(dead_code))] // fixtures
 pub(crate) fn usable_count(
     affinity: Option<&CpuSet>,
     online: Option<&CpuSet>,
@@ -184,7 +184,7 @@ fn cap(cpus: Option<usize>, quota_cpus: Option<f64>) -> usize {
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))] // fixtures
+#[cfg_attr(any(not(test), loom), allow(dead_code))] // fixtures
 fn set_to_words(set: &CpuSet, words: &mut Vec<MaskWord>) {
     words.clear();
     words.resize(set.iter().last().map_or(0, |c| c / BITS + 1), 0);
