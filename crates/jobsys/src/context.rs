@@ -13,6 +13,7 @@ use crate::job::Entry;
 use crate::sleep::Futex;
 use crate::slot::Slot;
 use crate::store::Store;
+use crate::wait::WaitScratch;
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -68,6 +69,14 @@ pub(crate) struct OwnerState {
     /// Jobs this thread ran through a handle while waiting, whose entries
     /// may still sit in its deques (stale; `Registry::compact_deques`).
     pub stale_hint: u32,
+    /// Buffers of `complete`'s dependency walk and deque compaction, kept
+    /// between waits so that a wait allocates nothing in steady state
+    /// (`wait.rs`). Taken out while in use (`take_wait_scratch`).
+    pub wait_scratch: WaitScratch,
+    /// A reused buffer for the copy of `running` that a thread parking in
+    /// `complete` leaves in the parked list (`Waiters::register`); moved
+    /// there while it is parked and back when it unregisters.
+    pub park_running: Vec<(*const Slot, u32)>,
 }
 
 pub(crate) struct Context {
@@ -151,6 +160,8 @@ impl Context {
                 running: Vec::with_capacity(16),
                 batch_pending: 0,
                 stale_hint: 0,
+                wait_scratch: WaitScratch::default(),
+                park_running: Vec::new(),
                 rng: 0x9E37_79B9_7F4A_7C15
                     ^ (u64::from(index) + 1).wrapping_mul(0xA24B_AED4_963E_E407),
             }),
@@ -217,10 +228,39 @@ impl Context {
         !unsafe { self.owner() }.running.is_empty()
     }
 
-    /// The jobs this thread is inside of, innermost last.
-    pub(crate) fn running_snapshot(&self) -> Vec<(*const Slot, u32)> {
+    /// A copy of the jobs this thread is inside of (innermost last), in the
+    /// reused buffer: give it back with `put_running_copy` (it allocates
+    /// only when the buffer is out or too small).
+    pub(crate) fn take_running_copy(&self) -> Vec<(*const Slot, u32)> {
         // SAFETY: as in `running_push`.
-        unsafe { self.owner() }.running.clone()
+        let st = unsafe { self.owner() };
+        let mut copy = std::mem::take(&mut st.park_running);
+        copy.clear();
+        copy.extend_from_slice(&st.running);
+        copy
+    }
+
+    /// Give back the buffer of `take_running_copy`.
+    pub(crate) fn put_running_copy(&self, copy: Vec<(*const Slot, u32)>) {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.park_running = copy;
+    }
+
+    /// Take the wait buffers out of the context (leaving empty ones, which
+    /// own no memory): a nested use while they are out finds those and
+    /// allocates, instead of aliasing. Give them back with
+    /// `put_wait_scratch`.
+    #[inline]
+    pub(crate) fn take_wait_scratch(&self) -> WaitScratch {
+        // SAFETY: as in `running_push`.
+        std::mem::take(&mut unsafe { self.owner() }.wait_scratch)
+    }
+
+    /// Give back the buffers of `take_wait_scratch`.
+    #[inline]
+    pub(crate) fn put_wait_scratch(&self, scratch: WaitScratch) {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.wait_scratch = scratch;
     }
 
     /// Nesting depth of `complete` on this thread, changed by `delta`.

@@ -96,6 +96,9 @@ impl Waiters {
     ///
     /// Registration and check happen under one lock, so of two threads
     /// closing a cycle the second to register sees it.
+    ///
+    /// `ctx` is the caller's own context (its `running` is copied into the
+    /// list, in a buffer reused from park to park: `take_running_copy`).
     fn register(
         &self,
         ctx: &Context,
@@ -103,27 +106,35 @@ impl Waiters {
         must_finish: bool,
     ) -> Result<(), JobError> {
         ctx.park.store(0, Ordering::Relaxed);
-        let running = ctx.running_snapshot();
+        // Copied before the lock, and moved into the list under it: other
+        // threads read the copy only under the lock; the thread's own
+        // `running` changes if it runs a job before it sleeps.
+        let running = ctx.take_running_copy();
         let mut p = lock(&self.parked);
         if !running.is_empty() {
             let mut job = target;
-            // The parked threads followed so far (indices into `p`).
-            let mut chain = Vec::new();
+            // The parked thread followed last that may give up its wait
+            // (an index into `p`).
+            let mut breakable = None;
             // Each step follows one parked thread; a chain longer than the
             // list has looped without reaching us.
             for _ in 0..p.len() {
                 let Some(i) = p.iter().position(|w| w.running.contains(&job)) else {
                     break;
                 };
-                chain.push(i);
+                if !p[i].must_finish {
+                    breakable = Some(i);
+                }
                 job = p[i].target;
                 if running.contains(&job) {
                     if !must_finish {
+                        drop(p);
+                        ctx.put_running_copy(running);
                         return Err(JobError::WaitOnSelf);
                     }
                     // The last thread followed waits on our job: it is the
                     // most direct one to tell.
-                    let Some(&v) = chain.iter().rev().find(|&&i| !p[i].must_finish) else {
+                    let Some(v) = breakable else {
                         eprintln!(
                             "jobsys: scopes wait on each other in a cycle (each waits on a job \
                              that borrows its stack); none can return safely. Aborting."
@@ -150,11 +161,15 @@ impl Waiters {
         Ok(())
     }
 
+    /// Remove `ctx` (the caller's own context) from the list; its copy of
+    /// `running` goes back to the context for the next park.
     fn unregister(&self, ctx: &Context) {
         let mut p = lock(&self.parked);
         if let Some(i) = p.iter().position(|w| std::ptr::eq(w.ctx, ctx)) {
-            p.swap_remove(i);
+            let w = p.swap_remove(i);
             self.count.fetch_sub(1, Ordering::SeqCst);
+            drop(p);
+            ctx.put_running_copy(w.running);
         }
     }
 
@@ -272,7 +287,9 @@ impl Registry {
     #[inline(never)]
     fn compact_deques_now(&self, ctx: &Context) {
         ctx.clear_stale();
-        let mut keep = Vec::new();
+        // No job runs below: the buffer is back before anything can nest.
+        let mut scratch = ctx.take_wait_scratch();
+        let keep = &mut scratch.keep;
         let mut kept = false;
         for prio in HIGH..PRIORITIES {
             let local = ctx.local(prio);
@@ -287,6 +304,7 @@ impl Registry {
                 local.push(e);
             }
         }
+        ctx.put_wait_scratch(scratch);
         if kept {
             // A worker that looked while the deques were empty may have
             // gone to sleep: the pushes back need the usual notify.
@@ -473,15 +491,19 @@ impl Registry {
         if !*marked {
             *marked = true;
             slot.set_flag(h.gen, WAITED);
-            let mut runnable = Vec::new();
-            let walked = self.mark_needed(ctx, h, &mut runnable);
+            // The walk's buffers, reused from wait to wait. No job runs
+            // until they are back (a nested wait would find empty ones).
+            let mut scratch = ctx.take_wait_scratch();
+            let walked = self.mark_needed(ctx, h, &mut scratch);
             // Offer them on our `needed` deque: workers take those before
             // any High/Normal/Low work (priority inheritance), and we run
             // them from there ourselves below.
-            if !runnable.is_empty() {
-                for e in runnable {
-                    ctx.push_needed(e, still_queued);
-                }
+            let offered = !scratch.runnable.is_empty();
+            for e in scratch.runnable.drain(..) {
+                ctx.push_needed(e, still_queued);
+            }
+            ctx.put_wait_scratch(scratch);
+            if offered {
                 self.notify_work(ctx);
                 if walked.is_err() {
                     // We return without running them, and a pruned walk of
@@ -538,24 +560,28 @@ impl Registry {
     /// - A thread inside jobs walks the whole unfinished graph once (a hash
     ///   set keeps each node to one visit), since a job it is inside of may
     ///   sit below a node another walk marked.
+    ///
+    /// The runnable jobs are pushed to `scratch.runnable`; the walk uses
+    /// `scratch.stack` and `scratch.visited` and leaves them empty.
     fn mark_needed(
         &self,
         ctx: &Context,
         h: JobHandle,
-        runnable: &mut Vec<Entry>,
+        scratch: &mut WaitScratch,
     ) -> Result<(), JobError> {
         let inside_job = ctx.inside_job();
-        // Keyed by (slot, generation): a graph can hold two handles of one
-        // slot, an early job's (finished, slot reused) and a later one's.
-        let mut visited: Option<HashSet<(*const Slot, u32), SlotHash>> =
-            inside_job.then(HashSet::default);
+        let WaitScratch {
+            stack,
+            runnable,
+            visited,
+            ..
+        } = scratch;
         let mut self_wait = false;
-        let mut stack: Vec<(NonNull<Slot>, u32)> = vec![(h.slot, h.gen)];
+        stack.clear();
+        stack.push((h.slot, h.gen));
         while let Some((p, gen)) = stack.pop() {
-            if let Some(v) = &mut visited {
-                if !v.insert((p.as_ptr(), gen)) {
-                    continue;
-                }
+            if inside_job && !visited.insert((p.as_ptr(), gen)) {
+                continue;
             }
             // SAFETY: slots live as long as the registry.
             let node = unsafe { p.as_ref() };
@@ -588,6 +614,8 @@ impl Registry {
             }
             self.unpin(ctx, node);
         }
+        // Keeps its capacity for the next walk.
+        visited.clear();
         if self_wait {
             return Err(JobError::WaitOnSelf);
         }
@@ -706,6 +734,23 @@ impl Registry {
             Some(rec) => Err(rec.failure.to_error(rec.flags & POISONED != 0)),
         }
     }
+}
+
+/// Buffers of a wait, kept in the waiting thread's context between waits
+/// (`Context::take_wait_scratch`), so `complete` allocates nothing once
+/// they have grown to the graphs it walks. Each is empty between uses.
+#[derive(Default)]
+pub(crate) struct WaitScratch {
+    /// The walk's depth-first stack (`mark_needed`).
+    stack: Vec<(NonNull<Slot>, u32)>,
+    /// Runnable jobs the walk found, to offer as needed (`help_once`).
+    runnable: Vec<Entry>,
+    /// Nodes the walk visited, used when the thread is inside a job.
+    /// Keyed by (slot, generation): a graph can hold two handles of one
+    /// slot, an early job's (finished, slot reused) and a later one's.
+    visited: HashSet<(*const Slot, u32), SlotHash>,
+    /// Entries kept by `compact_deques`.
+    keep: Vec<Entry>,
 }
 
 /// Hasher of the walk's visited set: keys are (slot address, generation),
