@@ -216,7 +216,7 @@ impl Registry {
         let cap = num_workers + 1 + MAX_EXTERNAL;
         // A pinned job names its context in 14 bits (`JobMeta`).
         assert!(cap <= crate::slot::MAX_PIN_CONTEXTS);
-        Arc::new_cyclic(|weak| {
+        let reg = Arc::new_cyclic(|weak| {
             let contexts: Box<[OnceLock<Box<Context>>]> =
                 (0..cap).map(|_| OnceLock::new()).collect();
             for (i, c) in contexts.iter().take(num_workers).enumerate() {
@@ -252,7 +252,14 @@ impl Registry {
                 next_thread_index: AtomicU32::new(num_workers as u32 + 1),
                 hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
             }
-        })
+        });
+        // Who may search (and spin) while idle: under SpinThenSleep every
+        // idle worker, under the other policies one (sleep/README.md, "Who
+        // may search").
+        if matches!(reg.policy, IdlePolicy::SpinThenSleep { .. }) {
+            reg.sleep.set_max_searching(num_workers as u32);
+        }
+        reg
     }
 
     #[inline]
