@@ -218,7 +218,7 @@ impl Registry {
         let cap = num_workers + 1 + MAX_EXTERNAL;
         // A pinned job names its context in 14 bits (`JobMeta`).
         assert!(cap <= crate::slot::MAX_PIN_CONTEXTS);
-        Arc::new_cyclic(|weak| {
+        let reg = Arc::new_cyclic(|weak| {
             let contexts: Box<[OnceLock<Box<Context>>]> =
                 (0..cap).map(|_| OnceLock::new()).collect();
             let urgent = std::sync::Arc::new(crate::context::Urgent::default());
@@ -256,7 +256,14 @@ impl Registry {
                 hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
                 urgent,
             }
-        })
+        });
+        // Who may search (and spin) while idle: under SpinThenSleep every
+        // idle worker, under the other policies one (sleep/README.md, "Who
+        // may search").
+        if matches!(reg.policy, IdlePolicy::SpinThenSleep { .. }) {
+            reg.sleep.set_max_searching(num_workers as u32);
+        }
+        reg
     }
 
     #[inline]

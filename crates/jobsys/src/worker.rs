@@ -17,6 +17,9 @@ const NEVER_SLEEP_ROUND: Duration = Duration::from_micros(50);
 /// How long the whipping boy spins before it tries (and, as the last
 /// searcher, refuses) to park; then it searches again.
 const WHIPPING_BOY_ROUND: Duration = Duration::from_micros(30);
+/// SpinThenSleep: after spins that ended in a park, the budget shrinks to
+/// at most `spin >> MAX_SHRINK`.
+const MAX_SHRINK: u32 = 4;
 
 impl Registry {
     // ---- workers ----------------------------------------------------------
@@ -40,6 +43,10 @@ impl Registry {
         let mut saw_work = false;
         // Jobs since this worker last looked whether the CPUs changed.
         let mut since_poll = 0u32;
+        // SpinThenSleep: the spin budget is `spin >> shrink`. Each spin that
+        // ends in a park halves the next one (down to `spin / 16`); a spin
+        // that sees work restores it (sleep/README.md, "Who may search").
+        let mut shrink = 0u32;
         loop {
             if idx as u32 >= self.sleep.active() && !self.terminating.load(Ordering::Relaxed) {
                 self.benched_round(ctx, idx, &mut searching);
@@ -89,7 +96,7 @@ impl Registry {
             let budget = match self.policy {
                 _ if never_sleep => NEVER_SLEEP_ROUND,
                 _ if !searching => Duration::ZERO,
-                IdlePolicy::SpinThenSleep { spin } => spin,
+                IdlePolicy::SpinThenSleep { spin } => spin / (1 << shrink),
                 IdlePolicy::WhippingBoy => WHIPPING_BOY_ROUND,
                 IdlePolicy::Adaptive { .. } => match &mut adaptive {
                     Some(a) => a.budget(Instant::now()),
@@ -107,8 +114,14 @@ impl Registry {
                 a.spun(spun);
             }
             if found || never_sleep {
+                if found {
+                    shrink = 0;
+                }
                 crate::trace::search_begin(&self, ctx);
                 continue;
+            }
+            if !budget.is_zero() {
+                shrink = (shrink + 1).min(MAX_SHRINK);
             }
             // The whipping boy (the last searcher) does not park; it goes
             // round again.
@@ -170,8 +183,20 @@ impl Registry {
                 return (true, backoff.elapsed());
             }
             let spent = backoff.elapsed();
-            if spent >= budget || self.terminating.load(Ordering::Relaxed) {
+            if self.terminating.load(Ordering::Relaxed) {
                 return (false, spent);
+            }
+            if spent >= budget {
+                // A short (shrunk) spin never yielded: the thread that
+                // would push our next job may be waiting for our CPU (the
+                // kernel often puts a woken worker on its waker's CPU).
+                // Yield once and look again before parking; without this,
+                // W5 with 1 worker parked and was woken 30 times a frame.
+                if backoff.yielded() {
+                    return (false, spent);
+                }
+                backoff.yield_now();
+                return (self.work_visible_to(ctx), backoff.elapsed());
             }
             backoff.snooze(spent);
         }

@@ -49,6 +49,8 @@ pub(crate) struct Backoff {
     max_step: u32,
     next_yield: Duration,
     oversubscribed: bool,
+    /// Whether some step yielded the CPU.
+    yielded: bool,
 }
 
 impl Backoff {
@@ -61,6 +63,7 @@ impl Backoff {
             max_step: MAX_PAUSES,
             next_yield: YIELD_INTERVAL,
             oversubscribed,
+            yielded: false,
         }
     }
 
@@ -83,17 +86,33 @@ impl Backoff {
         self.start.elapsed()
     }
 
+    /// Give the CPU to another runnable thread, if any.
+    #[inline]
+    pub(crate) fn yield_now(&mut self) {
+        self.yielded = true;
+        std::thread::yield_now();
+    }
+
+    /// Whether this spin has yielded the CPU yet. A spin shorter than
+    /// [`YIELD_INTERVAL`] has not: before such a spinner parks it yields
+    /// once, so that a producer it preempted on its own CPU gets to push
+    /// the work it waits for (worker.rs, `spin_until_work`).
+    #[inline]
+    pub(crate) fn yielded(&self) -> bool {
+        self.yielded
+    }
+
     /// Wait one step before the next look. `spent` is a recent `elapsed()`
     /// (callers read the clock for their budget anyway).
     #[inline]
     pub(crate) fn snooze(&mut self, spent: Duration) {
         if self.oversubscribed {
-            std::thread::yield_now();
+            self.yield_now();
             return;
         }
         if spent >= self.next_yield {
             self.next_yield = spent + YIELD_INTERVAL;
-            std::thread::yield_now();
+            self.yield_now();
             return;
         }
         for _ in 0..self.step {

@@ -79,12 +79,19 @@ impl Model {
 }
 
 fn model(workers: usize, jobs: usize) {
+    model_searching(workers, jobs, 1);
+}
+
+/// `model` with up to `max_searching` workers searching at once
+/// (`Sleep::set_max_searching`, the SpinThenSleep rule).
+fn model_searching(workers: usize, jobs: usize, max_searching: u32) {
     loom::model(move || {
         let m = Arc::new(Model {
             sleep: Sleep::new(workers),
             queued: AtomicUsize::new(0),
             ran: AtomicUsize::new(0),
         });
+        m.sleep.set_max_searching(max_searching);
         let handles: Vec<_> = (0..workers)
             .map(|i| {
                 let m = m.clone();
@@ -114,6 +121,23 @@ fn one_worker_two_jobs_is_never_lost() {
 #[test]
 fn two_workers_cascade_is_never_lost() {
     model(2, 2);
+}
+
+/// SpinThenSleep lets every idle worker search: both workers may count as
+/// searchers at once, so a `schedule` that sees either one skips the wake;
+/// each searcher that parks re-checks after leaving the count, so the job
+/// is still never lost, and the last searcher to find work while more is
+/// visible still wakes the other.
+#[test]
+fn every_idle_worker_searching_is_never_lost() {
+    model_searching(2, 2, 2);
+}
+
+/// The same with one job: both workers search, the job lands while both
+/// go to sleep.
+#[test]
+fn two_searchers_one_job_is_never_lost() {
+    model_searching(2, 1, 2);
 }
 
 /// The whipping-boy variant of `Model::worker`, mirroring `worker_main` and

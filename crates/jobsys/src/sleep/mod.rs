@@ -63,6 +63,9 @@ pub(crate) struct Sleep {
     /// `notify_work` wakes them; only a job pinned to one of them
     /// (`wake_worker`), a raised count, or shutdown does.
     active: crate::sync::AtomicU32,
+    /// How many idle workers may search (and spin) at once
+    /// (`try_become_searching`); at least 1. `set_max_searching`.
+    max_searching: crate::sync::AtomicU32,
 }
 
 struct Idle {
@@ -92,7 +95,16 @@ impl Sleep {
                 .collect(),
             num_workers: n,
             active: crate::sync::AtomicU32::new(n),
+            max_searching: crate::sync::AtomicU32::new(1),
         }
+    }
+
+    /// Let up to `n` (at least 1) idle workers search at once. Any value
+    /// keeps the no-lost-wake-up argument (sleep/README.md): a notifier
+    /// skips the wake only when some searcher exists, and every searcher
+    /// that parks re-checks the deques after leaving the count.
+    pub(crate) fn set_max_searching(&self, n: u32) {
+        self.max_searching.store(n.max(1), Ordering::Relaxed);
     }
 
     /// Work was made visible (pushed on a deque of context `from`). Wake
@@ -162,15 +174,17 @@ impl Sleep {
         Some(idx)
     }
 
-    /// Try to become the searching worker. Fails when one already searches:
-    /// one searcher finds new work as fast as several (the cascade wakes more
-    /// when there is more), and every extra one burns a core spinning while
-    /// the system idles (W5).
+    /// Try to become a searching worker. Fails when `max_searching`
+    /// already search: 1 under every policy but SpinThenSleep, which lets
+    /// every idle worker search (sleep/README.md, "Who may search").
+    /// Searchers are what `notify_work` trusts to find new work, so any cap
+    /// keeps the no-lost-wake-up argument.
     #[inline]
     pub(crate) fn try_become_searching(&self) -> bool {
+        let max = self.max_searching.load(Ordering::Relaxed);
         let mut s = self.state.load(Ordering::SeqCst);
         loop {
-            if s & SEARCHING_MASK > 0 {
+            if s & SEARCHING_MASK >= max {
                 return false;
             }
             match self.state.compare_exchange_weak(
