@@ -7,10 +7,10 @@
 
 mod common;
 
-use common::{watchdog, DropCount};
+use common::{watchdog, DropCount, Gate};
 use jobsys::{is_cancelled, Batch, JobError, JobHandle, JobSystem};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::thread;
 
 const SECS: u64 = 60;
@@ -39,25 +39,6 @@ impl Tally {
     }
     fn drops(&self) -> usize {
         self.drops.load(SeqCst)
-    }
-}
-
-/// A one-shot gate `Fn` closures can wait on.
-#[derive(Default)]
-struct Gate {
-    open: Mutex<bool>,
-    cv: Condvar,
-}
-impl Gate {
-    fn open(&self) {
-        *self.open.lock().unwrap() = true;
-        self.cv.notify_all();
-    }
-    fn wait(&self) {
-        let mut open = self.open.lock().unwrap();
-        while !*open {
-            open = self.cv.wait(open).unwrap();
-        }
     }
 }
 

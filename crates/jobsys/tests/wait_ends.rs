@@ -30,13 +30,13 @@
 
 mod common;
 
-use common::{panic_message, DropCount};
+use common::{panic_message, DropCount, Gate};
 use jobsys::{Batch, JobError, JobHandle, JobSystem};
 use std::cell::RefCell;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
-use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Generous bound for one scenario; each takes well under a second when
@@ -123,25 +123,6 @@ fn outcome(r: Result<(), JobError>) -> Outcome {
             via_dependency: p.via_dependency(),
         },
         Err(e) => Outcome::Other(format!("{e:?}")),
-    }
-}
-
-/// A one-shot gate closures that are `Fn` (loop bodies) can wait on.
-#[derive(Default)]
-struct Gate {
-    open: Mutex<bool>,
-    cv: Condvar,
-}
-impl Gate {
-    fn open(&self) {
-        *self.open.lock().unwrap() = true;
-        self.cv.notify_all();
-    }
-    fn wait(&self) {
-        let mut open = self.open.lock().unwrap();
-        while !*open {
-            open = self.cv.wait(open).unwrap();
-        }
     }
 }
 

@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// Run `body` on its own thread and fail the test if it has not finished
@@ -95,5 +95,24 @@ pub struct DropCount(pub Arc<AtomicUsize>);
 impl Drop for DropCount {
     fn drop(&mut self) {
         self.0.fetch_add(1, SeqCst);
+    }
+}
+
+/// A one-shot gate that closures (`Fn` ones too: loop bodies) can wait on.
+#[derive(Default)]
+pub struct Gate {
+    open: Mutex<bool>,
+    cv: Condvar,
+}
+impl Gate {
+    pub fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.cv.notify_all();
+    }
+    pub fn wait(&self) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.cv.wait(open).unwrap();
+        }
     }
 }
