@@ -27,7 +27,7 @@ use crate::job::Entry;
 use crate::registry::Registry;
 use crate::sync::{lock, Mutex};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 /// Where a pinned job runs (`JobSystem::schedule_pinned`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -68,6 +68,9 @@ pub(crate) struct PinnedQueue {
     /// The thread index this context carries when registered (workers:
     /// their index + 1; kept when the thread exits, for the next one).
     index: AtomicU32,
+    /// `Inner::open`, readable without the lock (`thread_index` is called
+    /// per job to pick a scratch buffer); written under it.
+    open: AtomicBool,
 }
 
 struct Inner {
@@ -86,6 +89,7 @@ impl PinnedQueue {
             }),
             len: AtomicUsize::new(0),
             index: AtomicU32::new(worker.map_or(UNASSIGNED, |i| i + 1)),
+            open: AtomicBool::new(worker.is_some()),
         }
     }
 
@@ -121,12 +125,22 @@ impl PinnedQueue {
     fn close(&self) -> Vec<Entry> {
         let mut q = lock(&self.inner);
         q.open = false;
+        self.open.store(false, Ordering::Release);
         self.len.store(0, Ordering::Release);
         q.entries.drain(..).collect()
     }
 
+    /// Is a thread holding the context for pinned jobs? Exact for the
+    /// owner itself; for another thread a hint (`push` decides under the
+    /// lock).
     fn is_open(&self) -> bool {
-        lock(&self.inner).open
+        self.open.load(Ordering::Acquire)
+    }
+
+    fn set_open(&self) {
+        let mut q = lock(&self.inner);
+        q.open = true;
+        self.open.store(true, Ordering::Release);
     }
 }
 
@@ -146,7 +160,7 @@ impl Registry {
             (None, i) => i,
         };
         q.index.store(index, Ordering::Relaxed);
-        lock(&q.inner).open = true;
+        q.set_open();
         ThreadIndex {
             system: self.id,
             ctx: ctx.index,

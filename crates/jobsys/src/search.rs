@@ -114,7 +114,7 @@ impl Registry {
 
     /// Run a job from our own `needed` deque (a local pop: cheap when empty).
     #[inline]
-    fn run_own_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
+    pub(crate) fn run_own_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
         while let Some(e) = ctx.pop_needed() {
             if self.run_entry(ctx, e, on_claim) {
                 return true;

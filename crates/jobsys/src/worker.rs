@@ -209,17 +209,8 @@ impl Registry {
     /// not wake the waiters for it: `make_runnable`) — and otherwise parks
     /// on the bench, where no `notify_work` wakes it (`Sleep::set_active`).
     fn benched_round(&self, ctx: &Context, idx: usize, searching: &mut bool) {
-        let noop = &mut || {};
-        let own_needed = || {
-            while let Some(e) = ctx.pop_needed() {
-                if self.run_entry(ctx, e, &mut || {}) {
-                    return true;
-                }
-            }
-            false
-        };
-        if self.run_one_pinned(ctx, noop)
-            || own_needed()
+        if self.run_one_pinned(ctx, &mut || {})
+            || self.run_own_needed(ctx, &mut || {})
             || (0..crate::context::PRIORITIES).any(|p| self.pop_and_run(ctx, p, &mut false))
         {
             return;
