@@ -73,3 +73,6 @@ pub use registry::Stats;
 pub use scope::Scope;
 pub use system::{HotZone, JobSystem};
 pub use topology::{topology, Topology, TopologyError};
+#[cfg(feature = "tracy")]
+pub use trace::tracy;
+pub use trace::ProfilerHooks;

@@ -73,14 +73,18 @@ mod api;
 mod buffer;
 #[cfg(feature = "trace")]
 mod clock;
+mod hooks;
 #[cfg(feature = "trace")]
 mod raw;
 #[cfg(feature = "trace")]
 mod recorder;
+#[cfg(feature = "tracy")]
+pub mod tracy;
 
 pub use api::FrameGuard;
 #[cfg(feature = "trace")]
 pub use event::{Event, Record};
+pub use hooks::ProfilerHooks;
 #[cfg(feature = "trace")]
 pub use raw::{RAW_FORMAT, RAW_VERSION};
 #[cfg(feature = "trace")]
@@ -102,13 +106,18 @@ pub(crate) fn state(reg: &Registry) -> &TraceState {
     registry_state(reg)
 }
 
-/// Record one event for the calling thread (out of line: only runs while
-/// some job system records).
+/// Record one event for the calling thread and hand it to the system's
+/// profiler hooks (out of line: only runs while some job system records
+/// or has hooks).
 #[cfg(feature = "trace")]
 #[cold]
 #[inline(never)]
 fn record(reg: &Registry, ctx: &Context, kind: u8, id: u64, name: &'static str) {
-    state(reg).record(ctx.index, kind, id, name);
+    let st = state(reg);
+    st.record(ctx.index, kind, id, name);
+    if let Some(h) = st.hooks() {
+        hooks::dispatch(h, ctx.index, kind, id, name);
+    }
 }
 
 /// The tracer state of `reg` lives in the registry.
@@ -226,7 +235,45 @@ pub(crate) fn job_released_slot(reg: &Registry, ctx: &Context, slot: &crate::sto
 #[inline(never)]
 fn record_released(reg: &Registry, ctx: &Context, slot: &crate::store::Slot) {
     let id = JobId::of_slot(slot, slot.gen_now());
-    state(reg).record(ctx.index, event::RELEASED, id.0, "");
+    record(reg, ctx, event::RELEASED, id.0, "");
+}
+
+/// Thread `ctx` starts working for `reg` (worker.rs `worker_main` first
+/// thing; registry.rs `current_slow` when an outside thread claims a
+/// context). Hooks only: the recorder names threads itself.
+#[inline]
+pub(crate) fn thread_start(reg: &Registry, ctx: &Context) {
+    #[cfg(feature = "trace")]
+    if recorder::active() {
+        thread_event(reg, ctx, true);
+    }
+    let _ = (reg, ctx);
+}
+
+/// Thread `ctx` is done with `reg` (worker.rs `worker_main` last thing;
+/// registry.rs `Claim::drop`, when an outside thread exits). Hooks only.
+#[inline]
+pub(crate) fn thread_stop(reg: &Registry, ctx: &Context) {
+    #[cfg(feature = "trace")]
+    if recorder::active() {
+        thread_event(reg, ctx, false);
+    }
+    let _ = (reg, ctx);
+}
+
+#[cfg(feature = "trace")]
+#[cold]
+#[inline(never)]
+fn thread_event(reg: &Registry, ctx: &Context, start: bool) {
+    if let Some(h) = state(reg).hooks() {
+        let index = ctx.index;
+        if start {
+            let t = std::thread::current();
+            hooks::call(h, |h| h.thread_start(index, t.name().unwrap_or("")));
+        } else {
+            hooks::call(h, |h| h.thread_stop(index));
+        }
+    }
 }
 
 /// `job_begin` for the job in `slot`: the name (`Registry::job_name`, an
