@@ -7,6 +7,12 @@
 //! every thread's raw events and names, which [`Trace::write_raw`] writes
 //! to a file (the raw capture format, specified in the README).
 //!
+//! The same sites feed a system's profiler hooks ([`ProfilerHooks`],
+//! `hooks.rs`; `Builder::profiler`): the out-of-line recording path hands
+//! each event to the system's recorder (if it records) and to its hooks
+//! (if it has any). `tracy.rs` (feature `tracy`) is a ready implementation
+//! for the Tracy profiler. Usage: `docs/profiling.md`.
+//!
 //! Everything offline (deriving per-thread state timelines, wake and
 //! dependency arrows and latency from the events, the summary, comparing
 //! captures, Chrome trace JSON for Perfetto out and back in, the format
@@ -22,12 +28,18 @@
 //! | `recorder.rs` | per-system `TraceState`, start/stop, `Trace`, `ThreadEvents`, `TraceConfig` |
 //! | `api.rs` | `JobSystem::trace_start/stop`, frames, `Builder::build_traced` |
 //! | `raw.rs` | `Trace::write_raw`: the raw capture file (streamed) |
+//! | `hooks.rs` | `ProfilerHooks`, dispatching an event to them, abort on a panicking hook |
+//! | `tracy.rs` | `TracyHooks` (feature `tracy`): zones, frame marks, plots, thread names |
 //!
 //! # Cost
 //! With the `trace` feature off every hook below is an empty inline
-//! function. With it on and nothing recording, a hook is one relaxed load
-//! of a process-wide `AtomicBool` and a branch; the recording path is
-//! out of line (`#[cold]`). A job scheduled and then waited on by the same
+//! function. With it on, while no system in the process records or has
+//! profiler hooks, a hook is one relaxed load of a process-wide
+//! `AtomicBool` (`recorder::active()`: running captures plus installed
+//! hook sets, counted) and a branch; the recording path (recorder and
+//! hooks) is out of line (`#[cold]`). Installing hooks on one system turns
+//! the flag on for all of them: a system without hooks then pays the
+//! out-of-line path at each site, as while another system records. A job scheduled and then waited on by the same
 //! thread (which runs it inline) passes one such check in all, not five:
 //! `submit` keeps its check's outcome in the job's state (the `TRACED`
 //! flag), and `wait_with`'s fast path for a job without it has no event
@@ -53,6 +65,8 @@
 //! | `search_begin(reg, ctx)` | worker.rs `worker_main`: when `spin_until_work` found work, and after `cancel_park` |
 //! | `sleep_begin(reg, ctx)` / `sleep_end(reg, ctx)` | around `sleep.park(idx)` in `worker_main`; around the futex loop in wait.rs `park_on` and in join.rs `wait_latch` |
 //! | `wake_issued(reg, ctx, Some(idx))` | *inside* the wake, before the store that ends the wakee's park: `Sleep::notify_work`/`wake_one_slow`/`hand_over`/`wake_many` call their `on_wake(idx)` under the sleepers lock just before storing the notified word (search.rs `notify_work_from`/`found_work`, lifecycle.rs `flush` pass the hook); wait.rs `wake_waiter` (from `wake_target`/`wake_all_parked`) calls it under the `parked` lock before the `WOKEN` CAS, and only when the word is still 0 (the wake that ends the wait). Order relied on: waker stamps → Release store → the wakee's Acquire load sees it → the wakee stamps `sleep_end`, so a wake is never later than the wake-up it caused (`jobsys-trace`'s `match_wakes` pairs each sleep with the last wake before its end). Not recorded: `Sleep::wake_all` (shutdown, first hot zone) and `BROKEN` |
+//! | `thread_start(reg, ctx)` / `thread_stop(reg, ctx)` (hooks only, nothing recorded) | worker.rs `worker_main`: first thing after `set_current` / last thing; registry.rs `current_slow`: after an outside thread claimed a new context / `Claim::drop`: when the thread's claim is released while the registry lives (thread exit, possibly in a thread-local destructor) |
+//! | frame begin/end (`api.rs`, not a hook here) | `JobSystem::frame_begin` / `frame_end` / `FrameGuard::drop`: one `active()` check, then `record` when the system records or has hooks |
 //! | `let _t = WaitTrace::of_handle(reg, ctx, h)` | wait.rs `Registry::wait_slow`: first thing (the caller, `wait_with`, made the `DepthGuard`; it calls `wait_slow` for a `TRACED` job before its fast path, for another one only if its fast path, which has no site, did not finish the job: a capture that starts between such a job's submit and that path holds neither the wait nor the job's begin and end, as it holds no ready of it); join.rs `wait_latch`: after `DepthGuard::new`, as `WaitTrace::of_stack(reg, ctx, job)` (records wait end on every return and on unwinding) |
 //!
 //! Thread states are *derived* from these events (by `jobsys-trace`,
