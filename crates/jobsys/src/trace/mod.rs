@@ -55,10 +55,10 @@
 //!
 //! | hook | file, function: where |
 //! | --- | --- |
-//! | `job_ready_flag(reg, ctx, slot, gen)` | lifecycle.rs `submit`: in the no-dependency branch *before* `publish_runnable` (which it gives the `TRACED` flag when the tracer is on) and `ctx.push` |
+//! | `job_ready_flag(reg, ctx, slot, gen)` | lifecycle.rs `submit`: in the no-dependency branch *before* `publish_runnable` (which it gives the `TRACED` flag when the flag is on and this system records or has hooks; the ready is recorded only then, out of line in `ready_flag`) and `ctx.push` |
 //! | `job_ready(reg, ctx, JobId::of_slot(slot, gen))` | lifecycle.rs `submit`: before `make_runnable` when the last `pending` decrement is `submit`'s own (a ready must be stamped before any thread can start the job) |
 //! | `job_released_slot(reg, ctx, dependent)` | lifecycle.rs `finish`: when `dependent.dep_done()` reports the last dependency, before `make_runnable(ctx, dependent)` (id and generation computed only while recording) |
-//! | `job_begin_slot(reg, ctx, slot, gen)` / `job_begin(reg, ctx, id, name)` | lifecycle.rs `run_claimed` (`run_claimed_as::<true>`; `::<false>`, wait.rs's fast path on a job without `TRACED`, has no site): after the cancelled and poisoned branches, before `running_push`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; lifecycle.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::of_entry(e)`) |
+//! | `job_begin_slot(reg, ctx, slot, gen)` / `job_begin(reg, ctx, id, name)` | lifecycle.rs `run_claimed` (`run_claimed_as::<true>`; `job_begin_slot` resolves the name and records only if this system records or has hooks, else returns `None` and no end follows; `::<false>`, wait.rs's fast path on a job without `TRACED`, has no site): after the cancelled and poisoned branches, before `running_push`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; lifecycle.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::of_entry(e)`) |
 //! | `job_end(reg, ctx, id, name)` | the same places, just *before* `finish` / `finish_pieces` (and on every other exit of `run_pieces` that ran a piece): whoever sees the job finished — a waiter that then stops the capture — also sees its end, so a capture stopped after `complete` holds no clipped job of that graph (the releases and wakes `finish` causes follow the slice; their arrows start on the state track) |
 //! | `steal(reg, ctx, v as u32)` | search.rs `steal_from`: after each successful `steal_into` |
 //! | `spin_begin(reg, ctx)` | worker.rs `worker_main`: before `spin_until_work` |
@@ -210,7 +210,8 @@ hook!(
 
 /// `job_ready` for `submit`'s no-dependency branch, which publishes the
 /// job after it: the check's outcome is kept in the job's state, as the
-/// `TRACED` flag returned here when the tracer is on (0 when it is off),
+/// `TRACED` flag returned here when the flag is on and this system
+/// records or has hooks (0 otherwise),
 /// so a wait that runs the job inline needs no check of its own
 /// (`wait_with`).
 #[inline(always)]
@@ -223,11 +224,26 @@ pub(crate) fn job_ready_flag(
 ) -> u64 {
     #[cfg(feature = "trace")]
     if recorder::active() {
-        record(reg, ctx, event::READY, JobId::of_slot(slot, gen).0, "");
-        return crate::slot::TRACED;
+        return ready_flag(reg, ctx, slot, gen);
     }
     let _ = (reg, ctx, slot, gen);
     0
+}
+
+/// The flag is on: record the ready and mark the job `TRACED` only if
+/// *this* system records or has hooks. A job of a system that does
+/// neither (another one does) keeps the untraced wait fast path, as when
+/// the flag is off; a capture of this system that starts before its wait
+/// holds neither the wait nor the job, the price stated above.
+#[cfg(feature = "trace")]
+#[cold]
+#[inline(never)]
+fn ready_flag(reg: &Registry, ctx: &Context, slot: &crate::store::Slot, gen: u32) -> u64 {
+    if !state(reg).listening() {
+        return 0;
+    }
+    record(reg, ctx, event::READY, JobId::of_slot(slot, gen).0, "");
+    crate::slot::TRACED
 }
 
 /// This thread's finishing job released the job in `slot` (its last
@@ -304,18 +320,35 @@ pub(crate) fn job_begin_slot(
 ) -> Option<&'static str> {
     #[cfg(feature = "trace")]
     if recorder::active() {
-        let name = Registry::job_name(slot);
-        record(
-            reg,
-            ctx,
-            event::JOB_BEGIN,
-            JobId::of_slot(slot, gen).0,
-            name,
-        );
-        return Some(name);
+        return begin_slot(reg, ctx, slot, gen);
     }
     let _ = (reg, ctx, slot, gen);
     None
+}
+
+/// The flag is on: resolve the name and record the begin only if this
+/// system records or has hooks (`None` otherwise, so no end follows).
+#[cfg(feature = "trace")]
+#[cold]
+#[inline(never)]
+fn begin_slot(
+    reg: &Registry,
+    ctx: &Context,
+    slot: &crate::store::Slot,
+    gen: u32,
+) -> Option<&'static str> {
+    if !state(reg).listening() {
+        return None;
+    }
+    let name = Registry::job_name(slot);
+    record(
+        reg,
+        ctx,
+        event::JOB_BEGIN,
+        JobId::of_slot(slot, gen).0,
+        name,
+    );
+    Some(name)
 }
 
 /// Records a wait's begin when made and its end when dropped, so every

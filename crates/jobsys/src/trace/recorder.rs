@@ -134,6 +134,12 @@ impl TraceState {
         self.enabled.load(Ordering::Relaxed)
     }
 
+    /// Does this system record or have hooks (is an event of it wanted)?
+    #[inline]
+    pub(crate) fn listening(&self) -> bool {
+        self.is_recording() || self.hooks.get().is_some()
+    }
+
     /// Record an event on the buffer of context `index`.
     ///
     /// Must be called only by the thread that holds context `index` (the
