@@ -29,10 +29,13 @@ thread_local! {
     static ZONES: RefCell<Vec<(Kind, u64, Span)>> = const { RefCell::new(Vec::new()) };
 }
 
-fn open(kind: Kind, id: u64, span: impl FnOnce() -> Span) {
-    // `try_with`: a hook may run in a thread-local destructor, after
-    // `ZONES` is gone; the zone is then not shown.
-    let _ = ZONES.try_with(|z| z.borrow_mut().push((kind, id, span())));
+/// Open a zone (`span` starts it). False if this thread's `ZONES` is
+/// gone: a hook may run in a thread-local destructor; the zone is then
+/// not shown.
+fn open(kind: Kind, id: u64, span: impl FnOnce() -> Span) -> bool {
+    ZONES
+        .try_with(|z| z.borrow_mut().push((kind, id, span())))
+        .is_ok()
 }
 
 /// Close the innermost open zone of `kind` and `id` (and any left open
@@ -155,11 +158,12 @@ impl ProfilerHooks for TracyHooks {
     fn job_begin(&self, _thread: u32, job: JobId, name: &'static str) {
         let name = if name.is_empty() { "job" } else { name };
         let client = self.client.clone();
-        open(Kind::Job, job.0, || {
+        if open(Kind::Job, job.0, || {
             client.span_alloc(Some(name), "jobsys job", file!(), line!(), 0)
-        });
-        self.sent(ZONES_SENT);
-        self.plot_running(1);
+        }) {
+            self.sent(ZONES_SENT);
+            self.plot_running(1);
+        }
     }
 
     fn job_end(&self, _thread: u32, job: JobId, _name: &'static str) {
@@ -170,10 +174,11 @@ impl ProfilerHooks for TracyHooks {
 
     fn wait_begin(&self, _thread: u32, job: JobId) {
         let client = self.client.clone();
-        open(Kind::Wait, job.0, || {
+        if open(Kind::Wait, job.0, || {
             client.span(span_location!("jobsys wait"), 0)
-        });
-        self.sent(ZONES_SENT);
+        }) {
+            self.sent(ZONES_SENT);
+        }
     }
 
     fn wait_end(&self, _thread: u32, job: JobId) {
@@ -182,10 +187,11 @@ impl ProfilerHooks for TracyHooks {
 
     fn sleep_begin(&self, _thread: u32) {
         let client = self.client.clone();
-        open(Kind::Sleep, 0, || {
+        if open(Kind::Sleep, 0, || {
             client.span(span_location!("jobsys sleep"), 0)
-        });
-        self.sent(ZONES_SENT);
+        }) {
+            self.sent(ZONES_SENT);
+        }
     }
 
     fn sleep_end(&self, _thread: u32) {
