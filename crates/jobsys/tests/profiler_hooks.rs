@@ -175,7 +175,8 @@ fn system(workers: usize, hooks: &Arc<Hooks>) -> JobSystem {
 }
 
 /// Per OS thread: one `thread` index, and job, wait and sleep begins and
-/// ends nest like brackets and are all closed. Returns each thread's index.
+/// ends nest like brackets and are all closed (read after the system is
+/// dropped). Returns each thread's index.
 fn assert_nested_and_closed(calls: &[Call]) -> HashMap<ThreadId, u32> {
     #[derive(Debug, PartialEq)]
     enum Open {
@@ -200,9 +201,9 @@ fn assert_nested_and_closed(calls: &[Call]) -> HashMap<ThreadId, u32> {
         }
     }
     for (tid, stack) in open {
-        // A worker may be asleep when the calls are read (only then).
+        // Every test reads the calls after dropping its system.
         assert!(
-            stack.is_empty() || stack == [Open::Sleep],
+            stack.is_empty(),
             "thread {}: left open {stack:?}",
             index[&tid]
         );
@@ -255,6 +256,10 @@ fn every_job_begins_and_ends_once_on_the_thread_that_ran_it_with_its_name() {
         });
         let all: Vec<_> = jobs.iter().map(|j| j.0).chain([pfor]).collect();
         js.complete(js.combine(&all));
+        // Read after the workers are joined: a thread that ran pieces of
+        // the loop records its end after its last piece, possibly after
+        // another thread finished the loop.
+        drop(js);
         let calls = hooks.rec.calls();
         assert_nested_and_closed(&calls);
         let ran = ran.lock().unwrap();
@@ -317,6 +322,9 @@ fn a_join_half_taken_by_another_thread_is_a_join_job_there() {
             || started.wait(),
         );
         drop(hot);
+        // The worker records the join job's end after it released the
+        // joiner: read after it is joined.
+        drop(js);
         let worker = ran_on.lock().unwrap().unwrap();
         let calls = hooks.rec.calls();
         assert_nested_and_closed(&calls);
@@ -362,6 +370,7 @@ fn a_wait_begins_and_ends_on_the_waiting_thread() {
         };
         js.complete(h);
         opener.join().unwrap();
+        drop(js);
         let calls = hooks.rec.calls();
         assert_nested_and_closed(&calls);
         let mine: Vec<_> = calls
@@ -411,6 +420,7 @@ fn a_sleeping_worker_is_woken_by_a_wake_that_names_it() {
         });
         gate.open();
         js.complete(h);
+        drop(js);
         let calls = hooks.rec.calls();
         assert_nested_and_closed(&calls);
         let after = &calls[from..];
@@ -448,6 +458,18 @@ fn threads_start_and_stop_and_frames_are_marked() {
         js.frame_begin();
         js.frame_end();
         js.set_active_workers(1).unwrap();
+        // An outside thread: started when it first uses the system,
+        // stopped when it exits (the system still lives).
+        let js2 = js.clone();
+        let helper = std::thread::Builder::new()
+            .name("helper".into())
+            .spawn(move || {
+                js2.complete(js2.schedule(|| {}));
+                std::thread::current().id()
+            })
+            .unwrap()
+            .join()
+            .unwrap();
         let me = std::thread::current().id();
         let my_name = std::thread::current().name().unwrap_or("").to_string();
         drop(js);
@@ -467,6 +489,14 @@ fn threads_start_and_stop_and_frames_are_marked() {
             calls.iter().find(|c| c.0 == me).unwrap().2,
             Ev::Start(my_name)
         );
+        let theirs: Vec<_> = calls
+            .iter()
+            .filter(|c| c.0 == helper && matches!(c.2, Ev::Start(_) | Ev::Stop))
+            .collect();
+        assert_eq!(theirs.len(), 2, "{theirs:?}");
+        assert_eq!(theirs[0].2, Ev::Start("helper".into()));
+        assert_eq!(theirs[1].2, Ev::Stop);
+        assert!(theirs[0].1 >= 3 && theirs[0].1 != index[&me]);
         let frames: Vec<_> = calls
             .iter()
             .filter(|c| matches!(c.2, Ev::FrameBegin(_) | Ev::FrameEnd(_)))
@@ -505,6 +535,8 @@ fn another_system_without_hooks_reports_nothing_to_them() {
         let h = with.schedule_named("mine", || {});
         with.complete(h);
         drop(without);
+        // After the drop, so its worker has surely started (and stopped).
+        drop(with);
         let calls = hooks.rec.calls();
         let ids: Vec<JobId> = hs
             .iter()
@@ -521,8 +553,11 @@ fn another_system_without_hooks_reports_nothing_to_them() {
             }
         }
         // Only this system's threads: its worker and this thread.
-        let starts = calls.iter().filter(|c| matches!(c.2, Ev::Start(_))).count();
-        assert_eq!(starts, 2);
+        let starts: Vec<_> = calls
+            .iter()
+            .filter(|c| matches!(c.2, Ev::Start(_)))
+            .collect();
+        assert_eq!(starts.len(), 2, "{starts:?}");
         assert_eq!(runs_of(&calls, JobId::of_handle(h)).len(), 2);
     });
 }
