@@ -84,7 +84,9 @@ pub trait ProfilerHooks: Send + Sync {
     /// that finished it).
     fn job_ready(&self, thread: u32, job: JobId) {}
     /// This thread starts running `job`. `name`: its `JobDesc` name, else
-    /// the closure's type name; `"join"` for `join`'s jobs. A
+    /// the closure's type name; `"join"` for the half of a `join` that
+    /// another thread took (a half the joining thread runs itself has no
+    /// begin: it is part of the enclosing job). A
     /// `parallel_for` is one job whose pieces may run on several threads:
     /// each thread that runs pieces of it has its own begin and end.
     fn job_begin(&self, thread: u32, job: JobId, name: &'static str) {}
