@@ -5,6 +5,8 @@
 # Usage: bash scripts/w1-instructions.sh [REV]   (default: the work tree)
 #        W1_FEATURES='--features trace' bash scripts/w1-instructions.sh [REV]
 #
+# W1_ARGS (default: empty) are more arguments for jobsys-w1, e.g.
+# W1_ARGS='--hooks elsewhere' (profiler hooks installed in another system).
 # W1_FEATURES (default: empty) is passed to the `cargo build` of jobsys-w1.
 # jobsys-w1 depends on jobsys without default features, so the default
 # build has no tracer; `--features trace` compiles the tracer in (not
@@ -31,20 +33,21 @@ target=${CARGO_TARGET_DIR:-$PWD/target}/w1-instructions/${rev:-worktree}${tag:+-
 # shellcheck disable=SC2086 # W1_FEATURES is a list of cargo arguments
 (cd "$src" && CARGO_TARGET_DIR=$target cargo build -q --release -p jobsys-w1 $features)
 bin=$target/release/jobsys-w1
-echo "case instructions_per_job (rev ${rev:-work tree}${features:+, $features})"
+args=${W1_ARGS:-}
+echo "case instructions_per_job (rev ${rev:-work tree}${features:+, $features}${args:+, $args})"
 for case in single flat nested pfor-empty; do
   count() {
     local out
     out=$(mktemp)
     valgrind --tool=callgrind --callgrind-out-file="$out" \
       --toggle-collect='*w1_kernels::iteration*' \
-      "$bin" --case "$case" --warmup 1 --samples "$1" 2>/dev/null >"$out.json"
+      "$bin" --case "$case" --warmup 1 --samples "$1" $args 2>/dev/null >"$out.json"
     jobs=$(sed -n 's/.*"jobs":\([0-9]*\).*/\1/p' "$out.json")
     sed -n 's/^summary: \([0-9]*\)/\1/p' "$out"
     rm -f "$out" "$out.json"
   }
   i5=$(count 5)
   i1=$(count 1)
-  jobs=$("$bin" --case "$case" --warmup 0 --samples 1 | sed -n 's/.*"jobs":\([0-9]*\).*/\1/p')
+  jobs=$("$bin" --case "$case" --warmup 0 --samples 1 $args | sed -n 's/.*"jobs":\([0-9]*\).*/\1/p')
   awk -v a="$i5" -v b="$i1" -v j="$jobs" -v c="$case" 'BEGIN { printf "%s %.2f\n", c, (a - b) / 4 / j }'
 done

@@ -19,6 +19,12 @@
 //! after it, both outside the timed region; a capture that drops events
 //! is an error, since the figure would then time the drop path.
 //!
+//! `--hooks elsewhere` (a `trace` build) keeps a second job system with
+//! profiler hooks that do nothing alive during the run, so the measured
+//! system (without hooks) runs with the process-wide event flag on, as
+//! while another system records; `--hooks here` installs those hooks on
+//! the measured system itself (docs/profiling.md, "Cost").
+//!
 //! The kernels and the job counter are jobsys-bench's own source files
 //! (`#[path]` below), so this measures exactly what W1 measures.
 
@@ -32,7 +38,7 @@ use std::time::{Duration, Instant};
 use w1_kernels::{Case, Sizes};
 
 const USAGE: &str = "usage: jobsys-w1 --case single|flat|nested|pfor-empty [--workers N] \
-[--policy P] [--samples N] [--warmup N] [--quick] [--record]";
+[--policy P] [--samples N] [--warmup N] [--quick] [--record] [--hooks none|elsewhere|here]";
 
 /// The command line.
 struct Args {
@@ -43,7 +49,30 @@ struct Args {
     warmup: usize,
     quick: bool,
     record: bool,
+    hooks: Hooks,
 }
+
+/// Where profiler hooks (that do nothing) are installed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hooks {
+    None,
+    Elsewhere,
+    Here,
+}
+
+impl Hooks {
+    fn name(self) -> &'static str {
+        match self {
+            Hooks::None => "none",
+            Hooks::Elsewhere => "elsewhere",
+            Hooks::Here => "here",
+        }
+    }
+}
+
+/// Profiler hooks with every method left empty.
+struct NoopHooks;
+impl jobsys::ProfilerHooks for NoopHooks {}
 
 fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
@@ -54,6 +83,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         warmup: 1,
         quick: false,
         record: false,
+        hooks: Hooks::None,
     };
     let mut case = None;
     while let Some(arg) = it.next() {
@@ -76,6 +106,14 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--warmup" => a.warmup = number("--warmup", value("--warmup")?)?,
             "--quick" => a.quick = true,
             "--record" => a.record = true,
+            "--hooks" => {
+                a.hooks = match value("--hooks")?.as_str() {
+                    "none" => Hooks::None,
+                    "elsewhere" => Hooks::Elsewhere,
+                    "here" => Hooks::Here,
+                    v => return Err(format!("--hooks: {v:?} is not none, elsewhere or here")),
+                }
+            }
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
@@ -147,7 +185,16 @@ fn run(a: &Args) -> Result<String, String> {
         on: a.record,
         events_per_thread: (jobs * 8).next_power_of_two().max(1 << 12),
     };
-    let js = JobSystem::builder()
+    let hooked = || jobsys::JobSystem::builder().profiler(std::sync::Arc::new(NoopHooks));
+    let _other = match a.hooks {
+        Hooks::Elsewhere => Some(hooked().workers(0).build().map_err(|e| e.to_string())?),
+        _ => None,
+    };
+    let builder = match a.hooks {
+        Hooks::Here => hooked(),
+        _ => JobSystem::builder(),
+    };
+    let js = builder
         .workers(a.workers)
         .idle_policy(a.policy)
         .build()
@@ -188,10 +235,11 @@ fn run(a: &Args) -> Result<String, String> {
 
     let list: Vec<String> = samples.iter().map(|v| v.to_string()).collect();
     Ok(format!(
-        "{{\"trace_compiled\":{},\"recording\":{},\"case\":{},\"workers\":{},\"jobs\":{jobs},\
+        "{{\"trace_compiled\":{},\"recording\":{},\"hooks\":\"{}\",\"case\":{},\"workers\":{},\"jobs\":{jobs},\
          \"policy\":{},\"events_per_sample\":{},\"samples\":[{}]}}",
         jobsys::trace::COMPILED,
         a.record,
+        a.hooks.name(),
         json_str(a.case.name()),
         a.workers,
         json_str(&a.policy.name()),

@@ -195,6 +195,10 @@ pub struct Config {
     /// usable CPUs − 1, capped by `set_active_workers`. See
     /// `docs/engine.md`.
     pub follow_cpus: bool,
+    /// Callbacks for an external profiler (Tracy, …), called from every
+    /// thread of the system as it schedules, runs, waits and sleeps. See
+    /// [`ProfilerHooks`](crate::ProfilerHooks) and `docs/profiling.md`.
+    pub profiler: Option<std::sync::Arc<dyn crate::ProfilerHooks>>,
 }
 
 /// Job slots a thread keeps when idle, by default (64 pages, 2 MiB).
@@ -277,6 +281,22 @@ impl Builder {
     pub fn follow_cpus(mut self, on: bool) -> Self {
         self.config.follow_cpus = on;
         self
+    }
+    /// Install profiler hooks (see [`ProfilerHooks`](crate::ProfilerHooks),
+    /// `docs/profiling.md`): every thread of the system calls them as it
+    /// starts, runs jobs, waits, sleeps, wakes others and marks frames.
+    /// Called only when jobsys has its `trace` feature (the default). With
+    /// the `tracy` feature, [`Builder::tracy`] installs ready ones.
+    pub fn profiler(mut self, hooks: std::sync::Arc<dyn crate::ProfilerHooks>) -> Self {
+        self.config.profiler = Some(hooks);
+        self
+    }
+    /// Install [`tracy::TracyHooks`](crate::tracy::TracyHooks): the
+    /// system's threads, jobs, waits, sleeps and frames in the Tracy
+    /// profiler (feature `tracy`; `docs/profiling.md`).
+    #[cfg(feature = "tracy")]
+    pub fn tracy(self) -> Self {
+        self.profiler(std::sync::Arc::new(crate::tracy::TracyHooks::new()))
     }
     /// The configuration built so far.
     pub fn config(&self) -> &Config {

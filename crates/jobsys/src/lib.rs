@@ -58,6 +58,12 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/engine.md")]
 pub struct EngineDoctests;
 
+/// docs/profiling.md's examples, compiled and run as doctests (the Tracy
+/// one is `ignore`: it needs the `tracy` feature and loops forever).
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/profiling.md")]
+pub struct ProfilingDoctests;
+
 pub use active::ActiveWorkersError;
 pub use builder::{
     BuildError, Builder, Config, IdlePolicy, DEFAULT_FAILURE_HISTORY, DEFAULT_MAX_JOBS,
@@ -73,3 +79,6 @@ pub use registry::Stats;
 pub use scope::Scope;
 pub use system::{HotZone, JobSystem};
 pub use topology::{topology, Topology, TopologyError};
+#[cfg(feature = "tracy")]
+pub use trace::tracy;
+pub use trace::ProfilerHooks;

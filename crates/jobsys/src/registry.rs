@@ -179,6 +179,7 @@ impl Drop for Claim {
         if let Some(reg) = self.registry.upgrade() {
             // SAFETY: the registry is alive, so its contexts are too.
             let ctx = unsafe { &*self.ctx };
+            crate::trace::thread_stop(&reg, ctx);
             // Jobs this thread batched but never flushed must not wait for
             // a wake that nobody will issue.
             reg.flush(ctx);
@@ -302,6 +303,7 @@ impl Registry {
                 .map(|c| c.ctx)
         })
         .unwrap_or_else(|| panic!("{TLS_GONE}"));
+        let mut claimed = false;
         let ctx = match found {
             Some(ctx) => ctx,
             None => {
@@ -320,12 +322,17 @@ impl Registry {
                     // The claim was dropped (released) with the closure.
                     panic!("{TLS_GONE}");
                 }
+                claimed = true;
                 ctx
             }
         };
         CURRENT.with(|c| c.set((self.id, ctx)));
         // SAFETY: `ctx` points into this live registry (see `current`).
-        unsafe { &*ctx }
+        let ctx = unsafe { &*ctx };
+        if claimed {
+            crate::trace::thread_start(self, ctx);
+        }
+        ctx
     }
 
     pub(crate) fn claim_external(&self) -> *const Context {

@@ -119,6 +119,12 @@ impl JobSystem {
                 .div_ceil(crate::slot::PAGE_SLOTS),
             crate::active::Active::new(workers, config.follow_cpus, config.pin_workers),
         );
+        // Hooks first: the building thread's `current` below reports its
+        // start to them, and every job of the system is scheduled after.
+        #[cfg(feature = "trace")]
+        if let Some(h) = config.profiler {
+            registry.trace.install_hooks(h);
+        }
         // The building thread is `Pin::Main`, thread index 0.
         let main = registry.current();
         registry.register(main, Some(0));

@@ -27,6 +27,7 @@ impl Registry {
     pub(crate) fn worker_main(self: Arc<Registry>, idx: usize) {
         let ctx = self.context(idx);
         self.set_current(ctx);
+        crate::trace::thread_start(&self, ctx);
         let mut adaptive = match self.policy {
             IdlePolicy::Adaptive { max_spin, cpu_cap } => {
                 Some(AdaptiveSpin::new(max_spin, cpu_cap))
@@ -161,6 +162,8 @@ impl Registry {
         );
         self.drained.wake_all();
         self.sleep.wake_all(true);
+        // Before the thread exits, so `Owner::drop`'s join sees it.
+        crate::trace::thread_stop(&self, ctx);
     }
 
     /// Spin (with backoff, no CAS) until work is visible, shutdown begins or

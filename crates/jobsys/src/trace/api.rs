@@ -74,8 +74,10 @@ impl JobSystem {
 
 impl JobSystem {
     /// Mark the beginning of a frame (shown in the trace; `--frames` in
-    /// `jobsys-trace compare` compares captures per frame). Costs one
-    /// relaxed load when not tracing. Prefer [`frame`](Self::frame).
+    /// `jobsys-trace compare` compares captures per frame; passed to
+    /// [`ProfilerHooks::frame_begin`](crate::ProfilerHooks::frame_begin)).
+    /// Costs one relaxed load when not tracing and no system has hooks.
+    /// Prefer [`frame`](Self::frame).
     pub fn frame_begin(&self) {
         self.frame_begin_numbered();
     }
@@ -92,11 +94,11 @@ impl JobSystem {
         }
         let reg = self.reg();
         let st = state(reg);
-        if !st.is_recording() {
+        if !st.is_recording() && st.hooks().is_none() {
             return None;
         }
         let n = st.frame.fetch_add(1, Ordering::Relaxed);
-        st.record(reg.current().index, FRAME_BEGIN, n, "");
+        super::record(reg, reg.current(), FRAME_BEGIN, n, "");
         Some(n)
     }
 
@@ -123,7 +125,7 @@ impl JobSystem {
             return;
         }
         let reg = self.reg();
-        state(reg).record(reg.current().index, FRAME_END, n, "");
+        super::record(reg, reg.current(), FRAME_END, n, "");
     }
 
     /// A frame that ends when the guard drops.

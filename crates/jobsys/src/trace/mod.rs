@@ -7,6 +7,12 @@
 //! every thread's raw events and names, which [`Trace::write_raw`] writes
 //! to a file (the raw capture format, specified in the README).
 //!
+//! The same sites feed a system's profiler hooks ([`ProfilerHooks`],
+//! `hooks.rs`; `Builder::profiler`): the out-of-line recording path hands
+//! each event to the system's recorder (if it records) and to its hooks
+//! (if it has any). `tracy.rs` (feature `tracy`) is a ready implementation
+//! for the Tracy profiler. Usage: `docs/profiling.md`.
+//!
 //! Everything offline (deriving per-thread state timelines, wake and
 //! dependency arrows and latency from the events, the summary, comparing
 //! captures, Chrome trace JSON for Perfetto out and back in, the format
@@ -22,12 +28,18 @@
 //! | `recorder.rs` | per-system `TraceState`, start/stop, `Trace`, `ThreadEvents`, `TraceConfig` |
 //! | `api.rs` | `JobSystem::trace_start/stop`, frames, `Builder::build_traced` |
 //! | `raw.rs` | `Trace::write_raw`: the raw capture file (streamed) |
+//! | `hooks.rs` | `ProfilerHooks`, dispatching an event to them, abort on a panicking hook |
+//! | `tracy.rs` | `TracyHooks` (feature `tracy`): zones, frame marks, plots, thread names |
 //!
 //! # Cost
 //! With the `trace` feature off every hook below is an empty inline
-//! function. With it on and nothing recording, a hook is one relaxed load
-//! of a process-wide `AtomicBool` and a branch; the recording path is
-//! out of line (`#[cold]`). A job scheduled and then waited on by the same
+//! function. With it on, while no system in the process records or has
+//! profiler hooks, a hook is one relaxed load of a process-wide
+//! `AtomicBool` (`recorder::active()`: running captures plus installed
+//! hook sets, counted) and a branch; the recording path (recorder and
+//! hooks) is out of line (`#[cold]`). Installing hooks on one system turns
+//! the flag on for all of them: a system without hooks then pays the
+//! out-of-line path at each site, as while another system records. A job scheduled and then waited on by the same
 //! thread (which runs it inline) passes one such check in all, not five:
 //! `submit` keeps its check's outcome in the job's state (the `TRACED`
 //! flag), and `wait_with`'s fast path for a job without it has no event
@@ -43,16 +55,18 @@
 //!
 //! | hook | file, function: where |
 //! | --- | --- |
-//! | `job_ready_flag(reg, ctx, slot, gen)` | lifecycle.rs `submit`: in the no-dependency branch *before* `publish_runnable` (which it gives the `TRACED` flag when the tracer is on) and `ctx.push` |
+//! | `job_ready_flag(reg, ctx, slot, gen)` | lifecycle.rs `submit`: in the no-dependency branch *before* `publish_runnable` (which it gives the `TRACED` flag when the flag is on and this system records or has hooks; the ready is recorded only then, out of line in `ready_flag`) and `ctx.push` |
 //! | `job_ready(reg, ctx, JobId::of_slot(slot, gen))` | lifecycle.rs `submit`: before `make_runnable` when the last `pending` decrement is `submit`'s own (a ready must be stamped before any thread can start the job) |
 //! | `job_released_slot(reg, ctx, dependent)` | lifecycle.rs `finish`: when `dependent.dep_done()` reports the last dependency, before `make_runnable(ctx, dependent)` (id and generation computed only while recording) |
-//! | `job_begin_slot(reg, ctx, slot, gen)` / `job_begin(reg, ctx, id, name)` | lifecycle.rs `run_claimed` (`run_claimed_as::<true>`; `::<false>`, wait.rs's fast path on a job without `TRACED`, has no site): after the cancelled and poisoned branches, before `running_push`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; lifecycle.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::of_entry(e)`) |
+//! | `job_begin_slot(reg, ctx, slot, gen)` / `job_begin(reg, ctx, id, name)` | lifecycle.rs `run_claimed` (`run_claimed_as::<true>`; `job_begin_slot` resolves the name and records only if this system records or has hooks, else returns `None` and no end follows; `::<false>`, wait.rs's fast path on a job without `TRACED`, has no site): after the cancelled and poisoned branches, before `running_push`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; lifecycle.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::of_entry(e)`) |
 //! | `job_end(reg, ctx, id, name)` | the same places, just *before* `finish` / `finish_pieces` (and on every other exit of `run_pieces` that ran a piece): whoever sees the job finished — a waiter that then stops the capture — also sees its end, so a capture stopped after `complete` holds no clipped job of that graph (the releases and wakes `finish` causes follow the slice; their arrows start on the state track) |
 //! | `steal(reg, ctx, v as u32)` | search.rs `steal_from`: after each successful `steal_into` |
 //! | `spin_begin(reg, ctx)` | worker.rs `worker_main`: before `spin_until_work` |
 //! | `search_begin(reg, ctx)` | worker.rs `worker_main`: when `spin_until_work` found work, and after `cancel_park` |
 //! | `sleep_begin(reg, ctx)` / `sleep_end(reg, ctx)` | around `sleep.park(idx)` in `worker_main`; around the futex loop in wait.rs `park_on` and in join.rs `wait_latch` |
 //! | `wake_issued(reg, ctx, Some(idx))` | *inside* the wake, before the store that ends the wakee's park: `Sleep::notify_work`/`wake_one_slow`/`hand_over`/`wake_many` call their `on_wake(idx)` under the sleepers lock just before storing the notified word (search.rs `notify_work_from`/`found_work`, lifecycle.rs `flush` pass the hook); wait.rs `wake_waiter` (from `wake_target`/`wake_all_parked`) calls it under the `parked` lock before the `WOKEN` CAS, and only when the word is still 0 (the wake that ends the wait). Order relied on: waker stamps → Release store → the wakee's Acquire load sees it → the wakee stamps `sleep_end`, so a wake is never later than the wake-up it caused (`jobsys-trace`'s `match_wakes` pairs each sleep with the last wake before its end). Not recorded: `Sleep::wake_all` (shutdown, first hot zone) and `BROKEN` |
+//! | `thread_start(reg, ctx)` / `thread_stop(reg, ctx)` (hooks only, nothing recorded) | worker.rs `worker_main`: first thing after `set_current` / last thing; registry.rs `current_slow`: after an outside thread claimed a new context / `Claim::drop`: when the thread's claim is released while the registry lives (thread exit, possibly in a thread-local destructor) |
+//! | frame begin/end (`api.rs`, not a hook here) | `JobSystem::frame_begin` / `frame_end` / `FrameGuard::drop`: one `active()` check, then `record` when the system records or has hooks |
 //! | `let _t = WaitTrace::of_handle(reg, ctx, h)` | wait.rs `Registry::wait_slow`: first thing (the caller, `wait_with`, made the `DepthGuard`; it calls `wait_slow` for a `TRACED` job before its fast path, for another one only if its fast path, which has no site, did not finish the job: a capture that starts between such a job's submit and that path holds neither the wait nor the job's begin and end, as it holds no ready of it); join.rs `wait_latch`: after `DepthGuard::new`, as `WaitTrace::of_stack(reg, ctx, job)` (records wait end on every return and on unwinding) |
 //!
 //! Thread states are *derived* from these events (by `jobsys-trace`,
@@ -73,14 +87,18 @@ mod api;
 mod buffer;
 #[cfg(feature = "trace")]
 mod clock;
+mod hooks;
 #[cfg(feature = "trace")]
 mod raw;
 #[cfg(feature = "trace")]
 mod recorder;
+#[cfg(feature = "tracy")]
+pub mod tracy;
 
 pub use api::FrameGuard;
 #[cfg(feature = "trace")]
 pub use event::{Event, Record};
+pub use hooks::ProfilerHooks;
 #[cfg(feature = "trace")]
 pub use raw::{RAW_FORMAT, RAW_VERSION};
 #[cfg(feature = "trace")]
@@ -102,13 +120,18 @@ pub(crate) fn state(reg: &Registry) -> &TraceState {
     registry_state(reg)
 }
 
-/// Record one event for the calling thread (out of line: only runs while
-/// some job system records).
+/// Record one event for the calling thread and hand it to the system's
+/// profiler hooks (out of line: only runs while some job system records
+/// or has hooks).
 #[cfg(feature = "trace")]
 #[cold]
 #[inline(never)]
 fn record(reg: &Registry, ctx: &Context, kind: u8, id: u64, name: &'static str) {
-    state(reg).record(ctx.index, kind, id, name);
+    let st = state(reg);
+    st.record(ctx.index, kind, id, name);
+    if let Some(h) = st.hooks() {
+        hooks::dispatch(h, ctx.index, kind, id, name);
+    }
 }
 
 /// The tracer state of `reg` lives in the registry.
@@ -187,7 +210,8 @@ hook!(
 
 /// `job_ready` for `submit`'s no-dependency branch, which publishes the
 /// job after it: the check's outcome is kept in the job's state, as the
-/// `TRACED` flag returned here when the tracer is on (0 when it is off),
+/// `TRACED` flag returned here when the flag is on and this system
+/// records or has hooks (0 otherwise),
 /// so a wait that runs the job inline needs no check of its own
 /// (`wait_with`).
 #[inline(always)]
@@ -200,11 +224,26 @@ pub(crate) fn job_ready_flag(
 ) -> u64 {
     #[cfg(feature = "trace")]
     if recorder::active() {
-        record(reg, ctx, event::READY, JobId::of_slot(slot, gen).0, "");
-        return crate::slot::TRACED;
+        return ready_flag(reg, ctx, slot, gen);
     }
     let _ = (reg, ctx, slot, gen);
     0
+}
+
+/// The flag is on: record the ready and mark the job `TRACED` only if
+/// *this* system records or has hooks. A job of a system that does
+/// neither (another one does) keeps the untraced wait fast path, as when
+/// the flag is off; a capture of this system that starts before its wait
+/// holds neither the wait nor the job, the price stated above.
+#[cfg(feature = "trace")]
+#[cold]
+#[inline(never)]
+fn ready_flag(reg: &Registry, ctx: &Context, slot: &crate::store::Slot, gen: u32) -> u64 {
+    if !state(reg).listening() {
+        return 0;
+    }
+    record(reg, ctx, event::READY, JobId::of_slot(slot, gen).0, "");
+    crate::slot::TRACED
 }
 
 /// This thread's finishing job released the job in `slot` (its last
@@ -226,7 +265,45 @@ pub(crate) fn job_released_slot(reg: &Registry, ctx: &Context, slot: &crate::sto
 #[inline(never)]
 fn record_released(reg: &Registry, ctx: &Context, slot: &crate::store::Slot) {
     let id = JobId::of_slot(slot, slot.gen_now());
-    state(reg).record(ctx.index, event::RELEASED, id.0, "");
+    record(reg, ctx, event::RELEASED, id.0, "");
+}
+
+/// Thread `ctx` starts working for `reg` (worker.rs `worker_main` first
+/// thing; registry.rs `current_slow` when an outside thread claims a
+/// context). Hooks only: the recorder names threads itself.
+#[inline]
+pub(crate) fn thread_start(reg: &Registry, ctx: &Context) {
+    #[cfg(feature = "trace")]
+    if recorder::active() {
+        thread_event(reg, ctx, true);
+    }
+    let _ = (reg, ctx);
+}
+
+/// Thread `ctx` is done with `reg` (worker.rs `worker_main` last thing;
+/// registry.rs `Claim::drop`, when an outside thread exits). Hooks only.
+#[inline]
+pub(crate) fn thread_stop(reg: &Registry, ctx: &Context) {
+    #[cfg(feature = "trace")]
+    if recorder::active() {
+        thread_event(reg, ctx, false);
+    }
+    let _ = (reg, ctx);
+}
+
+#[cfg(feature = "trace")]
+#[cold]
+#[inline(never)]
+fn thread_event(reg: &Registry, ctx: &Context, start: bool) {
+    if let Some(h) = state(reg).hooks() {
+        let index = ctx.index;
+        if start {
+            let t = std::thread::current();
+            hooks::call(h, |h| h.thread_start(index, t.name().unwrap_or("")));
+        } else {
+            hooks::call(h, |h| h.thread_stop(index));
+        }
+    }
 }
 
 /// `job_begin` for the job in `slot`: the name (`Registry::job_name`, an
@@ -243,18 +320,35 @@ pub(crate) fn job_begin_slot(
 ) -> Option<&'static str> {
     #[cfg(feature = "trace")]
     if recorder::active() {
-        let name = Registry::job_name(slot);
-        record(
-            reg,
-            ctx,
-            event::JOB_BEGIN,
-            JobId::of_slot(slot, gen).0,
-            name,
-        );
-        return Some(name);
+        return begin_slot(reg, ctx, slot, gen);
     }
     let _ = (reg, ctx, slot, gen);
     None
+}
+
+/// The flag is on: resolve the name and record the begin only if this
+/// system records or has hooks (`None` otherwise, so no end follows).
+#[cfg(feature = "trace")]
+#[cold]
+#[inline(never)]
+fn begin_slot(
+    reg: &Registry,
+    ctx: &Context,
+    slot: &crate::store::Slot,
+    gen: u32,
+) -> Option<&'static str> {
+    if !state(reg).listening() {
+        return None;
+    }
+    let name = Registry::job_name(slot);
+    record(
+        reg,
+        ctx,
+        event::JOB_BEGIN,
+        JobId::of_slot(slot, gen).0,
+        name,
+    );
+    Some(name)
 }
 
 /// Records a wait's begin when made and its end when dropped, so every

@@ -3,8 +3,11 @@
 //! the [`Trace`] a capture gives.
 //!
 //! Invariants:
-//! - `ACTIVE` (process-wide) is true while any job system records; it is the
-//!   only thing an event site reads when nothing records (one relaxed load).
+//! - `ACTIVE` (process-wide) is true while any job system records or has
+//!   profiler hooks installed (`LISTENING` counts both); it is the only
+//!   thing an event site reads when nothing listens (one relaxed load).
+//! - A registry's hooks are installed before its threads run and counted
+//!   in `LISTENING` until its `TraceState` drops.
 //! - A registry's `enabled` is true between its `start` and `stop`; `epoch`
 //!   is the number of the current (or last) capture, starting at 1, stored
 //!   before `enabled` (Release) so a thread that sees `enabled` (Acquire)
@@ -19,12 +22,13 @@ use super::clock;
 use super::event::{RawEvent, Record};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// True while any job system in the process records.
+/// True while any job system in the process records or has hooks.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
-/// How many job systems record (guards `ACTIVE`).
-static RECORDING: Mutex<usize> = Mutex::new(0);
+/// Running captures plus installed hook sets, over all job systems
+/// (guards `ACTIVE`).
+static LISTENING: Mutex<usize> = Mutex::new(0);
 
 /// The event-site check: one relaxed load.
 #[inline(always)]
@@ -32,11 +36,12 @@ pub(crate) fn active() -> bool {
     ACTIVE.load(Ordering::Relaxed)
 }
 
-fn set_recording(delta: isize) {
-    let mut n = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
+/// One more (`delta` 1) or one fewer (-1) capture or hook set.
+fn set_listening(delta: isize) {
+    let mut n = LISTENING.lock().unwrap_or_else(|e| e.into_inner());
     *n = n
         .checked_add_signed(delta)
-        .expect("recording count underflow");
+        .expect("listening count underflow");
     ACTIVE.store(*n > 0, Ordering::Relaxed);
 }
 
@@ -70,6 +75,8 @@ pub(crate) struct TraceState {
     contexts: usize,
     buffers: OnceLock<Box<[CachePadded<ThreadBuffer>]>>,
     control: Mutex<Control>,
+    /// The system's profiler hooks (`Builder::profiler`), if any.
+    hooks: OnceLock<Arc<dyn super::ProfilerHooks>>,
 }
 
 struct Control {
@@ -100,7 +107,23 @@ impl TraceState {
                 running: false,
                 start_ns: 0,
             }),
+            hooks: OnceLock::new(),
         }
+    }
+
+    /// Install the system's profiler hooks (once, before its threads run)
+    /// and count them in `LISTENING`, so every event site takes the
+    /// recording path from now on.
+    pub(crate) fn install_hooks(&self, hooks: Arc<dyn super::ProfilerHooks>) {
+        if self.hooks.set(hooks).is_ok() {
+            set_listening(1);
+        }
+    }
+
+    /// The system's profiler hooks, if any.
+    #[inline]
+    pub(crate) fn hooks(&self) -> Option<&dyn super::ProfilerHooks> {
+        self.hooks.get().map(|h| &**h)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Control> {
@@ -109,6 +132,12 @@ impl TraceState {
 
     pub(crate) fn is_recording(&self) -> bool {
         self.enabled.load(Ordering::Relaxed)
+    }
+
+    /// Does this system record or have hooks (is an event of it wanted)?
+    #[inline]
+    pub(crate) fn listening(&self) -> bool {
+        self.is_recording() || self.hooks.get().is_some()
     }
 
     /// Record an event on the buffer of context `index`.
@@ -151,7 +180,7 @@ impl TraceState {
         self.epoch.fetch_add(1, Ordering::Release);
         self.enabled.store(true, Ordering::Release);
         c.running = true;
-        set_recording(1);
+        set_listening(1);
         true
     }
 
@@ -162,7 +191,7 @@ impl TraceState {
             return None;
         }
         self.enabled.store(false, Ordering::SeqCst);
-        set_recording(-1);
+        set_listening(-1);
         let end_ns = clock::now_ns();
         let epoch = self.epoch.load(Ordering::Relaxed);
         let buffers = self
@@ -189,7 +218,10 @@ impl TraceState {
 impl Drop for TraceState {
     fn drop(&mut self) {
         if std::mem::replace(&mut self.lock().running, false) {
-            set_recording(-1);
+            set_listening(-1);
+        }
+        if self.hooks.get().is_some() {
+            set_listening(-1);
         }
     }
 }

@@ -1,0 +1,183 @@
+//! Profiler hooks: [`ProfilerHooks`], the callbacks a system calls for an
+//! external profiler (Tracy, Superluminal, Optick, an engine's own), and
+//! their dispatch from the tracer's event sites.
+//!
+//! Hooks ride on the tracer's sites (`mod.rs`): the process-wide flag the
+//! sites load means "some system records *or has hooks installed*"
+//! (`recorder::set_listening`), and the out-of-line recording path hands
+//! each event to the system's recorder and to its hooks. A system without
+//! hooks pays nothing more than the tracer does when off; while another
+//! system in the process has hooks, its sites take the cold path as they
+//! do while another system records (`docs/profiling.md`, "Cost").
+//!
+//! Invariant: a system's hooks are installed before any of its threads
+//! runs (`JobSystem::new`, before the first `current()` and before the
+//! workers start) and stay until its registry drops, so every event of
+//! that system reaches them, and every job it schedules carries the
+//! `TRACED` flag (the flag was on at its submit).
+
+use super::event::JobId;
+use std::fmt;
+
+/// Callbacks from a job system to a profiler. Install with
+/// [`Builder::profiler`](crate::Builder::profiler); every method has an
+/// empty default, so implement only what your profiler shows.
+///
+/// Each call comes from the thread the event happened on, *inside* the
+/// scheduler, and `thread` is that thread's index in the system (as in a
+/// trace: workers `0..workers`, then the other threads that used the
+/// system, from `workers` up; a wake's `wakee` uses the same numbers). On
+/// one thread, begins and ends nest: a job's end comes before the end of
+/// the wait it ran in, a sleep inside a wait ends before the wait does.
+///
+/// # What a hook may do
+/// Record, timestamp, forward to a profiler, count. A hook **must not**
+/// call into any `JobSystem` (no `schedule`, `complete`, …: some hooks
+/// run while the scheduler holds a lock, e.g. `wake` under the sleepers'
+/// lock, and the call would deadlock or recurse), must not block (it runs
+/// on the job path of every thread), and **must not panic**: a panic
+/// unwinding out of a hook would leave the scheduler half way through a
+/// step, so jobsys aborts the process instead, after the panic message.
+/// `thread_stop` of a thread other than a worker may run in a thread-local
+/// destructor.
+///
+/// Hooks are called only when jobsys is built with its `trace` feature (a
+/// default feature; `tracy` turns it on); without it the hook sites are
+/// compiled out and nothing is called (`jobsys::trace::COMPILED` says
+/// which).
+///
+/// ```
+/// use jobsys::{JobSystem, ProfilerHooks, trace::JobId};
+/// use std::sync::{atomic::{AtomicU64, Ordering}, Arc};
+///
+/// #[derive(Default)]
+/// struct CountJobs(AtomicU64);
+/// impl ProfilerHooks for CountJobs {
+///     fn job_end(&self, _thread: u32, _job: JobId, _name: &'static str) {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///     }
+/// }
+///
+/// let hooks = Arc::new(CountJobs::default());
+/// let js = JobSystem::builder().workers(2).profiler(hooks.clone()).build().unwrap();
+/// js.complete(js.schedule_named("physics", || {}));
+/// # if jobsys::trace::COMPILED {
+/// assert_eq!(hooks.0.load(Ordering::Relaxed), 1);
+/// # }
+/// ```
+#[allow(unused_variables)] // the default bodies ignore their arguments
+pub trait ProfilerHooks: Send + Sync {
+    /// Thread `thread` starts working for the system: every worker first
+    /// thing (`name`: its thread name, `jobsys-worker-<i>`), another thread
+    /// when it first uses the system (`name`: its thread name, `""` when
+    /// it has none). Called on that thread.
+    fn thread_start(&self, thread: u32, name: &str) {}
+    /// Thread `thread` is done with the system: a worker last thing before
+    /// it exits (so every worker's stop has been called when the
+    /// `JobSystem`'s last clone has been dropped, unless a job of the
+    /// system dropped it); another thread when it exits while the system
+    /// lives (possibly in a thread-local destructor; never, when the
+    /// system goes first).
+    fn thread_stop(&self, thread: u32) {}
+    /// `job` became runnable: scheduled with no unfinished dependency, or
+    /// released by the last of its dependencies finishing (on the thread
+    /// that finished it).
+    fn job_ready(&self, thread: u32, job: JobId) {}
+    /// This thread starts running `job`. `name`: its `JobDesc` name, else
+    /// the closure's type name; `"join"` for the half of a `join` that
+    /// another thread took (a half the joining thread runs itself has no
+    /// begin: it is part of the enclosing job). A
+    /// `parallel_for` is one job whose pieces may run on several threads:
+    /// each thread that runs pieces of it has its own begin and end.
+    fn job_begin(&self, thread: u32, job: JobId, name: &'static str) {}
+    /// This thread is done with `job` (the same `name` as its begin).
+    fn job_end(&self, thread: u32, job: JobId, name: &'static str) {}
+    /// This thread took work from thread `victim`'s queue.
+    fn steal(&self, thread: u32, victim: u32) {}
+    /// This thread starts waiting for `job` (`complete`, `join`). It may
+    /// run other jobs while it waits (their begins and ends nest inside).
+    fn wait_begin(&self, thread: u32, job: JobId) {}
+    /// This thread's wait for `job` ended.
+    fn wait_end(&self, thread: u32, job: JobId) {}
+    /// This thread blocks on its futex (an idle worker, or a waiter with
+    /// nothing to help with).
+    fn sleep_begin(&self, thread: u32) {}
+    /// This thread woke up.
+    fn sleep_end(&self, thread: u32) {}
+    /// This thread wakes thread `wakee` (called just before the store that
+    /// ends `wakee`'s sleep, under the scheduler's lock).
+    fn wake(&self, thread: u32, wakee: u32) {}
+    /// A frame begins (`JobSystem::frame`, `frame_begin`); frames are
+    /// numbered per system from 0.
+    fn frame_begin(&self, thread: u32, frame: u64) {}
+    /// Frame `frame` ends.
+    fn frame_end(&self, thread: u32, frame: u64) {}
+    /// This thread changed the number of workers that take work to `count`
+    /// (`set_active_workers`, `follow_cpus`).
+    fn active_workers(&self, thread: u32, count: u32) {}
+}
+
+/// So that `Config` and `Builder` stay `Debug`.
+impl fmt::Debug for dyn ProfilerHooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("dyn ProfilerHooks")
+    }
+}
+
+/// Aborts the process if dropped: armed around a hook call and forgotten
+/// after it returns, so only a hook that unwinds drops it.
+#[cfg(feature = "trace")]
+struct AbortOnUnwind;
+
+#[cfg(feature = "trace")]
+impl Drop for AbortOnUnwind {
+    fn drop(&mut self) {
+        eprintln!(
+            "jobsys: a ProfilerHooks method panicked; a hook runs inside the \
+             scheduler, so the process aborts (see ProfilerHooks, \"What a hook may do\")"
+        );
+        std::process::abort();
+    }
+}
+
+/// Run `f` on `hooks`, aborting if it unwinds.
+#[cfg(feature = "trace")]
+#[inline]
+pub(crate) fn call(hooks: &dyn ProfilerHooks, f: impl FnOnce(&dyn ProfilerHooks)) {
+    let guard = AbortOnUnwind;
+    f(hooks);
+    std::mem::forget(guard);
+}
+
+/// Hand one recorded event (`kind`, `id`, `name` as the recorder stores
+/// them) of thread `thread` to `hooks`. Kinds without a hook (search and
+/// spin states, capture start) are dropped.
+#[cfg(feature = "trace")]
+pub(crate) fn dispatch(
+    hooks: &dyn ProfilerHooks,
+    thread: u32,
+    kind: u8,
+    id: u64,
+    name: &'static str,
+) {
+    use super::event::*;
+    call(hooks, |h| match kind {
+        READY | RELEASED => h.job_ready(thread, JobId(id)),
+        JOB_BEGIN => h.job_begin(thread, JobId(id), name),
+        JOB_END => h.job_end(thread, JobId(id), name),
+        STEAL => h.steal(thread, id as u32),
+        WAIT_BEGIN => h.wait_begin(thread, JobId(id)),
+        WAIT_END => h.wait_end(thread, JobId(id)),
+        SLEEP_BEGIN => h.sleep_begin(thread),
+        SLEEP_END => h.sleep_end(thread),
+        WAKE => {
+            if let Ok(wakee) = u32::try_from(id) {
+                h.wake(thread, wakee);
+            }
+        }
+        FRAME_BEGIN => h.frame_begin(thread, id),
+        FRAME_END => h.frame_end(thread, id),
+        ACTIVE_WORKERS => h.active_workers(thread, id as u32),
+        _ => {}
+    });
+}

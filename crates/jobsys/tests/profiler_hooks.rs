@@ -1,0 +1,643 @@
+//! `ProfilerHooks` through the public API, with a hooks implementation that
+//! records every call with the OS thread it came from: jobs begin and end
+//! once on the thread that ran them with their names, waits, sleeps and
+//! wakes pair up, threads start and stop, frames, and hooks on one system
+//! see nothing of another. With `--features tracy`, the same suite runs
+//! with the Tracy client linked (no profiler connected), and `TracyHooks`
+//! is checked to open a zone for every begin it is given.
+//!
+//! No test waits on time: gates and the recorder's own condition variable.
+
+#![cfg(feature = "trace")]
+
+mod common;
+
+use common::{watchdog, Gate};
+use jobsys::trace::JobId;
+use jobsys::{Batch, IdlePolicy, JobDesc, JobSystem, ProfilerHooks};
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::ThreadId;
+use std::time::Duration;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Ev {
+    Start(String),
+    Stop,
+    Ready(JobId),
+    Begin(JobId, &'static str),
+    End(JobId, &'static str),
+    Steal(u32),
+    WaitBegin(JobId),
+    WaitEnd(JobId),
+    SleepBegin,
+    SleepEnd,
+    Wake(u32),
+    FrameBegin(u64),
+    FrameEnd(u64),
+    Active(u32),
+}
+
+/// One hook call: the OS thread it came on, the `thread` index it named,
+/// what it was.
+type Call = (ThreadId, u32, Ev);
+
+/// Records every call in order (a hook may take its own short lock: it
+/// must only not call back into jobsys).
+#[derive(Default)]
+struct Recorder {
+    calls: Mutex<Vec<Call>>,
+    changed: Condvar,
+}
+
+impl Recorder {
+    fn push(&self, thread: u32, ev: Ev) {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((std::thread::current().id(), thread, ev));
+        self.changed.notify_all();
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    /// Block until `ready(calls)` holds.
+    fn wait_until(&self, mut ready: impl FnMut(&[Call]) -> bool) {
+        let mut calls = self.calls.lock().unwrap();
+        while !ready(&calls) {
+            calls = self.changed.wait(calls).unwrap();
+        }
+    }
+}
+
+impl ProfilerHooks for Recorder {
+    fn thread_start(&self, thread: u32, name: &str) {
+        self.push(thread, Ev::Start(name.to_string()));
+    }
+    fn thread_stop(&self, thread: u32) {
+        self.push(thread, Ev::Stop);
+    }
+    fn job_ready(&self, thread: u32, job: JobId) {
+        self.push(thread, Ev::Ready(job));
+    }
+    fn job_begin(&self, thread: u32, job: JobId, name: &'static str) {
+        self.push(thread, Ev::Begin(job, name));
+    }
+    fn job_end(&self, thread: u32, job: JobId, name: &'static str) {
+        self.push(thread, Ev::End(job, name));
+    }
+    fn steal(&self, thread: u32, victim: u32) {
+        self.push(thread, Ev::Steal(victim));
+    }
+    fn wait_begin(&self, thread: u32, job: JobId) {
+        self.push(thread, Ev::WaitBegin(job));
+    }
+    fn wait_end(&self, thread: u32, job: JobId) {
+        self.push(thread, Ev::WaitEnd(job));
+    }
+    fn sleep_begin(&self, thread: u32) {
+        self.push(thread, Ev::SleepBegin);
+    }
+    fn sleep_end(&self, thread: u32) {
+        self.push(thread, Ev::SleepEnd);
+    }
+    fn wake(&self, thread: u32, wakee: u32) {
+        self.push(thread, Ev::Wake(wakee));
+    }
+    fn frame_begin(&self, thread: u32, frame: u64) {
+        self.push(thread, Ev::FrameBegin(frame));
+    }
+    fn frame_end(&self, thread: u32, frame: u64) {
+        self.push(thread, Ev::FrameEnd(frame));
+    }
+    fn active_workers(&self, thread: u32, count: u32) {
+        self.push(thread, Ev::Active(count));
+    }
+}
+
+/// The hooks under test: the recorder alone, or with `--features tracy`
+/// the recorder layered over `TracyHooks` (every call goes to both), so
+/// the whole suite also drives the Tracy client.
+struct Hooks {
+    rec: Recorder,
+    #[cfg(feature = "tracy")]
+    tracy: jobsys::tracy::TracyHooks,
+}
+
+impl Hooks {
+    fn new() -> Arc<Hooks> {
+        Arc::new(Hooks {
+            rec: Recorder::default(),
+            #[cfg(feature = "tracy")]
+            tracy: jobsys::tracy::TracyHooks::new(),
+        })
+    }
+}
+
+/// Forward one call to the recorder and, with `tracy`, to `TracyHooks`.
+macro_rules! both {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
+        impl ProfilerHooks for Hooks {
+            $(fn $name(&self $(, $arg: $ty)*) {
+                #[cfg(feature = "tracy")]
+                self.tracy.$name($($arg),*);
+                self.rec.$name($($arg),*);
+            })*
+        }
+    };
+}
+
+both! {
+    thread_start(t: u32, name: &str);
+    thread_stop(t: u32);
+    job_ready(t: u32, job: JobId);
+    job_begin(t: u32, job: JobId, name: &'static str);
+    job_end(t: u32, job: JobId, name: &'static str);
+    steal(t: u32, victim: u32);
+    wait_begin(t: u32, job: JobId);
+    wait_end(t: u32, job: JobId);
+    sleep_begin(t: u32);
+    sleep_end(t: u32);
+    wake(t: u32, wakee: u32);
+    frame_begin(t: u32, frame: u64);
+    frame_end(t: u32, frame: u64);
+    active_workers(t: u32, count: u32);
+}
+
+fn system(workers: usize, hooks: &Arc<Hooks>) -> JobSystem {
+    JobSystem::builder()
+        .workers(workers)
+        .profiler(hooks.clone())
+        .build()
+        .unwrap()
+}
+
+/// Per OS thread: one `thread` index, and job, wait and sleep begins and
+/// ends nest like brackets and are all closed (read after the system is
+/// dropped). Returns each thread's index.
+fn assert_nested_and_closed(calls: &[Call]) -> HashMap<ThreadId, u32> {
+    #[derive(Debug, PartialEq)]
+    enum Open {
+        Job(JobId, &'static str),
+        Wait(JobId),
+        Sleep,
+    }
+    let mut index: HashMap<ThreadId, u32> = HashMap::new();
+    let mut open: HashMap<ThreadId, Vec<Open>> = HashMap::new();
+    for (tid, thread, ev) in calls {
+        let i = *index.entry(*tid).or_insert(*thread);
+        assert_eq!(i, *thread, "one index per thread: {ev:?}");
+        let stack = open.entry(*tid).or_default();
+        match ev {
+            Ev::Begin(j, n) => stack.push(Open::Job(*j, n)),
+            Ev::WaitBegin(j) => stack.push(Open::Wait(*j)),
+            Ev::SleepBegin => stack.push(Open::Sleep),
+            Ev::End(j, n) => assert_eq!(stack.pop(), Some(Open::Job(*j, n)), "thread {i}"),
+            Ev::WaitEnd(j) => assert_eq!(stack.pop(), Some(Open::Wait(*j)), "thread {i}"),
+            Ev::SleepEnd => assert_eq!(stack.pop(), Some(Open::Sleep), "thread {i}"),
+            _ => {}
+        }
+    }
+    for (tid, stack) in open {
+        // Every test reads the calls after dropping its system.
+        assert!(
+            stack.is_empty(),
+            "thread {}: left open {stack:?}",
+            index[&tid]
+        );
+    }
+    index
+}
+
+/// (OS thread, begins, ends) of `job`'s begin/end calls.
+fn runs_of(calls: &[Call], job: JobId) -> Vec<(ThreadId, &'static str, bool)> {
+    calls
+        .iter()
+        .filter_map(|(tid, _, ev)| match ev {
+            Ev::Begin(j, n) if *j == job => Some((*tid, *n, true)),
+            Ev::End(j, n) if *j == job => Some((*tid, *n, false)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_job_begins_and_ends_once_on_the_thread_that_ran_it_with_its_name() {
+    watchdog(60, || {
+        let hooks = Hooks::new();
+        let js = system(2, &hooks);
+        // Each job notes the OS thread it ran on, under its number.
+        let ran: Arc<Mutex<HashMap<usize, ThreadId>>> = Arc::default();
+        let note = |k: usize| {
+            let ran = ran.clone();
+            move || {
+                ran.lock().unwrap().insert(k, std::thread::current().id());
+            }
+        };
+        const PHYSICS: JobDesc = JobDesc::named("physics");
+        let mut jobs = Vec::new();
+        for i in 0..20 {
+            let k = 3 * i;
+            let a = js.schedule_named("anim", note(k));
+            let p = js.schedule_with_after(PHYSICS, &[a], note(k + 1));
+            let u = js.schedule_after(&[p], note(k + 2));
+            jobs.extend([(a, "anim", k), (p, "physics", k + 1), (u, "unnamed", k + 2)]);
+        }
+        let pfor_threads: Arc<Mutex<Vec<ThreadId>>> = Arc::default();
+        let r = pfor_threads.clone();
+        let pfor = js.parallel_for_with("particles", &[], 0..4096, Batch::Fixed(16), move |_| {
+            let t = std::thread::current().id();
+            let mut r = r.lock().unwrap();
+            if !r.contains(&t) {
+                r.push(t);
+            }
+        });
+        let all: Vec<_> = jobs.iter().map(|j| j.0).chain([pfor]).collect();
+        js.complete(js.combine(&all));
+        // Read after the workers are joined: a thread that ran pieces of
+        // the loop records its end after its last piece, possibly after
+        // another thread finished the loop.
+        drop(js);
+        let calls = hooks.rec.calls();
+        assert_nested_and_closed(&calls);
+        let ran = ran.lock().unwrap();
+        for &(h, label, k) in &jobs {
+            let id = JobId::of_handle(h);
+            let runs = runs_of(&calls, id);
+            let tid = ran[&k];
+            assert_eq!(runs.len(), 2, "{label}: one begin, one end: {runs:?}");
+            let name = runs[0].1;
+            assert_eq!(runs[0], (tid, name, true), "{label}: begin where it ran");
+            assert_eq!(runs[1], (tid, name, false), "{label}: end where it ran");
+            if label == "unnamed" {
+                assert!(name.contains("closure"), "closure type name: {name}");
+            } else {
+                assert_eq!(name, label);
+            }
+            // Ready once, before its begin.
+            let ready: Vec<_> = calls
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.2 == Ev::Ready(id))
+                .map(|(i, _)| i)
+                .collect();
+            let begin = calls
+                .iter()
+                .position(|c| c.2 == Ev::Begin(id, name))
+                .unwrap();
+            assert_eq!(ready.len(), 1, "{label}: one ready");
+            assert!(ready[0] < begin, "{label}: ready before begin");
+        }
+        // The parallel_for: one begin/end pair on each thread that ran
+        // pieces, and none elsewhere.
+        let runs = runs_of(&calls, JobId::of_handle(pfor));
+        let mut threads: Vec<ThreadId> = runs.iter().filter(|r| r.2).map(|r| r.0).collect();
+        threads.sort_by_key(|t| format!("{t:?}"));
+        let mut expected = pfor_threads.lock().unwrap().clone();
+        expected.sort_by_key(|t| format!("{t:?}"));
+        assert_eq!(threads, expected, "a begin per thread that ran pieces");
+        assert_eq!(runs.len(), 2 * threads.len());
+        assert!(runs.iter().all(|r| r.1 == "particles"));
+    });
+}
+
+#[test]
+fn a_join_half_taken_by_another_thread_is_a_join_job_there() {
+    watchdog(60, || {
+        let hooks = Hooks::new();
+        let js = system(1, &hooks);
+        let started = Gate::default();
+        let ran_on = Mutex::new(None);
+        // `b` waits until `a` runs: `a` must be taken by the worker, which
+        // the hot zone keeps awake and looking (`join`'s own wake is
+        // unfenced, so it could be missed by a worker falling asleep).
+        let hot = js.hot_zone();
+        js.join(
+            || {
+                *ran_on.lock().unwrap() = Some(std::thread::current().id());
+                started.open();
+            },
+            || started.wait(),
+        );
+        drop(hot);
+        // The worker records the join job's end after it released the
+        // joiner: read after it is joined.
+        drop(js);
+        let worker = ran_on.lock().unwrap().unwrap();
+        let calls = hooks.rec.calls();
+        assert_nested_and_closed(&calls);
+        let joins: Vec<_> = calls
+            .iter()
+            .filter(|c| matches!(c.2, Ev::Begin(_, "join") | Ev::End(_, "join")))
+            .collect();
+        assert_eq!(joins.len(), 2, "{joins:?}");
+        assert!(joins.iter().all(|c| c.0 == worker && c.1 == 0));
+        // The joining thread waited for it.
+        let Ev::Begin(id, _) = joins[0].2 else {
+            unreachable!()
+        };
+        let me = std::thread::current().id();
+        assert!(calls.iter().any(|c| c.0 == me && c.2 == Ev::WaitBegin(id)));
+        assert!(calls.iter().any(|c| c.0 == me && c.2 == Ev::WaitEnd(id)));
+    });
+}
+
+#[test]
+fn a_wait_begins_and_ends_on_the_waiting_thread() {
+    watchdog(60, || {
+        let hooks = Hooks::new();
+        let js = system(1, &hooks);
+        let gate = Arc::new(Gate::default());
+        let g = gate.clone();
+        let h = js.schedule_named("blocked", move || g.wait());
+        let id = JobId::of_handle(h);
+        let me = std::thread::current().id();
+        // The worker runs it (this thread is not in jobsys meanwhile).
+        hooks
+            .rec
+            .wait_until(|c| c.iter().any(|c| c.2 == Ev::Begin(id, "blocked")));
+        // Open the gate once this thread is inside its wait for `h`.
+        let opener = {
+            let hooks = hooks.clone();
+            std::thread::spawn(move || {
+                hooks
+                    .rec
+                    .wait_until(|c| c.iter().any(|c| c.0 == me && c.2 == Ev::WaitBegin(id)));
+                gate.open();
+            })
+        };
+        js.complete(h);
+        opener.join().unwrap();
+        drop(js);
+        let calls = hooks.rec.calls();
+        assert_nested_and_closed(&calls);
+        let mine: Vec<_> = calls
+            .iter()
+            .filter(|c| c.0 == me && matches!(c.2, Ev::WaitBegin(_) | Ev::WaitEnd(_)))
+            .map(|c| c.2.clone())
+            .collect();
+        assert_eq!(mine, [Ev::WaitBegin(id), Ev::WaitEnd(id)]);
+        // The job ran on the worker (this thread was blocked in the wait).
+        let runs = runs_of(&calls, id);
+        assert_eq!(runs.len(), 2);
+        assert!(runs.iter().all(|r| r.0 != me && r.1 == "blocked"));
+    });
+}
+
+#[test]
+fn a_sleeping_worker_is_woken_by_a_wake_that_names_it() {
+    watchdog(60, || {
+        let hooks = Hooks::new();
+        let js = JobSystem::builder()
+            .workers(1)
+            .idle_policy(IdlePolicy::SpinThenSleep {
+                spin: Duration::ZERO,
+            })
+            .profiler(hooks.clone())
+            .build()
+            .unwrap();
+        // Worker 0 asleep: its last sleep call is a begin.
+        let asleep = |c: &[Call]| {
+            c.iter()
+                .rev()
+                .find(|c| c.1 == 0 && matches!(c.2, Ev::SleepBegin | Ev::SleepEnd))
+                .is_some_and(|c| c.2 == Ev::SleepBegin)
+        };
+        hooks.rec.wait_until(asleep);
+        let from = hooks.rec.calls().len();
+        let gate = Arc::new(Gate::default());
+        let g = gate.clone();
+        // The job blocks until opened, so the worker (not this thread)
+        // can run it only if woken; this thread runs nothing meanwhile.
+        let h = js.schedule_named("wake me", move || g.wait());
+        let me = std::thread::current().id();
+        hooks.rec.wait_until(|c| {
+            c[from..]
+                .iter()
+                .any(|c| c.1 == 0 && matches!(c.2, Ev::Begin(_, "wake me")))
+        });
+        gate.open();
+        js.complete(h);
+        drop(js);
+        let calls = hooks.rec.calls();
+        assert_nested_and_closed(&calls);
+        let after = &calls[from..];
+        let end = after
+            .iter()
+            .position(|c| c.1 == 0 && c.2 == Ev::SleepEnd)
+            .expect("the worker's sleep ended");
+        // Woken by this thread's schedule, before the sleep ended.
+        let wake = after[..end]
+            .iter()
+            .find(|c| c.2 == Ev::Wake(0))
+            .unwrap_or_else(|| panic!("no wake of worker 0 before its sleep ended: {after:?}"));
+        assert_eq!(wake.0, me);
+        // Every sleep begin of the worker has its end before the next one.
+        let mut sleeping = false;
+        for c in calls.iter().filter(|c| c.1 == 0) {
+            match c.2 {
+                Ev::SleepBegin => assert!(!std::mem::replace(&mut sleeping, true)),
+                Ev::SleepEnd => assert!(std::mem::replace(&mut sleeping, false)),
+                _ => {}
+            }
+        }
+    });
+}
+
+#[test]
+fn threads_start_and_stop_and_frames_are_marked() {
+    watchdog(60, || {
+        let hooks = Hooks::new();
+        let js = system(3, &hooks);
+        for _ in 0..3 {
+            let _frame = js.frame();
+            js.complete(js.schedule(|| {}));
+        }
+        js.frame_begin();
+        js.frame_end();
+        js.set_active_workers(1).unwrap();
+        // An outside thread: started when it first uses the system,
+        // stopped when it exits (the system still lives).
+        let js2 = js.clone();
+        let helper = std::thread::Builder::new()
+            .name("helper".into())
+            .spawn(move || {
+                js2.complete(js2.schedule(|| {}));
+                std::thread::current().id()
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        let me = std::thread::current().id();
+        let my_name = std::thread::current().name().unwrap_or("").to_string();
+        drop(js);
+        let calls = hooks.rec.calls();
+        let index = assert_nested_and_closed(&calls);
+        // Every worker: started first thing with its name, stopped last.
+        for w in 0..3u32 {
+            let mine: Vec<_> = calls.iter().filter(|c| c.1 == w).collect();
+            assert_eq!(mine[0].2, Ev::Start(format!("jobsys-worker-{w}")));
+            assert_eq!(mine.last().unwrap().2, Ev::Stop, "worker {w}");
+            assert!(mine.iter().all(|c| c.0 == mine[0].0), "one OS thread");
+        }
+        // This thread (it built the system) started with its name, as an
+        // outside thread (index after the workers).
+        assert!(index[&me] >= 3);
+        assert_eq!(
+            calls.iter().find(|c| c.0 == me).unwrap().2,
+            Ev::Start(my_name)
+        );
+        let theirs: Vec<_> = calls
+            .iter()
+            .filter(|c| c.0 == helper && matches!(c.2, Ev::Start(_) | Ev::Stop))
+            .collect();
+        assert_eq!(theirs.len(), 2, "{theirs:?}");
+        assert_eq!(theirs[0].2, Ev::Start("helper".into()));
+        assert_eq!(theirs[1].2, Ev::Stop);
+        assert!(theirs[0].1 >= 3 && theirs[0].1 != index[&me]);
+        let frames: Vec<_> = calls
+            .iter()
+            .filter(|c| matches!(c.2, Ev::FrameBegin(_) | Ev::FrameEnd(_)))
+            .map(|c| {
+                assert_eq!(c.0, me);
+                c.2.clone()
+            })
+            .collect();
+        let expected: Vec<_> = (0..4)
+            .flat_map(|n| [Ev::FrameBegin(n), Ev::FrameEnd(n)])
+            .collect();
+        assert_eq!(frames, expected);
+        assert!(calls.iter().any(|c| c.0 == me && c.2 == Ev::Active(1)));
+    });
+}
+
+#[test]
+fn another_system_without_hooks_reports_nothing_to_them() {
+    watchdog(60, || {
+        let hooks = Hooks::new();
+        let with = system(1, &hooks);
+        let without = JobSystem::builder().workers(2).build().unwrap();
+        // The system without hooks runs (on its cold path now) and records
+        // a capture of its own.
+        without.trace_start();
+        let hs: Vec<_> = (0..50)
+            .map(|_| without.schedule_named("other", || {}))
+            .collect();
+        let hs2: Vec<_> = hs
+            .iter()
+            .map(|&h| without.schedule_after(&[h], || {}))
+            .collect();
+        without.complete(without.combine(&hs2));
+        let trace = without.trace_stop();
+        assert!(trace.event_count() > 0);
+        let h = with.schedule_named("mine", || {});
+        with.complete(h);
+        drop(without);
+        // After the drop, so its worker has surely started (and stopped).
+        drop(with);
+        let calls = hooks.rec.calls();
+        let ids: Vec<JobId> = hs
+            .iter()
+            .chain(&hs2)
+            .map(|&h| JobId::of_handle(h))
+            .collect();
+        for c in &calls {
+            match &c.2 {
+                Ev::Begin(j, n) | Ev::End(j, n) => {
+                    assert!(!ids.contains(j) && *n != "other", "{c:?}")
+                }
+                Ev::Ready(j) | Ev::WaitBegin(j) | Ev::WaitEnd(j) => assert!(!ids.contains(j)),
+                _ => {}
+            }
+        }
+        // Only this system's threads: its worker and this thread.
+        let starts: Vec<_> = calls
+            .iter()
+            .filter(|c| matches!(c.2, Ev::Start(_)))
+            .collect();
+        assert_eq!(starts.len(), 2, "{starts:?}");
+        assert_eq!(runs_of(&calls, JobId::of_handle(h)).len(), 2);
+    });
+}
+
+/// Run by `a_panicking_hook_aborts_the_process` in a child process.
+#[test]
+fn panicking_hook_child() {
+    if std::env::var_os("JOBSYS_PANICKING_HOOK_CHILD").is_none() {
+        return;
+    }
+    struct Bad;
+    impl ProfilerHooks for Bad {
+        fn job_begin(&self, _: u32, _: JobId, _: &'static str) {
+            panic!("hook panic");
+        }
+    }
+    let js = JobSystem::builder()
+        .workers(0)
+        .profiler(Arc::new(Bad))
+        .build()
+        .unwrap();
+    js.complete(js.schedule(|| {}));
+    // Not reached: the hook's panic aborts.
+    std::process::exit(0);
+}
+
+#[test]
+fn a_panicking_hook_aborts_the_process() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "panicking_hook_child", "--nocapture"])
+        .env("JOBSYS_PANICKING_HOOK_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(libc_sigabrt()), "{stderr}");
+    }
+    assert!(!out.status.success());
+    assert!(stderr.contains("hook panic"), "{stderr}");
+    assert!(
+        stderr.contains("a ProfilerHooks method panicked"),
+        "{stderr}"
+    );
+}
+
+#[cfg(unix)]
+fn libc_sigabrt() -> i32 {
+    6 // SIGABRT on Linux and macOS
+}
+
+#[cfg(feature = "tracy")]
+#[test]
+fn tracy_hooks_open_a_zone_for_every_begin_and_mark_frames() {
+    watchdog(60, || {
+        let hooks = Hooks::new();
+        let js = system(2, &hooks);
+        for _ in 0..10 {
+            let _frame = js.frame();
+            let a = js.schedule_named("physics", || {});
+            let b = js.parallel_for_with("particles", &[a], 0..1000, Batch::Auto, |_| {});
+            js.complete(js.schedule_after(&[b], || {}));
+        }
+        drop(js);
+        let calls = hooks.rec.calls();
+        let begins = calls
+            .iter()
+            .filter(|c| matches!(c.2, Ev::Begin(..) | Ev::WaitBegin(_) | Ev::SleepBegin))
+            .count() as u64;
+        let counts = hooks.tracy.counts();
+        assert!(begins > 30, "{begins}");
+        assert_eq!(counts.zones, begins);
+        assert_eq!(counts.frame_marks, 10);
+        // The two workers and this thread (when it has a name).
+        let named = calls
+            .iter()
+            .filter(|c| matches!(&c.2, Ev::Start(n) if !n.is_empty()))
+            .count() as u64;
+        assert!(named >= 2);
+        assert_eq!(counts.threads_named, named);
+    });
+}
