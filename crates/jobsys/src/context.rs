@@ -160,8 +160,8 @@ impl Context {
                 running: Vec::with_capacity(16),
                 batch_pending: 0,
                 stale_hint: 0,
-                wait_scratch: WaitScratch::default(),
-                park_running: Vec::new(),
+                wait_scratch: WaitScratch::with_initial_capacity(),
+                park_running: Vec::with_capacity(WaitScratch::INITIAL),
                 rng: 0x9E37_79B9_7F4A_7C15
                     ^ (u64::from(index) + 1).wrapping_mul(0xA24B_AED4_963E_E407),
             }),

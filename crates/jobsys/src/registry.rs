@@ -228,6 +228,7 @@ impl Registry {
                 ctx.claimed.store(true, Ordering::Relaxed);
                 let _ = c.set(Box::new(ctx));
             }
+            let max_contexts = contexts.len();
             Registry {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 self_weak: weak.clone(),
@@ -235,7 +236,7 @@ impl Registry {
                 num_contexts: AtomicUsize::new(num_workers),
                 num_workers,
                 sleep: Sleep::new(num_workers),
-                waiters: Waiters::new(),
+                waiters: Waiters::new(max_contexts),
                 failures: FailureLog::new(failure_history),
                 max_jobs,
                 keep_pages,

@@ -73,9 +73,12 @@ const WOKEN: u32 = 1;
 const BROKEN: u32 = 2;
 
 impl Waiters {
-    pub(crate) fn new() -> Waiters {
+    /// `threads`: the most contexts the registry can have. The list holds
+    /// at most one entry per context, so it never grows after this: a
+    /// park allocates nothing (tests/alloc_free.rs).
+    pub(crate) fn new(threads: usize) -> Waiters {
         Waiters {
-            parked: crate::sync::Mutex::new(Vec::new()),
+            parked: crate::sync::Mutex::new(Vec::with_capacity(threads)),
             count: AtomicU32::new(0),
         }
     }
@@ -739,6 +742,10 @@ impl Registry {
 /// Buffers of a wait, kept in the waiting thread's context between waits
 /// (`Context::take_wait_scratch`), so `complete` allocates nothing once
 /// they have grown to the graphs it walks. Each is empty between uses.
+/// A context's buffers start with `INITIAL` entries each: the first wait
+/// that walks a graph may come late (under load more of a graph is still
+/// unfinished when waited on than in any earlier frame), and a small walk
+/// then still allocates nothing.
 #[derive(Default)]
 pub(crate) struct WaitScratch {
     /// The walk's depth-first stack (`mark_needed`).
@@ -751,6 +758,20 @@ pub(crate) struct WaitScratch {
     visited: HashSet<(*const Slot, u32), SlotHash>,
     /// Entries kept by `compact_deques`.
     keep: Vec<Entry>,
+}
+
+impl WaitScratch {
+    /// Entries each buffer starts with (about 1.3 KiB per context).
+    pub(crate) const INITIAL: usize = 16;
+
+    pub(crate) fn with_initial_capacity() -> WaitScratch {
+        WaitScratch {
+            stack: Vec::with_capacity(Self::INITIAL),
+            runnable: Vec::with_capacity(Self::INITIAL),
+            visited: HashSet::with_capacity_and_hasher(Self::INITIAL, SlotHash::default()),
+            keep: Vec::with_capacity(Self::INITIAL),
+        }
+    }
 }
 
 /// Hasher of the walk's visited set: keys are (slot address, generation),
