@@ -35,8 +35,8 @@ pub const NAME: &str = "access-graph";
 
 type Res = Resource<Vec<u64>>;
 
-/// One resource per node, sized for its pieces.
-fn resources(g: &FrameGraph) -> Vec<Res> {
+/// One resource per node, sized for its pieces (a `Vec` of one element per piece).
+pub fn resources(g: &FrameGraph) -> Vec<Res> {
     (0..g.nodes.len())
         .map(|i| Resource::new(vec![0u64; g.pieces(i) as usize]))
         .collect()

@@ -44,7 +44,10 @@
 //!   accesses happen-before J's. The seen-finished case: the scheduler's
 //!   Acquire load of K's state (`is_complete`) synchronises with K's
 //!   finishing CAS, and the scheduler's publish of J (Release) with J's
-//!   claim.
+//!   claim. (If K's slot was already reused, the load reads a later state
+//!   whose writer is itself ordered after K's finish: the freeing CAS
+//!   continues the release sequence and the new owner got the slot
+//!   through the free lists' Release/Acquire hand-over.)
 //! - K after J: by the same argument with the roles swapped, K cannot start
 //!   before J finishes.
 //!

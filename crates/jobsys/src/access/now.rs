@@ -207,6 +207,8 @@ impl<T: Send + Sync + 'static> Resource<T> {
         let reg = js.reg();
         let ctx = reg.current();
         let shared = &self.inner.shared;
+        // Refuse a second live system before anything is allocated.
+        shared.lock().bind(js, shared);
         // Allocated before the lock: allocation may run jobs.
         let (slot, gen) = reg.alloc_job(ctx, &crate::desc::JobDesc::default());
         let vt = match mode {
