@@ -112,6 +112,10 @@ pub enum Command {
     /// frames per configuration and D (default 600). About a minute on
     /// 2 cores. Not part of `all`.
     FollowCpus,
+    /// W3-access: the W3 frame graph with declared data access instead of
+    /// edges, against the explicit edges: the cost of deriving dependencies
+    /// per declared access (min and median). Not part of `all`.
+    AccessGraph,
     /// W4 + W5 per idle policy from the JSON in --out: one table and the
     /// plot latency-vs-cpu.svg (no measurement; `all` ends with it).
     Policies,

@@ -126,6 +126,18 @@ fn frame_graph_trace() {
 }
 
 #[test]
+fn access_graph_quick() {
+    let rows = quick("access-graph", &[], &[]);
+    assert_eq!(impls(&rows), ["jobsys-access", "jobsys-explicit"]);
+    for case in ["derive", "D=0.5us"] {
+        assert_eq!(rows.iter().filter(|r| r.case == case).count(), 2, "{case}");
+    }
+    assert!(rows.iter().all(|r| r
+        .param_f64("overhead_ns_per_access_min")
+        .is_some_and(f64::is_finite)));
+}
+
+#[test]
 fn frame_graph_background_quick() {
     let rows = quick("frame-graph-background", &["--workers", "0,1"], &[]);
     assert_eq!(impls(&rows), ["ideal", "jobsys", "rayon", "serial"]);

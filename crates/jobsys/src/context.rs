@@ -221,6 +221,16 @@ impl Context {
         unsafe { self.owner() }.running.pop();
     }
 
+    /// Leave job `(slot, gen)` wherever it is on the stack (a
+    /// `read_now`/`write_now` guard may be dropped out of order).
+    pub(crate) fn running_remove(&self, slot: *const Slot, gen: u32) {
+        // SAFETY: as in `running_push`.
+        let r = &mut unsafe { self.owner() }.running;
+        if let Some(i) = r.iter().rposition(|&e| e == (slot, gen)) {
+            r.remove(i);
+        }
+    }
+
     /// Is this thread inside any job?
     #[inline]
     pub(crate) fn inside_job(&self) -> bool {

@@ -24,6 +24,14 @@ unsafe impl Send for JobHandle {}
 unsafe impl Sync for JobHandle {}
 
 impl JobHandle {
+    /// A placeholder that names no job (filler of fixed arrays; never
+    /// dereferenced).
+    pub(crate) const DANGLING: JobHandle = JobHandle {
+        slot: NonNull::dangling(),
+        gen: 0,
+        system: 0,
+    };
+
     /// The handle as two 64-bit words (slot address; generation and system
     /// id), e.g. to key a map or to print. One way only: there is no
     /// `from_bits` (the C API keeps its own handle table).

@@ -19,6 +19,7 @@
 //! Design notes live in `docs/` of the repository; the sleep/wake protocol
 //! is explained in `src/sleep/README.md`.
 
+pub mod access;
 mod active;
 mod builder;
 mod context;
@@ -63,6 +64,12 @@ pub struct EngineDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/profiling.md")]
 pub struct ProfilingDoctests;
+
+pub use access::{AccessError, ReadNow, Resource, WriteNow};
+/// docs/access.md's examples (and its compile_fail checks) as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/access.md")]
+pub struct AccessDoctests;
 
 pub use active::ActiveWorkersError;
 pub use builder::{

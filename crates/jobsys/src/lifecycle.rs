@@ -69,6 +69,11 @@ impl Registry {
         if self.outstanding() < self.max_jobs as u64 {
             return;
         }
+        // Scheduling a declared-access job holds resource locks: a job run
+        // here could take them again. Go over the bound instead.
+        if crate::access::helping_forbidden() {
+            return;
+        }
         let finished = || -> u64 {
             (0..self.num_contexts())
                 .map(|i| self.context(i).counters.finished.load(Ordering::Acquire))

@@ -190,6 +190,10 @@ impl JobSystem {
         &self.owner.registry
     }
 
+    pub(crate) fn reg_arc(&self) -> &Arc<Registry> {
+        &self.owner.registry
+    }
+
     /// Number of worker threads (not counting threads that call `complete`).
     pub fn workers(&self) -> usize {
         self.reg().num_workers
@@ -518,6 +522,208 @@ impl JobSystem {
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { write_pfor(slot, range, piece, f, vts.0, vts.1) };
         reg.submit(ctx, slot, gen, deps, PFOR)
+    }
+
+    /// Schedule `f` with declared access to resources (`docs/access.md`):
+    /// `access` is `res.read()`, `res.write()`, or a tuple of up to 8 of
+    /// them, and `f` gets `&T` for each read and `&mut T` for each write, in
+    /// the same shape. The job runs after the previous writer of each
+    /// resource it reads, and after the previous writer and every reader
+    /// since of each resource it writes; readers run at once.
+    ///
+    /// ```
+    /// use jobsys::{JobSystem, Resource};
+    /// let js = JobSystem::builder().workers(2).build().unwrap();
+    /// let input = Resource::new(3u32);
+    /// let out = Resource::new(0u32);
+    /// let h = js.schedule_access((input.read(), out.write()), |(i, o)| *o = *i * 2);
+    /// js.complete(h);
+    /// assert_eq!(*out.read_now(&js), 6);
+    /// ```
+    ///
+    /// # Panics
+    /// If one resource is declared twice and one declaration writes; if a
+    /// resource is in use by another live `JobSystem`.
+    pub fn schedule_access<A, F>(&self, access: A, f: F) -> JobHandle
+    where
+        A: crate::access::Access,
+        F: for<'a> FnOnce(A::Guards<'a>) + Send + 'static,
+    {
+        self.schedule_access_with(JobDesc::default(), &[], access, f)
+    }
+
+    /// `schedule_access` that also waits for `deps` (explicit edges).
+    pub fn schedule_access_after<A, F>(&self, deps: &[JobHandle], access: A, f: F) -> JobHandle
+    where
+        A: crate::access::Access,
+        F: for<'a> FnOnce(A::Guards<'a>) + Send + 'static,
+    {
+        self.schedule_access_with(JobDesc::default(), deps, access, f)
+    }
+
+    /// `schedule_access` with a name and priority, after `deps` (may be
+    /// empty).
+    pub fn schedule_access_with<A, F>(
+        &self,
+        desc: impl Into<JobDesc>,
+        deps: &[JobHandle],
+        access: A,
+        f: F,
+    ) -> JobHandle
+    where
+        A: crate::access::Access,
+        F: for<'a> FnOnce(A::Guards<'a>) + Send + 'static,
+    {
+        let desc = desc.into();
+        let acc = std::sync::Arc::new(access);
+        let visit = acc.clone();
+        crate::access::schedule_core(
+            self,
+            |v| visit.visit(v),
+            deps,
+            "schedule_access_after",
+            move |all| {
+                // SAFETY: `F: 'static` and the access owns its resources.
+                unsafe {
+                    self.schedule_unchecked(&desc, all, move || crate::access::run_single(&*acc, f))
+                }
+            },
+        )
+    }
+
+    /// `schedule_access` for a job only `pin`'s thread runs (see
+    /// `schedule_pinned`), after `deps` (may be empty).
+    pub fn schedule_access_pinned<A, F>(
+        &self,
+        pin: Pin,
+        deps: &[JobHandle],
+        access: A,
+        f: F,
+    ) -> JobHandle
+    where
+        A: crate::access::Access,
+        F: for<'a> FnOnce(A::Guards<'a>) + Send + 'static,
+    {
+        // Checked before any resource is locked.
+        let _ = self.reg().pin_target(pin);
+        let acc = std::sync::Arc::new(access);
+        let visit = acc.clone();
+        crate::access::schedule_core(
+            self,
+            |v| visit.visit(v),
+            deps,
+            "schedule_access_pinned",
+            move |all| {
+                self.schedule_pinned_with(pin, JobDesc::default(), all, move || {
+                    crate::access::run_single(&*acc, f)
+                })
+            },
+        )
+    }
+
+    /// `parallel_for` with declared access: `access` is `res.read()` (each
+    /// call gets `&T`), `slice_res.write_each()` (index `i` gets `&mut
+    /// v[i]`), or a tuple of them. Ordered like `schedule_access` (a
+    /// `write_each` is a write).
+    ///
+    /// ```
+    /// use jobsys::{Batch, JobSystem, Resource};
+    /// let js = JobSystem::builder().workers(2).build().unwrap();
+    /// let scale = Resource::new(2u32);
+    /// let v = Resource::new(vec![1u32; 100]);
+    /// let h = js.parallel_for_access(0..100, Batch::Auto, (scale.read(), v.write_each()),
+    ///     |_i, (s, x)| *x *= *s);
+    /// js.complete(h);
+    /// assert!(v.read_now(&js).iter().all(|&x| x == 2));
+    /// ```
+    ///
+    /// # Panics
+    /// As `schedule_access`, and on `Batch::Fixed(0)`. An index past a
+    /// `write_each` slice's end fails the job.
+    pub fn parallel_for_access<A, F>(
+        &self,
+        range: Range<usize>,
+        batch: Batch,
+        access: A,
+        f: F,
+    ) -> JobHandle
+    where
+        A: crate::access::ParAccess,
+        F: for<'a> Fn(usize, A::Item<'a>) + Send + Sync + 'static,
+    {
+        self.parallel_for_access_with(JobDesc::default(), &[], range, batch, access, f)
+    }
+
+    /// `parallel_for_access` with a name and priority, after `deps`.
+    pub fn parallel_for_access_with<A, F>(
+        &self,
+        desc: impl Into<JobDesc>,
+        deps: &[JobHandle],
+        range: Range<usize>,
+        batch: Batch,
+        access: A,
+        f: F,
+    ) -> JobHandle
+    where
+        A: crate::access::ParAccess,
+        F: for<'a> Fn(usize, A::Item<'a>) + Send + Sync + 'static,
+    {
+        let desc = desc.into();
+        let _ = batch.piece_len(range.len(), 1); // Fixed(0) panics before locking
+        let job = std::sync::Arc::new(crate::access::ParJob::new(access));
+        let visit = job.clone();
+        crate::access::schedule_core(
+            self,
+            |v| visit.visit(v),
+            deps,
+            "parallel_for_access_with",
+            move |all| {
+                self.parallel_for_with(desc, all, range, batch, move |i| job.run_index(i, &f))
+            },
+        )
+    }
+
+    /// `parallel_for_access` whose calls get a whole piece: its `Range` and
+    /// `&mut v[range]` for a `write_each` (`&T` for a read).
+    pub fn parallel_for_access_chunked<A, F>(
+        &self,
+        range: Range<usize>,
+        batch: Batch,
+        access: A,
+        f: F,
+    ) -> JobHandle
+    where
+        A: crate::access::ParAccess,
+        F: for<'a> Fn(Range<usize>, A::Chunk<'a>) + Send + Sync + 'static,
+    {
+        self.parallel_for_access_chunked_after(&[], range, batch, access, f)
+    }
+
+    /// `parallel_for_access_chunked` after `deps`.
+    pub fn parallel_for_access_chunked_after<A, F>(
+        &self,
+        deps: &[JobHandle],
+        range: Range<usize>,
+        batch: Batch,
+        access: A,
+        f: F,
+    ) -> JobHandle
+    where
+        A: crate::access::ParAccess,
+        F: for<'a> Fn(Range<usize>, A::Chunk<'a>) + Send + Sync + 'static,
+    {
+        let _ = batch.piece_len(range.len(), 1);
+        let job = std::sync::Arc::new(crate::access::ParJob::new(access));
+        let visit = job.clone();
+        crate::access::schedule_core(
+            self,
+            |v| visit.visit(v),
+            deps,
+            "parallel_for_access_chunked_after",
+            move |all| {
+                self.parallel_for_chunked_after(all, range, batch, move |r| job.run_chunk(r, &f))
+            },
+        )
     }
 
     /// Wait until `h` is complete, helping with the work it needs. Re-raises

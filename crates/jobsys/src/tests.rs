@@ -537,3 +537,95 @@ fn entries_left_by_waits_through_handles_do_not_pile_up() {
         "{queued} entries left in the deques after {rounds} rounds"
     );
 }
+
+// ---- declared access (src/access): the unsafe parts under Miri ----------
+
+#[test]
+fn access_writers_and_readers_hand_out_exclusive_references() {
+    use crate::Resource;
+    let js = system(2);
+    let r = Resource::new(vec![0u64; 4]);
+    let mut hs = Vec::new();
+    for k in 0..n(50, 6) as u64 {
+        hs.push(js.schedule_access(r.write(), move |v| v.iter_mut().for_each(|x| *x += k)));
+        for _ in 0..2 {
+            hs.push(js.schedule_access(r.read(), |v| assert!(v.windows(2).all(|w| w[0] == w[1]))));
+        }
+    }
+    js.complete(js.combine(&hs));
+    let total: u64 = (0..n(50, 6) as u64).sum();
+    assert_eq!(*r.read_now(&js), vec![total; 4]);
+}
+
+#[test]
+fn access_write_each_pieces_touch_disjoint_elements() {
+    use crate::Resource;
+    let js = system(2);
+    let len = n(1000, 24);
+    let v = Resource::new(vec![0u32; len]);
+    let a = js.parallel_for_access(0..len, Batch::Fixed(3), v.write_each(), |i, x| {
+        *x += i as u32
+    });
+    let b = js.parallel_for_access_chunked(0..len, Batch::Fixed(5), v.write_each(), |r, xs| {
+        for (x, i) in xs.iter_mut().zip(r) {
+            *x += i as u32;
+        }
+    });
+    js.complete(js.combine(&[a, b]));
+    let g = v.read_now(&js);
+    assert!(g.iter().enumerate().all(|(i, &x)| x == 2 * i as u32));
+}
+
+#[test]
+fn access_now_guards_order_with_jobs() {
+    use crate::Resource;
+    let js = system(1);
+    let r = Resource::new(1u32);
+    let w = js.schedule_access(r.write(), |v| *v += 1);
+    {
+        let mut g = r.write_now(&js); // waits for `w`
+        *g *= 10;
+        let later = js.schedule_access(r.write(), |v| *v += 1);
+        assert!(matches!(js.try_complete(later), Err(JobError::WaitOnSelf)));
+    }
+    assert!(js.is_complete(w));
+    assert_eq!(*r.read_now(&js), 21);
+}
+
+#[test]
+fn access_history_stays_bounded() {
+    use crate::Resource;
+    let js = system(1);
+    let r = Resource::new(0u32);
+    // A burst of readers, all unfinished for a while...
+    let burst: Vec<_> = (0..n(1000, 30))
+        .map(|_| js.schedule_access(r.read(), |_| {}))
+        .collect();
+    js.complete(js.combine(&burst));
+    // ...then a steady frame loop: finished readers are dropped again.
+    for _ in 0..n(2000, 40) {
+        let h = js.schedule_access(r.read(), |_| {});
+        js.complete(h);
+    }
+    let (_, readers) = r.history_size();
+    assert!(readers <= 16, "{readers} readers kept");
+    js.complete(js.schedule_access(r.write(), |_| {}));
+    assert_eq!(r.history_size().1, 0);
+}
+
+#[test]
+fn access_panicking_writer_poisons_and_readers_fail() {
+    use crate::Resource;
+    let js = system(1);
+    let r = Resource::new(String::from("ok"));
+    let w = js.schedule_access(r.write(), |s| {
+        s.push_str(" half");
+        panic!("writer broke");
+    });
+    let rd = js.schedule_access(r.read(), |_| unreachable!());
+    assert!(js.try_complete(rd).is_err());
+    assert!(js.try_complete(w).is_err());
+    assert!(r.is_poisoned());
+    r.clear_poison();
+    assert_eq!(*r.read_now(&js), "ok half");
+}

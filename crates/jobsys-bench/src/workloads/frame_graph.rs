@@ -63,7 +63,8 @@ impl Frame {
         }))
     }
 
-    fn reset_checks(&self) {
+    /// Clear the dependency checks before a checked frame.
+    pub fn reset_checks(&self) {
         for (i, (d, l)) in self.done.iter().zip(&self.left).enumerate() {
             d.store(false, Ordering::Relaxed);
             l.store(self.graph.pieces(i), Ordering::Relaxed);
@@ -71,7 +72,8 @@ impl Frame {
         self.violations.store(0, Ordering::Relaxed);
     }
 
-    fn verify_checks(&self, who: &str) -> Result<()> {
+    /// Fail if a checked frame ran a piece before its dependencies.
+    pub fn verify_checks(&self, who: &str) -> Result<()> {
         let v = self.violations.load(Ordering::Acquire);
         check(v == 0, || {
             format!("{who}: {v} pieces started before one of their dependencies finished")
@@ -89,7 +91,7 @@ impl Frame {
     /// One piece of job `i`: spin D; with `CHECK`, first verify that the
     /// job's dependencies are done, and mark the job done after its last piece.
     #[inline(always)]
-    fn piece<const CHECK: bool>(&self, i: u32) {
+    pub fn piece<const CHECK: bool>(&self, i: u32) {
         if CHECK {
             for &d in &self.graph.nodes[i as usize].deps {
                 if !self.done[d as usize].load(Ordering::Acquire) {

@@ -1,6 +1,7 @@
 //! One module per workload of docs/workloads.md, and what they share: printing
 //! the table, writing the JSON, drawing the plot.
 
+pub mod access_graph;
 pub mod contended;
 pub mod follow_cpus;
 pub mod frame_graph;
@@ -36,6 +37,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::TraceCost => trace_cost::run(ctx),
         Command::FollowCpus => follow_cpus::run(ctx),
         Command::Policies => policies::run(ctx),
+        Command::AccessGraph => access_graph::run(ctx),
         Command::All | Command::Plot | Command::Soak(_) => unreachable!("not a workload"),
     }
 }

@@ -1,0 +1,312 @@
+//! The calling thread's access: `read_now` / `write_now` guards.
+//!
+//! A guard is recorded in the resource's history as a job (an *event*: a
+//! slot published `WAITING` whose one pending count the guard holds), so
+//! jobs scheduled while it lives and conflicting with it depend on it and
+//! wait for its drop. While it lives its event is on this thread's
+//! `running` stack: a `complete` here of a job that needs the guard to drop
+//! is a wait on oneself, and reports `JobError::WaitOnSelf` (panics, for
+//! `complete`) instead of hanging.
+
+use super::{DepBuf, Mode, Resource};
+use crate::error::JobError;
+use crate::handle::JobHandle;
+use crate::slot::{JobVTable, Slot, TRACED};
+use crate::system::JobSystem;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+unsafe fn noop(_: *mut u8) {}
+unsafe fn noop_range(_: *const u8, _: usize, _: usize, _: usize) {}
+fn read_name() -> &'static str {
+    "read_now guard"
+}
+fn write_name() -> &'static str {
+    "write_now guard"
+}
+static READ_EVENT: JobVTable = JobVTable {
+    type_name: read_name,
+    run: noop,
+    drop: noop,
+    run_range: noop_range,
+};
+static WRITE_EVENT: JobVTable = JobVTable {
+    type_name: write_name,
+    run: noop,
+    drop: noop,
+    run_range: noop_range,
+};
+
+/// Why `try_read_now` / `try_write_now` gave no guard.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AccessError {
+    /// A conflicting job (or another thread's guard) has not finished.
+    Busy {
+        /// The job still using the resource.
+        job: JobHandle,
+        /// Its name (its `JobDesc` name, else its closure's type name;
+        /// `"read_now guard"` / `"write_now guard"` for a guard).
+        name: &'static str,
+    },
+    /// A writer panicked; says why (see `Resource::clear_poison`).
+    Poisoned(String),
+}
+
+impl fmt::Display for AccessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AccessError::Busy { job, name } => {
+                write!(
+                    f,
+                    "jobsys: the resource is in use by job \"{name}\" ({job:?})"
+                )
+            }
+            AccessError::Poisoned(why) => write!(f, "jobsys: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for AccessError {}
+
+/// A `read_now` guard: `&T` on the calling thread until dropped. Jobs that
+/// write the resource and were scheduled meanwhile wait for the drop.
+#[must_use = "the access ends when the guard is dropped"]
+pub struct ReadNow<'r, T> {
+    res: &'r Resource<T>,
+    _event: Event,
+}
+
+/// A `write_now` guard: `&mut T` on the calling thread until dropped. Jobs
+/// that declare the resource and were scheduled meanwhile wait for the
+/// drop.
+#[must_use = "the access ends when the guard is dropped"]
+pub struct WriteNow<'r, T> {
+    res: &'r Resource<T>,
+    _event: Event,
+}
+
+impl<T> std::ops::Deref for ReadNow<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the event is in the history as a reader: every earlier
+        // writer finished before the guard was made (we waited for it), and
+        // every later one depends on the event (module docs of `access`).
+        unsafe { &*self.res.inner.value.get() }
+    }
+}
+
+impl<T> std::ops::Deref for WriteNow<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: as `deref_mut`, shared.
+        unsafe { &*self.res.inner.value.get() }
+    }
+}
+
+impl<T> std::ops::DerefMut for WriteNow<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: the event is the last writer: every earlier access
+        // finished before the guard was made, every later one depends on
+        // the event; `&mut self` makes this the guard's only reference.
+        unsafe { &mut *self.res.inner.value.get() }
+    }
+}
+
+impl<T> fmt::Debug for ReadNow<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReadNow").finish_non_exhaustive()
+    }
+}
+impl<T> fmt::Debug for WriteNow<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WriteNow").finish_non_exhaustive()
+    }
+}
+
+/// A guard's job: held `WAITING` by one pending count until dropped.
+/// Not `Send`: it sits on this thread's `running` stack.
+struct Event {
+    js: JobSystem,
+    h: JobHandle,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        let reg = self.js.reg();
+        let ctx = reg.current();
+        let slot = self.h.slot();
+        ctx.running_remove(slot, self.h.gen);
+        // The guard's pending count: the last one releases the event (a
+        // no-op job), which releases the jobs that waited for the guard.
+        if slot.dep_done() {
+            crate::trace::job_ready(reg, ctx, crate::trace::JobId::of_slot(slot, self.h.gen));
+            reg.make_runnable(ctx, slot);
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> Resource<T> {
+    /// Read on the calling thread: wait (helping, as `complete` does) for
+    /// the jobs that write it and were scheduled before, then give `&T`.
+    /// Jobs scheduled while the guard lives that write it wait for its drop.
+    ///
+    /// # Panics
+    /// If the resource is poisoned, used with another live `JobSystem`, or
+    /// the wait would never end: a conflicting job waits for a guard this
+    /// thread holds (a `write_now` guard of the same resource, say).
+    pub fn read_now<'r>(&'r self, js: &JobSystem) -> ReadNow<'r, T> {
+        let ev = self
+            .now(js, Mode::Read, true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        ReadNow {
+            res: self,
+            _event: ev,
+        }
+    }
+
+    /// Write on the calling thread: wait (helping) for every job that
+    /// declared it before, then give `&mut T`. Jobs scheduled while the
+    /// guard lives that declare it wait for its drop.
+    ///
+    /// # Panics
+    /// As `read_now`.
+    pub fn write_now<'r>(&'r self, js: &JobSystem) -> WriteNow<'r, T> {
+        let ev = self
+            .now(js, Mode::Write, true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        WriteNow {
+            res: self,
+            _event: ev,
+        }
+    }
+
+    /// `read_now` without waiting: an error naming the job still writing
+    /// it, or the poison.
+    pub fn try_read_now<'r>(&'r self, js: &JobSystem) -> Result<ReadNow<'r, T>, AccessError> {
+        let ev = self.now(js, Mode::Read, false)?;
+        Ok(ReadNow {
+            res: self,
+            _event: ev,
+        })
+    }
+
+    /// `write_now` without waiting: an error naming a job still using it,
+    /// or the poison.
+    pub fn try_write_now<'r>(&'r self, js: &JobSystem) -> Result<WriteNow<'r, T>, AccessError> {
+        let ev = self.now(js, Mode::Write, false)?;
+        Ok(WriteNow {
+            res: self,
+            _event: ev,
+        })
+    }
+
+    fn now(&self, js: &JobSystem, mode: Mode, blocking: bool) -> Result<Event, AccessError> {
+        let reg = js.reg();
+        let ctx = reg.current();
+        let shared = &self.inner.shared;
+        // Refuse a second live system before anything is allocated.
+        shared.lock().bind(js, shared);
+        // Allocated before the lock: allocation may run jobs.
+        let (slot, gen) = reg.alloc_job(ctx, &crate::desc::JobDesc::default());
+        let vt = match mode {
+            Mode::Read => &READ_EVENT,
+            Mode::Write => &WRITE_EVENT,
+        };
+        // SAFETY: fresh slot, unpublished.
+        unsafe { slot.set_vtable(vt) };
+        let h = JobHandle {
+            slot: NonNull::from(slot),
+            gen,
+            system: reg.id,
+        };
+        let mut deps = DepBuf::new();
+        {
+            let mut hist = shared.lock();
+            hist.bind(js, shared);
+            hist.collect(reg, mode, &mut deps);
+            let refuse = if blocking {
+                None
+            } else if let Some(&busy) = deps.as_slice().first() {
+                Some(AccessError::Busy {
+                    job: busy,
+                    name: job_name(js, busy),
+                })
+            } else if shared.poisoned.load(std::sync::atomic::Ordering::Acquire) {
+                // (Not `poison_message`: it locks the history, held here.)
+                Some(AccessError::Poisoned(poison_text(
+                    self,
+                    hist.poison.as_deref().unwrap_or_default(),
+                )))
+            } else {
+                None
+            };
+            if let Some(e) = refuse {
+                drop(hist);
+                slot.complete_unpublished(gen);
+                reg.recycle(ctx, slot);
+                return Err(e);
+            }
+            crate::context::bump(&ctx.counters.scheduled);
+            // One pending count: the guard's (dropped by `Event::drop`).
+            slot.publish_waiting(gen, TRACED, 0);
+            hist.record(reg, h, mode);
+        }
+        ctx.running_push(slot as *const Slot, gen);
+        let ev = Event {
+            js: js.clone(),
+            h,
+            _not_send: PhantomData,
+        };
+        if !deps.as_slice().is_empty() {
+            // A group wait: its failure comes `via_dependency`, so a
+            // panicked job's payload stays for whoever completes it.
+            let all = js.combine(deps.as_slice());
+            if let Err(JobError::WaitOnSelf) = reg.wait(all) {
+                drop(ev);
+                panic!(
+                    "jobsys: {}_now of {} would wait forever: a job it waits for needs a \
+                     read_now/write_now guard this thread holds (drop the guard first)",
+                    if mode == Mode::Read { "read" } else { "write" },
+                    self.describe()
+                );
+            }
+            // Failed or cancelled conflicting jobs: the data is as they
+            // left it; a writer's panic shows as poison, checked next.
+        }
+        if shared.poisoned.load(std::sync::atomic::Ordering::Acquire) {
+            let msg = poison_message(self);
+            drop(ev);
+            return Err(AccessError::Poisoned(msg));
+        }
+        Ok(ev)
+    }
+}
+
+fn poison_message<T>(res: &Resource<T>) -> String {
+    let why = res.inner.shared.lock().poison.clone().unwrap_or_default();
+    poison_text(res, &why)
+}
+
+fn poison_text<T>(res: &Resource<T>, why: &str) -> String {
+    format!(
+        "{} is poisoned: a job writing it panicked ({why}); Resource::clear_poison lets it be used again",
+        res.describe()
+    )
+}
+
+/// The name of the job `h` (if it still holds its slot).
+fn job_name(js: &JobSystem, h: JobHandle) -> &'static str {
+    let reg = js.reg();
+    let slot = h.slot();
+    match slot.pin(h.gen) {
+        Some(_) => {
+            let name = crate::registry::Registry::job_name(slot);
+            reg.unpin(reg.current(), slot);
+            name
+        }
+        None => "a finished job",
+    }
+}

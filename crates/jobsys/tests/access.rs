@@ -1,0 +1,566 @@
+//! Declared data access (`docs/access.md`): derived ordering checked
+//! against a serial run of random programs, overlapping readers, the
+//! calling thread's guards, failures, cancellation, pins, `write_each`.
+
+mod common;
+
+use common::{expect_panic, mix, watchdog, Gate, Rng};
+use jobsys::{AccessError, Batch, JobError, JobSystem, Pin, Priority, Resource};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+
+fn system(workers: usize) -> JobSystem {
+    JobSystem::builder().workers(workers).build().unwrap()
+}
+
+/// What a job does with one declared resource: a read records the value,
+/// a write folds the op id into it.
+trait Touch {
+    fn touch(self, rec: &Rec, op: usize, k: usize);
+}
+type Rec = Arc<Vec<AtomicU64>>;
+impl Touch for &u64 {
+    fn touch(self, rec: &Rec, op: usize, k: usize) {
+        rec[op * 3 + k].store(*self, Ordering::Relaxed);
+    }
+}
+impl Touch for &mut u64 {
+    fn touch(self, _: &Rec, op: usize, _: usize) {
+        *self = mix(*self, op as u64);
+    }
+}
+
+/// One job of a random program: up to 3 distinct resources, each read or
+/// written (bit k of `writes`).
+fn schedule_op(
+    js: &JobSystem,
+    res: &[Resource<u64>],
+    op: usize,
+    which: &[usize],
+    writes: u32,
+    rec: &Rec,
+) -> jobsys::JobHandle {
+    let r = rec.clone();
+    macro_rules! d {
+        ($i:expr, $bit:expr, r) => {
+            res[which[$i]].read()
+        };
+        ($i:expr, $bit:expr, w) => {
+            res[which[$i]].write()
+        };
+    }
+    macro_rules! go1 {
+        ($m0:ident) => {
+            js.schedule_access(d!(0, 0, $m0), move |a| a.touch(&r, op, 0))
+        };
+    }
+    macro_rules! go2 {
+        ($m0:ident, $m1:ident) => {
+            js.schedule_access((d!(0, 0, $m0), d!(1, 1, $m1)), move |(a, b)| {
+                a.touch(&r, op, 0);
+                b.touch(&r, op, 1);
+            })
+        };
+    }
+    macro_rules! go3 {
+        ($m0:ident, $m1:ident, $m2:ident) => {
+            js.schedule_access(
+                (d!(0, 0, $m0), d!(1, 1, $m1), d!(2, 2, $m2)),
+                move |(a, b, c)| {
+                    a.touch(&r, op, 0);
+                    b.touch(&r, op, 1);
+                    c.touch(&r, op, 2);
+                },
+            )
+        };
+    }
+    match (which.len(), writes) {
+        (1, 0) => go1!(r),
+        (1, _) => go1!(w),
+        (2, 0) => go2!(r, r),
+        (2, 1) => go2!(w, r),
+        (2, 2) => go2!(r, w),
+        (2, _) => go2!(w, w),
+        (3, 0) => go3!(r, r, r),
+        (3, 1) => go3!(w, r, r),
+        (3, 2) => go3!(r, w, r),
+        (3, 3) => go3!(w, w, r),
+        (3, 4) => go3!(r, r, w),
+        (3, 5) => go3!(w, r, w),
+        (3, 6) => go3!(r, w, w),
+        (3, _) => go3!(w, w, w),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn random_programs_read_exactly_the_writes_before_them() {
+    watchdog(120, || {
+        for workers in 0..=4 {
+            for seed in 0..6u64 {
+                let mut rng = Rng::new(mix(seed, workers as u64) | 1);
+                let js = system(workers);
+                let nres = 2 + rng.below(4);
+                let res: Vec<Resource<u64>> = (0..nres).map(|i| Resource::new(i as u64)).collect();
+                let mut serial: Vec<u64> = (0..nres as u64).collect();
+                let ops = 300;
+                let rec: Rec = Arc::new((0..ops * 3).map(|_| AtomicU64::new(u64::MAX)).collect());
+                let mut expect = vec![u64::MAX; ops * 3];
+                let mut all = Vec::new();
+                for op in 0..ops {
+                    let k = 1 + rng.below(3.min(nres));
+                    let mut which = Vec::new();
+                    while which.len() < k {
+                        let c = rng.below(nres);
+                        if !which.contains(&c) {
+                            which.push(c);
+                        }
+                    }
+                    let writes = (rng.next_u64() % (1 << k)) as u32;
+                    if rng.chance(5) {
+                        // The calling thread takes part, in program order.
+                        let i = which[0];
+                        if writes & 1 != 0 {
+                            let mut g = res[i].write_now(&js);
+                            *g = mix(*g, op as u64);
+                            serial[i] = mix(serial[i], op as u64);
+                        } else {
+                            assert_eq!(*res[i].read_now(&js), serial[i], "read_now, op {op}");
+                        }
+                        continue;
+                    }
+                    for (j, &i) in which.iter().enumerate() {
+                        if writes & (1 << j) != 0 {
+                            serial[i] = mix(serial[i], op as u64);
+                        } else {
+                            expect[op * 3 + j] = serial[i];
+                        }
+                    }
+                    all.push(schedule_op(&js, &res, op, &which, writes, &rec));
+                }
+                js.complete(js.combine(&all));
+                for (i, r) in res.iter().enumerate() {
+                    assert_eq!(*r.read_now(&js), serial[i], "final value of resource {i}");
+                }
+                for (i, e) in expect.iter().enumerate() {
+                    assert_eq!(
+                        rec[i].load(Ordering::Relaxed),
+                        *e,
+                        "workers {workers} seed {seed}: op {} declaration {} read the wrong value",
+                        i / 3,
+                        i % 3
+                    );
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn readers_of_one_resource_run_at_once() {
+    watchdog(30, || {
+        let js = system(2);
+        let r = Resource::new(7u32);
+        // Both readers wait for each other: they can only finish if they
+        // overlap (no timing involved).
+        let b = Arc::new(Barrier::new(2));
+        let (b1, b2) = (b.clone(), b.clone());
+        let x = js.schedule_access(r.read(), move |v| {
+            b1.wait();
+            assert_eq!(*v, 7);
+        });
+        let y = js.schedule_access(r.read(), move |v| {
+            b2.wait();
+            assert_eq!(*v, 7);
+        });
+        js.complete(js.combine(&[x, y]));
+    });
+}
+
+#[test]
+fn a_writer_waits_for_the_readers_before_it() {
+    watchdog(30, || {
+        let js = system(2);
+        let r = Resource::new(1u32);
+        let gate = Arc::new(Gate::default());
+        let g = gate.clone();
+        let seen = Arc::new(AtomicU64::new(0));
+        let s = seen.clone();
+        let reader = js.schedule_access(r.read(), move |v| {
+            g.wait();
+            s.store(u64::from(*v), Ordering::SeqCst);
+        });
+        let writer = js.schedule_access(r.write(), |v| *v = 2);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(!js.is_complete(writer), "the writer ran before the reader");
+        match r.try_write_now(&js) {
+            Err(AccessError::Busy { .. }) => {}
+            other => panic!("expected Busy, got {other:?}"),
+        }
+        gate.open();
+        js.complete(writer);
+        assert!(js.is_complete(reader));
+        assert_eq!(seen.load(Ordering::SeqCst), 1);
+        assert_eq!(*r.read_now(&js), 2);
+    });
+}
+
+#[test]
+fn read_now_waits_for_a_running_writer() {
+    watchdog(30, || {
+        let js = system(2);
+        let r = Resource::named("transforms", 0u64);
+        let gate = Arc::new(Gate::default());
+        let g = gate.clone();
+        let started = Arc::new(Gate::default());
+        let st = started.clone();
+        js.schedule_access_with("integrate", &[], r.write(), move |v| {
+            st.open();
+            g.wait();
+            *v = 42;
+        });
+        started.wait(); // the writer is running on a worker
+        match r.try_read_now(&js) {
+            Err(AccessError::Busy { name, .. }) => assert_eq!(name, "integrate"),
+            other => panic!("expected Busy, got {other:?}"),
+        }
+        let opener = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            gate.open();
+        });
+        assert_eq!(*r.read_now(&js), 42);
+        opener.join().unwrap();
+    });
+}
+
+#[test]
+fn jobs_scheduled_while_a_write_now_guard_lives_wait_for_its_drop() {
+    watchdog(30, || {
+        let js = system(2);
+        let r = Resource::new(0u32);
+        let mut g = r.write_now(&js);
+        let reader = js.schedule_access(r.read(), |v| assert_eq!(*v, 5));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(
+            !js.is_complete(reader),
+            "a reader ran while write_now was held"
+        );
+        // Waiting here for it would never end: a clear error, not a hang.
+        assert!(matches!(js.try_complete(reader), Err(JobError::WaitOnSelf)));
+        let msg = expect_panic(|| drop(r.read_now(&js)));
+        assert!(msg.contains("would wait forever"), "{msg}");
+        *g = 5;
+        drop(g);
+        js.complete(reader);
+        // A read_now guard blocks writers, not readers.
+        let rg = r.read_now(&js);
+        let reader2 = js.schedule_access(r.read(), |v| assert_eq!(*v, 5));
+        js.complete(reader2);
+        let writer = js.schedule_access(r.write(), |v| *v = 6);
+        assert!(matches!(js.try_complete(writer), Err(JobError::WaitOnSelf)));
+        drop(rg);
+        js.complete(writer);
+        assert_eq!(*r.read_now(&js), 6);
+    });
+}
+
+#[test]
+fn a_failing_writer_fails_its_readers_with_the_cause_and_poisons() {
+    watchdog(30, || {
+        let js = system(2);
+        let r = Resource::named("mesh", vec![0u32; 4]);
+        let gate = Arc::new(Gate::default());
+        let g = gate.clone();
+        let w = js.schedule_access(r.write(), move |v| {
+            g.wait();
+            v[0] = 1; // half written
+            panic!("boom in the writer");
+        });
+        let reader =
+            js.schedule_access(r.read(), |_| unreachable!("must not see half-written data"));
+        gate.open();
+        match js.try_complete(reader) {
+            Err(JobError::Panicked(p)) => {
+                assert!(p.via_dependency());
+                assert!(
+                    p.message().contains("boom in the writer"),
+                    "{}",
+                    p.message()
+                );
+            }
+            other => panic!("expected a dependency panic, got {other:?}"),
+        }
+        assert!(js.try_complete(w).is_err());
+        assert!(r.is_poisoned());
+        // Scheduled after the writer finished: poisoned, fails with the cause.
+        let later = js.schedule_access(r.write(), |_| unreachable!("poisoned"));
+        match js.try_complete(later) {
+            Err(JobError::Panicked(p)) => {
+                assert!(
+                    p.message().contains("\"mesh\" is poisoned"),
+                    "{}",
+                    p.message()
+                );
+                assert!(
+                    p.message().contains("boom in the writer"),
+                    "{}",
+                    p.message()
+                );
+            }
+            other => panic!("expected poison, got {other:?}"),
+        }
+        assert!(matches!(r.try_read_now(&js), Err(AccessError::Poisoned(_))));
+        r.clear_poison();
+        let fix = js.schedule_access(r.write(), |v| v.iter_mut().for_each(|x| *x = 9));
+        js.complete(fix);
+        assert_eq!(*r.read_now(&js), vec![9; 4]);
+    });
+}
+
+#[test]
+fn a_failing_reader_does_not_poison() {
+    let js = system(1);
+    let r = Resource::new(1u32);
+    let bad = js.schedule_access(r.read(), |_| panic!("reader failed"));
+    assert!(js.try_complete(bad).is_err());
+    assert!(!r.is_poisoned());
+    let w = js.schedule_access(r.write(), |v| *v = 2);
+    js.complete(w);
+    assert_eq!(*r.read_now(&js), 2);
+}
+
+#[test]
+fn declaring_a_resource_twice_with_a_write_panics() {
+    let js = system(1);
+    let r = Resource::named("positions", 0u32);
+    let msg = expect_panic(|| js.schedule_access((r.write(), r.read()), |_| {}));
+    assert!(msg.contains("\"positions\" is declared twice"), "{msg}");
+    let msg = expect_panic(|| js.schedule_access((r.write(), r.write()), |_| {}));
+    assert!(msg.contains("declared twice"), "{msg}");
+    // Two reads are one read.
+    let h = js.schedule_access((r.read(), r.read()), |(a, b)| assert_eq!(a, b));
+    js.complete(h);
+    // The failed schedules left no trace: a writer runs.
+    js.complete(js.schedule_access(r.write(), |v| *v = 3));
+    assert_eq!(*r.read_now(&js), 3);
+}
+
+#[test]
+fn write_each_gives_every_index_exactly_once() {
+    watchdog(60, || {
+        for workers in 0..=4 {
+            let js = system(workers);
+            let n = 10_000;
+            let v = Resource::new(vec![0u32; n]);
+            let k = Resource::new(3u32);
+            let mut handles = Vec::new();
+            for batch in [
+                Batch::Auto,
+                Batch::Fixed(1),
+                Batch::Fixed(7),
+                Batch::Fixed(n),
+            ] {
+                handles.push(js.parallel_for_access(
+                    0..n,
+                    batch,
+                    (k.read(), v.write_each()),
+                    |i, (k, x)| {
+                        assert_eq!(*x % 3, 0, "index {i} visited twice at once");
+                        *x += *k;
+                    },
+                ));
+                handles.push(js.parallel_for_access_chunked(
+                    0..n,
+                    batch,
+                    v.write_each(),
+                    |r, xs| {
+                        assert_eq!(xs.len(), r.len());
+                        xs.iter_mut().for_each(|x| *x += 3);
+                    },
+                ));
+            }
+            js.complete(js.combine(&handles));
+            assert!(
+                v.read_now(&js).iter().all(|&x| x == 24),
+                "workers {workers}"
+            );
+            // Past the end: the loop fails with a message.
+            let bad = js.parallel_for_access(0..n + 1, Batch::Auto, v.write_each(), |_, x| *x += 0);
+            let err = js.try_complete(bad).unwrap_err().to_string();
+            assert!(err.contains("out of bounds"), "{err}");
+        }
+    });
+}
+
+#[test]
+fn boxed_slices_and_arrays_work_too() {
+    let js = system(2);
+    let b = Resource::new(vec![1u8; 64].into_boxed_slice());
+    let a = Resource::new([0u16; 32]);
+    let h = js.parallel_for_access(
+        0..32,
+        Batch::Fixed(4),
+        (b.read(), a.write_each()),
+        |i, (b, x)| {
+            *x = u16::from(b[i]) + i as u16;
+        },
+    );
+    js.complete(h);
+    assert_eq!(a.read_now(&js)[31], 32);
+}
+
+#[test]
+fn pinned_and_prioritised_access_jobs_keep_the_order() {
+    watchdog(30, || {
+        let js = system(2);
+        let r = Resource::new(Vec::<u32>::new());
+        let main = std::thread::current().id();
+        let a = js.schedule_access_pinned(Pin::Main, &[], r.write(), move |v| {
+            assert_eq!(std::thread::current().id(), main);
+            v.push(1);
+        });
+        let b = js.schedule_access_with(Priority::High, &[], r.write(), |v| v.push(2));
+        let c = js.schedule_access_with(Priority::Low, &[], r.write(), |v| v.push(3));
+        let d = js.schedule_access_after(&[a], r.read(), |v| assert_eq!(v[..], [1, 2, 3]));
+        js.complete(d);
+        assert!(js.is_complete(b) && js.is_complete(c));
+    });
+}
+
+#[test]
+fn cancelling_a_writer_cancels_jobs_after_it_but_not_the_resource() {
+    watchdog(30, || {
+        let js = system(1);
+        let r = Resource::new(1u32);
+        let gate = Arc::new(Gate::default());
+        let g = gate.clone();
+        let first = js.schedule_access(r.read(), move |_| g.wait());
+        let w = js.schedule_access(r.write(), |v| *v = 100);
+        let reader = js.schedule_access(r.read(), |_| unreachable!("after a cancelled writer"));
+        assert!(js.cancel(w));
+        gate.open();
+        js.complete(first);
+        assert!(matches!(
+            js.try_complete(reader),
+            Err(JobError::Cancelled(_))
+        ));
+        assert!(!r.is_poisoned());
+        // Scheduled after the cancelled writer finished: it left the history.
+        let later = js.schedule_access(r.read(), |v| {
+            assert_eq!(*v, 1, "the cancelled write did not happen")
+        });
+        js.complete(later);
+    });
+}
+
+#[test]
+fn explicit_dependencies_add_to_the_derived_ones() {
+    let js = system(2);
+    let r = Resource::new(0u32);
+    let flag = Arc::new(AtomicUsize::new(0));
+    let f = flag.clone();
+    let other = js.schedule(move || {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        f.store(1, Ordering::SeqCst);
+    });
+    let fl = flag.clone();
+    let h = js.schedule_access_after(&[other], r.write(), move |v| {
+        *v = fl.load(Ordering::SeqCst) as u32
+    });
+    js.complete(h);
+    assert_eq!(*r.read_now(&js), 1);
+}
+
+#[test]
+fn a_resource_belongs_to_one_live_system() {
+    let js1 = system(1);
+    let js2 = system(1);
+    let r = Resource::named("world", 0u32);
+    js1.complete(js1.schedule_access(r.write(), |v| *v = 1));
+    let msg = expect_panic(|| js2.schedule_access(r.read(), |_| {}));
+    assert!(msg.contains("two JobSystems"), "{msg}");
+    drop(js1);
+    // Its system is gone (every job of it ran): the next one may take it.
+    js2.complete(js2.schedule_access(r.read(), |v| assert_eq!(*v, 1)));
+}
+
+#[test]
+fn access_jobs_from_several_threads_keep_a_consistent_order() {
+    watchdog(60, || {
+        let js = system(2);
+        let r = Resource::new(0u64);
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let js = js.clone();
+                let r = r.clone();
+                std::thread::spawn(move || {
+                    let mut hs = Vec::new();
+                    for _ in 0..500 {
+                        hs.push(js.schedule_access(r.write(), |v| *v += 1));
+                        hs.push(js.schedule_access(r.read(), |v| assert!(*v > 0)));
+                    }
+                    js.complete(js.combine(&hs));
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(*r.read_now(&js), 2000);
+    });
+}
+
+#[test]
+fn eight_declarations_in_one_job() {
+    let js = system(2);
+    let rs: Vec<Resource<u32>> = (0..8).map(Resource::new).collect();
+    let h = js.schedule_access(
+        (
+            rs[0].read(),
+            rs[1].read(),
+            rs[2].read(),
+            rs[3].read(),
+            rs[4].write(),
+            rs[5].write(),
+            rs[6].write(),
+            rs[7].write(),
+        ),
+        |(a, b, c, d, e, f, g, h)| {
+            *e += a + b;
+            *f += c + d;
+            *g += 1;
+            *h += 1;
+        },
+    );
+    js.complete(h);
+    assert_eq!(*rs[4].read_now(&js), 5);
+    assert_eq!(*rs[5].read_now(&js), 10);
+}
+
+#[test]
+fn tuples_nest_up_to_sixteen_resources() {
+    let js = system(1);
+    let rs: Vec<Resource<u32>> = (0..17).map(Resource::new).collect();
+    let reads8 = |k: usize| {
+        (
+            rs[k].read(),
+            rs[k + 1].read(),
+            rs[k + 2].read(),
+            rs[k + 3].read(),
+            rs[k + 4].read(),
+            rs[k + 5].read(),
+            rs[k + 6].read(),
+            rs[k + 7].read(),
+        )
+    };
+    let h = js.schedule_access(
+        (reads8(0), (rs[8].read(), rs[9].write())),
+        |((a, ..), (b, c))| {
+            *c = a + b + 100;
+        },
+    );
+    js.complete(h);
+    assert_eq!(*rs[9].read_now(&js), 108);
+    let msg = expect_panic(|| js.schedule_access((reads8(0), reads8(8), rs[16].write()), |_| {}));
+    assert!(msg.contains("at most 16"), "{msg}");
+}
