@@ -429,6 +429,40 @@ mod tests {
         }
     }
 
+    /// 1000 short-lived threads, each recording and completing 10 jobs:
+    /// they share the fixed shards, and reuse the entries the jobs of
+    /// threads gone before them left free, so the table stays a few
+    /// entries per shard instead of growing with every thread.
+    #[test]
+    fn short_lived_threads_do_not_grow_the_table() {
+        let js = JobSystem::builder().workers(1).build().unwrap();
+        let t = Table::new(next_serial(), SHARDS);
+        let mut handles = Vec::new();
+        for _ in 0..1000 {
+            std::thread::scope(|sc| {
+                sc.spawn(|| {
+                    (0..10)
+                        .map(|_| {
+                            let j = js.schedule(|| {});
+                            let h = t.insert(&js, j);
+                            js.complete(j);
+                            h
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .join()
+                .unwrap()
+            })
+            .into_iter()
+            .for_each(|h| handles.push(h));
+        }
+        let entries: usize = t.shards.iter().map(|s| lock(&s.0).entries.len()).sum();
+        assert!(entries <= SHARDS * 4, "{entries} entries for 10000 jobs");
+        for h in handles {
+            assert!(matches!(t.lookup(h), Ok(Lookup::Live(_) | Lookup::Done)));
+        }
+    }
+
     /// A forged shard number beyond the system's shards is rejected with a
     /// message that says so.
     #[test]

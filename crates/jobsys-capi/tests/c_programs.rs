@@ -188,3 +188,17 @@ fn cpp_wrapper_test_passes() {
     assert_eq!(capture.frames.len(), 3, "three frame guards");
     assert!(capture.frames.iter().all(|f| f.begin_ns <= f.end_ns));
 }
+
+/// The sharded handle table from 8 C threads at once (20 000 jobs each,
+/// every one run exactly once), handles completed on other threads and
+/// after their thread exited, failures reported from any thread, 300
+/// short-lived threads and the drain of `jobsys_destroy`, forged shard
+/// numbers, and `JOBSYS_CAPI_HANDLE_SHARDS=1`.
+#[test]
+fn c_shards_test_passes() {
+    let exe = build_c("tests/c/shards_test.c");
+    let mut cmd = Command::new(exe);
+    cmd.env_remove("JOBSYS_CAPI_HANDLE_SHARDS");
+    let out = run(cmd, 120);
+    assert_eq!(out, "shards_test: ok\n");
+}
