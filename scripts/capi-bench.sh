@@ -61,8 +61,8 @@ for r in $(seq "$rounds"); do
 done
 echo "load after: $(cat /proc/loadavg)"
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.2f\n", v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'; }
 
 echo
 echo "handle table: $threads threads x $((jobs / threads)) jobs at once, wall ns/job, median of $rounds rounds (range)"

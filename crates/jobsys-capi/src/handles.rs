@@ -224,7 +224,10 @@ impl Table {
         }
         // Every shard holds 2^26 entries of unfinished or failed jobs:
         // more than the library's job storage allows by far.
-        panic!("the handle table is full ({n} shards of {} entries)", self.limit)
+        panic!(
+            "the handle table is full ({n} shards of {} entries)",
+            self.limit
+        )
     }
 
     /// The jobs of every pending entry of every shard (for
@@ -474,6 +477,10 @@ mod tests {
         };
         let e = t.lookup(h).unwrap_err();
         assert_eq!(e.code, Code::InvalidHandle);
-        assert!(e.message.contains("shard 40, and this system has 4"), "{}", e.message);
+        assert!(
+            e.message.contains("shard 40, and this system has 4"),
+            "{}",
+            e.message
+        );
     }
 }
