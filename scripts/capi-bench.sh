@@ -14,15 +14,24 @@
 #    in Rust (crates/jobsys-w1 `--case single`, built with jobsys's `trace`
 #    feature as the C API's library is), alternating, 5 samples each per
 #    round. Figure: median of all samples, ns per job.
-# 3. PERF=1 (default 1 when `perf` works): one extra run of each table under
-#    `perf stat`: futex syscalls and context switches per job and CPU time
-#    per job, less sensitive to other load than wall-clock time.
+# 3. PERF=1 (default 1 when `perf` works): every run of step 1 under
+#    `perf stat`: CPU time of all its threads per job (spinning on a lock
+#    counts; less sensitive to other load than wall-clock time) and futex
+#    syscalls per job (sleeping on a lock), medians over the rounds.
 # 4. CALLGRIND=1 (default 1 when valgrind is installed): instructions per
 #    job of both W1 kernels, counted by callgrind (independent of load;
 #    the difference of a 5-sample and a 1-sample run over 4 x 65 000 jobs,
 #    as scripts/w1-instructions.sh counts the Rust W1).
 #
+# 5. BASE=REV (optional): also the same C program linked against the C API
+#    of commit REV (e.g. the last commit with the single-lock table,
+#    f227029), built from `git archive REV` in a temporary directory with
+#    its own target directory, as a third variant "base" of step 1, in the
+#    same rounds: checks that JOBSYS_CAPI_HANDLE_SHARDS=1 stands for the old
+#    table.
+#
 # Usage: bash scripts/capi-bench.sh            (ROUNDS=7 THREADS=8 JOBS=1000000 WORKERS="2 0")
+#        BASE=f227029 bash scripts/capi-bench.sh
 # The machine's load (/proc/loadavg) is printed before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,13 +51,42 @@ cc -std=c11 -O2 -g -Wall -Wextra -Werror -I crates/jobsys-capi/include \
   crates/jobsys-capi/bench/capi_bench.c "$target/release/libjobsys_capi.a" \
   -lpthread -ldl -lm -o "$bin"
 
+variants="1 32"
+if [ -n "${BASE:-}" ]; then
+  mkdir "$out/base"
+  git archive "$BASE" | tar -x -C "$out/base"
+  (cd "$out/base" && CARGO_TARGET_DIR=$target/capi-bench-base cargo build -q --release -p jobsys-capi)
+  cc -std=c11 -O2 -g -Wall -Wextra -Werror -I "$out/base/crates/jobsys-capi/include" \
+    crates/jobsys-capi/bench/capi_bench.c "$target/capi-bench-base/release/libjobsys_capi.a" \
+    -lpthread -ldl -lm -o "$out/capi_bench_base"
+  variants="base 1 32"
+fi
+perf=0
+if [ "${PERF:-1}" = 1 ] && perf stat -e syscalls:sys_enter_futex true >/dev/null 2>&1; then perf=1; fi
+# run_variant V ARGS...: capi_bench with the table variant V (under perf
+# stat if PERF), one line: its own, tagged, plus cpu_ns_per_job and
+# futex_per_job.
+run_variant() {
+  local v=$1 cmd line
+  shift
+  if [ "$v" = base ]; then cmd=("$out/capi_bench_base"); else cmd=(env "JOBSYS_CAPI_HANDLE_SHARDS=$v" "$bin"); fi
+  if [ "$perf" = 1 ]; then
+    line=$(perf stat -x, -e task-clock,syscalls:sys_enter_futex -o "$out/perf" "${cmd[@]}" "$@")
+    line+=$(awk -F, -v j="$jobs" '/task-clock/ { t = $1 } /sys_enter_futex/ { f = $1 }
+      END { printf " cpu_ns_per_job=%.1f futex_per_job=%.4f", t * 1e6 / j, f / j }' "$out/perf")
+  else
+    line=$("${cmd[@]}" "$@")
+  fi
+  echo "variant=$v $line"
+}
+
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
 echo "load before: $(cat /proc/loadavg)"
 for r in $(seq "$rounds"); do
   for w in $workers; do
-    if [ $((r % 2)) -eq 1 ]; then order="1 32"; else order="32 1"; fi
-    for s in $order; do
-      JOBSYS_CAPI_HANDLE_SHARDS=$s "$bin" threads "$threads" "$jobs" "$w" >>"$out/threads"
+    if [ $((r % 2)) -eq 1 ]; then order=$variants; else order=$(tr ' ' '\n' <<<"$variants" | tac | xargs); fi
+    for v in $order; do
+      run_variant "$v" threads "$threads" "$jobs" "$w" >>"$out/threads"
     done
   done
   if [ $((r % 2)) -eq 1 ]; then
@@ -65,11 +103,19 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.2f\n", v[(N
 minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'; }
 
 echo
+echo "table: base = commit ${BASE:-(none)}, 1 = one shard (the single lock), 32 = sharded"
 echo "handle table: $threads threads x $((jobs / threads)) jobs at once, wall ns/job, median of $rounds rounds (range)"
 for w in $workers; do
-  for s in 1 32; do
-    vals=$(grep " shards=$s threads=$threads workers=$w " "$out/threads" | sed 's/.*ns_per_job=//')
-    printf '  workers %s, %2s shard(s): %s  (%s)\n' "$w" "$s" "$(median <<<"$vals")" "$(minmax <<<"$vals")"
+  for v in $variants; do
+    lines=$(grep "^variant=$v .* workers=$w " "$out/threads")
+    vals=$(sed 's/.* ns_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
+    printf '  workers %s, table %-4s: %s  (%s)' "$w" "$v" "$(median <<<"$vals")" "$(minmax <<<"$vals")"
+    if [ "$perf" = 1 ]; then
+      cpu=$(sed 's/.*cpu_ns_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
+      fx=$(sed 's/.*futex_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
+      printf '   cpu ns/job %s (%s)   futex/job %s' "$(median <<<"$cpu")" "$(minmax <<<"$cpu")" "$(median <<<"$fx")"
+    fi
+    echo
   done
 done
 
@@ -79,20 +125,6 @@ c=$(sed 's/.*ns_per_job=//' "$out/w1-c" | tr ',' '\n')
 rs=$(sed 's/.*"samples":\[\([^]]*\)\].*/\1/' "$out/w1-rust" | tr ',' '\n')
 printf '  C API (jobsys_schedule/jobsys_complete): %s  (%s)\n' "$(median <<<"$c")" "$(minmax <<<"$c")"
 printf '  Rust (js.schedule/js.try_complete):      %s  (%s)\n' "$(median <<<"$rs")" "$(minmax <<<"$rs")"
-
-if [ "${PERF:-1}" = 1 ] && perf stat -e syscalls:sys_enter_futex true >/dev/null 2>&1; then
-  echo
-  echo "perf stat, one run each: futex syscalls/job, context switches/job, CPU ns/job (all threads)"
-  for w in $workers; do
-    for s in 1 32; do
-      JOBSYS_CAPI_HANDLE_SHARDS=$s perf stat -x, -e syscalls:sys_enter_futex,context-switches,task-clock \
-        -o "$out/perf" "$bin" threads "$threads" "$jobs" "$w" >/dev/null
-      awk -F, -v j="$jobs" -v w="$w" -v s="$s" '
-        /sys_enter_futex/ { f = $1 } /context-switches/ { c = $1 } /task-clock/ { t = $1 }
-        END { printf "  workers %s, %2s shard(s): futex %.3f  cs %.3f  cpu %.0f\n", w, s, f / j, c / j, t * 1e6 / j }' "$out/perf"
-    done
-  done
-fi
 
 if [ "${CALLGRIND:-1}" = 1 ] && command -v valgrind >/dev/null; then
   echo
