@@ -17,7 +17,10 @@
 # 3. PERF=1 (default 1 when `perf` works): every run of step 1 under
 #    `perf stat`: CPU time of all its threads per job (spinning on a lock
 #    counts; less sensitive to other load than wall-clock time) and futex
-#    syscalls per job (sleeping on a lock), medians over the rounds.
+#    syscalls per job (sleeping on a lock), medians over the rounds. Every
+#    run also sets JOBSYS_CAPI_HANDLE_STATS=1: jobsys_destroy then prints
+#    how many table lock acquisitions found the lock held ("held/job", the
+#    contention itself; the BASE build has no such count).
 # 4. CALLGRIND=1 (default 1 when valgrind is installed): instructions per
 #    job of both W1 kernels, counted by callgrind (independent of load;
 #    the difference of a 5-sample and a 1-sample run over 4 x 65 000 jobs,
@@ -71,12 +74,17 @@ run_variant() {
   shift
   if [ "$v" = base ]; then cmd=("$out/capi_bench_base"); else cmd=(env "JOBSYS_CAPI_HANDLE_SHARDS=$v" "$bin"); fi
   if [ "$perf" = 1 ]; then
-    line=$(perf stat -x, -e task-clock,syscalls:sys_enter_futex -o "$out/perf" "${cmd[@]}" "$@")
+    line=$(JOBSYS_CAPI_HANDLE_STATS=1 perf stat -x, -e task-clock,syscalls:sys_enter_futex -o "$out/perf" \
+      "${cmd[@]}" "$@" 2>"$out/err")
     line+=$(awk -F, -v j="$jobs" '/task-clock/ { t = $1 } /sys_enter_futex/ { f = $1 }
       END { printf " cpu_ns_per_job=%.1f futex_per_job=%.4f", t * 1e6 / j, f / j }' "$out/perf")
   else
-    line=$("${cmd[@]}" "$@")
+    line=$(JOBSYS_CAPI_HANDLE_STATS=1 "${cmd[@]}" "$@" 2>"$out/err")
   fi
+  # The lock acquisitions that found the lock held (not printed by a BASE
+  # build): per job.
+  line+=$(sed -n 's/.* \([0-9]*\) lock acquisitions found the lock held/\1/p' "$out/err" |
+    awk -v j="$jobs" '{ n = $1; ok = 1 } END { if (ok) printf " contended_per_job=%.4f", n / j }')
   echo "variant=$v $line"
 }
 
@@ -99,8 +107,9 @@ for r in $(seq "$rounds"); do
 done
 echo "load after: $(cat /proc/loadavg)"
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.2f\n", v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'; }
+# median [FORMAT] / minmax [FORMAT]: of the numbers on stdin, one a line.
+median() { sort -g | awk -v f="${1:-%.2f}" '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf f "\n", m }'; }
+minmax() { sort -g | awk -v f="${1:-%.2f}" 'NR == 1 { lo = $1 } { hi = $1 } END { printf f "-" f, lo, hi }'; }
 
 echo
 echo "table: base = commit ${BASE:-(none)}, 1 = one shard (the single lock), 32 = sharded"
@@ -114,6 +123,10 @@ for w in $workers; do
       cpu=$(sed 's/.*cpu_ns_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
       fx=$(sed 's/.*futex_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
       printf '   cpu ns/job %s (%s)   futex/job %s' "$(median <<<"$cpu")" "$(minmax <<<"$cpu")" "$(median <<<"$fx")"
+    fi
+    if grep -q contended_per_job <<<"$lines"; then
+      ct=$(sed 's/.*contended_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
+      printf "   held/job %s (%s)" "$(median %.5f <<<"$ct")" "$(minmax %.5f <<<"$ct")"
     fi
     echo
   done

@@ -23,6 +23,12 @@
 //! threads come and go: a new thread reuses the shard of an old one, and
 //! with it the entries that thread's finished jobs left free.
 //!
+//! Each shard counts the acquisitions that found its lock held (a
+//! `try_lock` first: no cost when it is free); `JOBSYS_CAPI_HANDLE_STATS`
+//! prints the total at `jobsys_destroy`, and `JOBSYS_CAPI_HANDLE_SHARDS=1`
+//! makes a system with the single-lock table of before, both for
+//! measuring the difference (scripts/capi-bench.sh).
+//!
 //! `id` layout (the header documents it): bits 63..32 the system's serial,
 //! bits 31..26 the shard, bits 25..0 the index in the shard.
 //!
@@ -55,8 +61,8 @@ use crate::errors::{Code, Error, Result};
 use jobsys::{JobHandle, JobSystem};
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 /// `jobsys_handle`. All-zero is never a valid handle.
 #[repr(C)]
@@ -83,6 +89,10 @@ const _: () = assert!(SHARDS <= 1 << SHARD_BITS && INDEX_BITS + SHARD_BITS == 32
 /// created after it is set (1..=`SHARDS`); 1 is the single-lock table this
 /// one replaced, kept for measuring the difference (docs/c-api.md).
 pub const SHARDS_ENV: &str = "JOBSYS_CAPI_HANDLE_SHARDS";
+
+/// Set (to anything), `jobsys_destroy` prints to stderr how often the
+/// system's table locks were found held (for scripts/capi-bench.sh).
+pub const STATS_ENV: &str = "JOBSYS_CAPI_HANDLE_STATS";
 
 /// Failed (or cancelled) jobs whose entries each shard keeps (see the
 /// module comment): the library's default failure history.
@@ -159,26 +169,41 @@ struct Shard {
     failed: VecDeque<u32>,
 }
 
-/// A value alone on its cache line(s), so that two shards' locks never
-/// share one (128: adjacent-line prefetch on x86, the line size on Apple
-/// ARM).
+/// A shard's lock, alone on its cache line(s) so that two shards' locks
+/// never share one (128: adjacent-line prefetch on x86, the line size on
+/// Apple ARM), and how often a thread found it held.
 #[repr(align(128))]
 #[derive(Debug)]
-struct Padded<T>(T);
+struct ShardLock {
+    shard: Mutex<Shard>,
+    /// Acquisitions that found the lock held (written only then).
+    contended: AtomicU64,
+}
+
+impl ShardLock {
+    /// Lock the shard, ignoring poisoning (nothing panics while a shard is
+    /// locked halfway through an update); count it if it was held. The
+    /// uncontended path is one `try_lock`, the same atomic operation as
+    /// `lock`'s fast path.
+    fn lock(&self) -> MutexGuard<'_, Shard> {
+        match self.shard.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                self.contended.fetch_add(1, Ordering::Relaxed);
+                self.shard.lock().unwrap_or_else(|e| e.into_inner())
+            }
+        }
+    }
+}
 
 /// The handles of one system (see the module comment).
 #[derive(Debug)]
 pub struct Table {
     serial: u32,
-    shards: Box<[Padded<Mutex<Shard>>]>,
+    shards: Box<[ShardLock]>,
     /// Entries one shard may hold (`INDEX_LIMIT`; smaller in tests).
     limit: usize,
-}
-
-/// Lock `m`, ignoring poisoning (nothing panics while a shard is locked
-/// halfway through an update).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Table {
@@ -192,13 +217,14 @@ impl Table {
         Table {
             serial,
             shards: (0..shards)
-                .map(|_| {
-                    Padded(Mutex::new(Shard {
+                .map(|_| ShardLock {
+                    shard: Mutex::new(Shard {
                         entries: Vec::new(),
                         free: Vec::new(),
                         pending: VecDeque::new(),
                         failed: VecDeque::new(),
-                    }))
+                    }),
+                    contended: AtomicU64::new(0),
                 })
                 .collect(),
             limit,
@@ -210,6 +236,15 @@ impl Table {
         self.shards.len()
     }
 
+    /// How many lock acquisitions so far found their shard's lock held
+    /// (for `JOBSYS_CAPI_HANDLE_STATS`).
+    pub fn contended(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|s| s.contended.load(Ordering::Relaxed))
+            .sum()
+    }
+
     /// Record `job` (just scheduled on `js`) and return its C handle: in
     /// the calling thread's shard, or the next one with room.
     pub fn insert(&self, js: &JobSystem, job: JobHandle) -> Handle {
@@ -217,7 +252,7 @@ impl Table {
         let first = thread_no() as usize % n;
         for k in 0..n {
             let s = (first + k) % n;
-            if let Some(idx) = lock(&self.shards[s].0).insert(js, job, self.limit) {
+            if let Some(idx) = self.shards[s].lock().insert(js, job, self.limit) {
                 let id = (u64::from(self.serial) << 32) | ((s as u64) << INDEX_BITS) | idx.0;
                 return Handle { id, gen: idx.1 };
             }
@@ -235,7 +270,7 @@ impl Table {
     pub fn pending_jobs(&self) -> Vec<JobHandle> {
         let mut out = Vec::new();
         for s in self.shards.iter() {
-            let s = lock(&s.0);
+            let s = s.lock();
             out.extend(s.pending.iter().filter_map(|&i| s.entries[i as usize].job));
         }
         out
@@ -270,7 +305,7 @@ impl Table {
                 ),
             ));
         };
-        let s = lock(&s.0);
+        let s = s.lock();
         match s.entries.get(idx) {
             Some(e) if e.gen == h.gen && e.job.is_some() => Ok(Lookup::Live(e.job.unwrap())),
             Some(e) if h.gen != 0 && h.gen <= e.gen => Ok(Lookup::Done),
@@ -381,7 +416,7 @@ mod tests {
         }
         let shard = (hs[0].0.id >> INDEX_BITS) as usize & 63;
         {
-            let mut s = lock(&t.shards[shard].0);
+            let mut s = t.shards[shard].lock();
             for _ in 0..4 {
                 s.reclaim(&js, n);
             }
@@ -459,11 +494,36 @@ mod tests {
             .into_iter()
             .for_each(|h| handles.push(h));
         }
-        let entries: usize = t.shards.iter().map(|s| lock(&s.0).entries.len()).sum();
+        let entries: usize = t.shards.iter().map(|s| s.lock().entries.len()).sum();
         assert!(entries <= SHARDS * 4, "{entries} entries for 10000 jobs");
         for h in handles {
             assert!(matches!(t.lookup(h), Ok(Lookup::Live(_) | Lookup::Done)));
         }
+    }
+
+    /// An acquisition that finds its shard's lock held is counted (what
+    /// `JOBSYS_CAPI_HANDLE_STATS` prints); a free lock is not.
+    #[test]
+    fn a_held_lock_is_counted() {
+        let js = JobSystem::builder().workers(0).build().unwrap();
+        let t = Table::new(next_serial(), 1);
+        let h = t.insert(&js, js.schedule(|| {}));
+        assert_eq!(t.contended(), 0, "one thread, never held");
+        let held = t.shards[0].lock();
+        std::thread::scope(|sc| {
+            let waiter = sc.spawn(|| t.lookup(h).is_ok());
+            // The count goes up before the waiter blocks on the lock.
+            while t.contended() == 0 {
+                std::hint::spin_loop();
+            }
+            drop(held);
+            assert!(waiter.join().unwrap());
+        });
+        assert_eq!(t.contended(), 1);
+        js.complete(match t.lookup(h) {
+            Ok(Lookup::Live(j)) => j,
+            other => panic!("{other:?}"),
+        });
     }
 
     /// A forged shard number beyond the system's shards is rejected with a

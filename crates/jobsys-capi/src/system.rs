@@ -8,7 +8,7 @@
 
 use crate::config::Config;
 use crate::errors::{ffi, non_null, Code, Error, Result};
-use crate::handles::{next_serial, shards_from_env, Handle, Lookup, Table};
+use crate::handles::{next_serial, shards_from_env, Handle, Lookup, Table, STATS_ENV};
 use crate::jobs::running_in;
 use jobsys::trace::Trace;
 use jobsys::{HotZone, JobHandle, JobSystem, ThreadIndex};
@@ -177,6 +177,14 @@ pub unsafe extern "C" fn jobsys_destroy(sys: *mut System) -> Code {
             ));
         }
         s.drain()?;
+        if std::env::var_os(STATS_ENV).is_some() {
+            eprintln!(
+                "jobsys: handle table of system #{}: {} shard(s), {} lock acquisitions found the lock held",
+                s.serial,
+                s.handles.shards(),
+                s.handles.contended()
+            );
+        }
         // SAFETY: `sys` came from `Box::into_raw` in `jobsys_create` and is
         // destroyed once; no job of this system is left to use it (drained)
         // and the caller promises nobody else does.
