@@ -123,9 +123,15 @@ typedef struct jobsys_system jobsys_system;
 
 /* Names a scheduled job. A plain 128-bit value: copy, store and compare it
  * freely (equal fields = same job). A zeroed handle is never valid. A
- * handle stays valid for the life of its system: once the job finished it
- * reads as complete (and a failed or cancelled job keeps reporting its
- * failure, the newest 4096 of them; older ones read complete). */
+ * handle stays valid for the life of its system, on any thread: once the
+ * job finished it reads as complete (and a failed or cancelled job keeps
+ * reporting its failure: the newest 4096 failures of the jobs scheduled by
+ * the threads sharing its table shard; older ones read complete).
+ * Layout (treat it as opaque; it is checked, never trusted): `id` = the
+ * system's serial (bits 63..32), a table shard (31..26: the scheduling
+ * thread's, one of 32, so threads that schedule at once do not share a
+ * lock) and an index in that shard (25..0); `gen` = the entry's
+ * generation, from 1. See docs/c-api.md, "The handle table". */
 typedef struct jobsys_handle {
     uint64_t id;
     uint64_t gen;
@@ -394,6 +400,14 @@ jobsys_error jobsys_trace_stop(jobsys_system *sys);
  * `jobsys-trace export FILE -o OUT.json` makes the Chrome trace JSON that ui.perfetto.dev opens.
  * Errors: NULL_ARGUMENT (sys, path), BAD_STATE (nothing stopped yet), IO. */
 jobsys_error jobsys_trace_write(jobsys_system *sys, const char *path);
+
+/* Mark the beginning of a frame in the running capture (`jobsys-trace compare --frames` compares
+ * captures frame by frame); one relaxed load when not recording. Call it once per frame, from the
+ * thread that runs the frame loop. Errors: NULL_ARGUMENT. */
+jobsys_error jobsys_frame_begin(jobsys_system *sys);
+
+/* Mark the end of the frame begun last (nothing when not recording). Errors: NULL_ARGUMENT. */
+jobsys_error jobsys_frame_end(jobsys_system *sys);
 
 #ifdef __cplusplus
 } /* extern "C" */

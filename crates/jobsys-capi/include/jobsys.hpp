@@ -203,6 +203,22 @@ private:
     jobsys_system *sys_;
 };
 
+// An open frame of the trace; ends when destroyed (see jobsys_frame_begin).
+class Frame {
+public:
+    Frame(Frame &&o) noexcept : sys_(std::exchange(o.sys_, nullptr)) {}
+    Frame &operator=(Frame &&) = delete;
+    Frame(const Frame &) = delete;
+    ~Frame() {
+        if (sys_) jobsys_frame_end(sys_);
+    }
+
+private:
+    friend class System;
+    explicit Frame(jobsys_system *s) : sys_(s) { detail::check(jobsys_frame_begin(s)); }
+    jobsys_system *sys_;
+};
+
 // A job system (RAII over jobsys_system*). Move-only. The destructor runs
 // every job scheduled so far, then stops the workers (jobsys_destroy); it
 // must not run inside one of this system's own jobs.
@@ -374,6 +390,9 @@ public:
     void trace_start() { detail::check(jobsys_trace_start(sys_)); }
     void trace_stop() { detail::check(jobsys_trace_stop(sys_)); }
     void trace_write(const char *path) { detail::check(jobsys_trace_write(sys_, path)); }
+    // A frame of the trace, from here to the guard's end of scope:
+    // `{ auto frame = js.frame(); ...schedule and complete the frame's jobs... }`.
+    [[nodiscard]] Frame frame() { return Frame(sys_); }
 
     jobsys_stats stats() const {
         jobsys_stats s;

@@ -8,7 +8,7 @@
 
 use crate::config::Config;
 use crate::errors::{ffi, non_null, Code, Error, Result};
-use crate::handles::{next_serial, Handle, Lookup, Table};
+use crate::handles::{next_serial, shards_from_env, Handle, Lookup, Table, STATS_ENV};
 use crate::jobs::running_in;
 use jobsys::trace::Trace;
 use jobsys::{HotZone, JobHandle, JobSystem, ThreadIndex};
@@ -20,7 +20,8 @@ pub struct System {
     pub js: JobSystem,
     /// Identifies this system's handles (see `handles`).
     pub serial: u32,
-    handles: Mutex<Table>,
+    /// Sharded: each shard locks itself (see `handles`).
+    handles: Table,
     /// Open hot zones; `jobsys_hot_zone_end` drops the newest.
     hot_zones: Mutex<Vec<HotZone>>,
     /// The last capture `jobsys_trace_stop` took.
@@ -47,7 +48,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl System {
     /// Record a job just scheduled on this system; its C handle.
     pub fn record(&self, job: JobHandle) -> Handle {
-        lock(&self.handles).insert(&self.js, job)
+        self.handles.insert(&self.js, job)
     }
 
     /// The last stopped capture (see `trace`).
@@ -66,14 +67,14 @@ impl System {
     }
 
     pub fn lookup(&self, h: Handle) -> Result<Lookup> {
-        lock(&self.handles).lookup(h)
+        self.handles.lookup(h)
     }
 
     pub fn resolve(&self, hs: &[Handle]) -> Result<Vec<JobHandle>> {
         if hs.is_empty() {
             return Ok(Vec::new());
         }
-        lock(&self.handles).resolve(hs)
+        self.handles.resolve(hs)
     }
 
     /// Wait (helping) until every job recorded so far, and every job those
@@ -84,7 +85,7 @@ impl System {
     /// `BadState` instead of a loop that retries it forever.
     fn drain(&self) -> Result<()> {
         loop {
-            let pending = lock(&self.handles).pending_jobs();
+            let pending = self.handles.pending_jobs();
             if pending.iter().all(|&h| self.js.is_complete(h)) {
                 return Ok(());
             }
@@ -136,6 +137,7 @@ pub unsafe extern "C" fn jobsys_create(config: *const Config, out: *mut *mut Sys
             // SAFETY: non-NULL; the caller promises it points to a config.
             unsafe { config.read() }
         };
+        let shards = shards_from_env()?;
         let js = config
             .builder()?
             .build()
@@ -144,7 +146,7 @@ pub unsafe extern "C" fn jobsys_create(config: *const Config, out: *mut *mut Sys
         let sys = Box::new(System {
             js,
             serial,
-            handles: Mutex::new(Table::new(serial)),
+            handles: Table::new(serial, shards),
             hot_zones: Mutex::new(Vec::new()),
             last_trace: Mutex::new(None),
             threads: Mutex::new(BTreeMap::new()),
@@ -175,6 +177,14 @@ pub unsafe extern "C" fn jobsys_destroy(sys: *mut System) -> Code {
             ));
         }
         s.drain()?;
+        if std::env::var_os(STATS_ENV).is_some() {
+            eprintln!(
+                "jobsys: handle table of system #{}: {} shard(s), {} lock acquisitions found the lock held",
+                s.serial,
+                s.handles.shards(),
+                s.handles.contended()
+            );
+        }
         // SAFETY: `sys` came from `Box::into_raw` in `jobsys_create` and is
         // destroyed once; no job of this system is left to use it (drained)
         // and the caller promises nobody else does.

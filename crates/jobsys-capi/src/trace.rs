@@ -3,7 +3,9 @@
 //! (`Trace::write_raw`; `jobsys-trace` summarises, compares and renders
 //! such files, and `jobsys-trace export` turns them into Chrome trace JSON
 //! for ui.perfetto.dev). `jobsys_config.trace` starts a capture in
-//! `jobsys_create`.
+//! `jobsys_create`. `jobsys_frame_begin`/`jobsys_frame_end` mark frames in
+//! the capture (`JobSystem::frame_begin`/`frame_end`; the C++ wrapper's
+//! `System::frame()` guard pairs them).
 
 use crate::errors::{ffi, non_null, Code, Error};
 use crate::system::{system, System};
@@ -67,6 +69,35 @@ pub unsafe extern "C" fn jobsys_trace_write(sys: *const System, path: *const c_c
         let io = |e: std::io::Error| Error::new(Code::Io, format!("{}: {e}", path.display()));
         let file = std::fs::File::create(&path).map_err(io)?;
         trace.write_raw(file).map_err(io)
+    })
+}
+
+/// Mark the beginning of a frame in the running capture (nothing when not
+/// tracing).
+///
+/// # Safety
+/// `sys` is NULL or a live system.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_frame_begin(sys: *const System) -> Code {
+    ffi("jobsys_frame_begin", || {
+        // SAFETY: `sys` is NULL or a live system, as the caller promises.
+        let s = unsafe { system(sys) }?;
+        s.js.frame_begin();
+        Ok(())
+    })
+}
+
+/// Mark the end of the frame begun last (nothing when not tracing).
+///
+/// # Safety
+/// `sys` is NULL or a live system.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_frame_end(sys: *const System) -> Code {
+    ffi("jobsys_frame_end", || {
+        // SAFETY: `sys` is NULL or a live system, as the caller promises.
+        let s = unsafe { system(sys) }?;
+        s.js.frame_end();
+        Ok(())
     })
 }
 

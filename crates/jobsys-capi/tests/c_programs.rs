@@ -148,6 +148,11 @@ fn c_api_test_passes_and_its_structs_match_the_rust_side() {
         "the job's name is in the trace: {:?}",
         capture.names
     );
+    assert_eq!(
+        capture.frames.len(),
+        2,
+        "jobsys_frame_begin/end marked the two frames"
+    );
     // ... and jobsys-trace makes valid Chrome JSON of it.
     let mut chrome = Vec::new();
     capture.write_chrome_json(&mut chrome).unwrap();
@@ -170,6 +175,30 @@ fn c_api_test_passes_and_its_structs_match_the_rust_side() {
 #[test]
 fn cpp_wrapper_test_passes() {
     let exe = build_cpp("tests/cpp/wrapper_test.cpp");
-    let out = run(Command::new(exe), 60);
+    let trace = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("wrapper_test_trace.json");
+    let _ = std::fs::remove_file(&trace);
+    let mut cmd = Command::new(exe);
+    cmd.env("JOBSYS_TEST_TRACE", &trace);
+    let out = run(cmd, 60);
     assert!(out.ends_with("wrapper_test: ok\n"), "{out}");
+    // Three `System::frame()` guards: three frames, each holding its job.
+    let json = std::fs::read_to_string(&trace).expect("the trace file");
+    let trace = jobsys_trace::read_raw(json.as_bytes()).expect("a raw capture");
+    let capture = jobsys_trace::TraceExt::analyse(&trace);
+    assert_eq!(capture.frames.len(), 3, "three frame guards");
+    assert!(capture.frames.iter().all(|f| f.begin_ns <= f.end_ns));
+}
+
+/// The sharded handle table from 8 C threads at once (20 000 jobs each,
+/// every one run exactly once), handles completed on other threads and
+/// after their thread exited, failures reported from any thread, 300
+/// short-lived threads and the drain of `jobsys_destroy`, forged shard
+/// numbers, and `JOBSYS_CAPI_HANDLE_SHARDS=1`.
+#[test]
+fn c_shards_test_passes() {
+    let exe = build_c("tests/c/shards_test.c");
+    let mut cmd = Command::new(exe);
+    cmd.env_remove("JOBSYS_CAPI_HANDLE_SHARDS");
+    let out = run(cmd, 120);
+    assert_eq!(out, "shards_test: ok\n");
 }

@@ -37,3 +37,35 @@ fn c_api_test_is_clean_under_valgrind() {
     let out = common::run(cmd, 300);
     assert!(out.ends_with("api_test: ok\n"), "{out}");
 }
+
+/// `tests/c/shards_test.c` (8 threads at once, handles across threads and
+/// thread exits, the drain) under memcheck, with 500 jobs per thread.
+#[test]
+fn c_shards_test_is_clean_under_valgrind() {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        assert!(
+            std::env::var("JOBSYS_REQUIRE_VALGRIND").as_deref() != Ok("1"),
+            "valgrind is not installed, and JOBSYS_REQUIRE_VALGRIND=1"
+        );
+        eprintln!("SKIPPED: valgrind is not installed");
+        return;
+    }
+    let exe = common::build_c("tests/c/shards_test.c");
+    let mut cmd = Command::new("valgrind");
+    cmd.args([
+        "--error-exitcode=1",
+        "--leak-check=full",
+        "--errors-for-leak-kinds=definite,possible",
+        "--num-callers=40",
+        "-q",
+    ])
+    .arg(format!(
+        "--suppressions={}",
+        common::crate_dir().join("tests/valgrind.supp").display()
+    ))
+    .arg(exe)
+    .arg("500")
+    .env_remove("JOBSYS_CAPI_HANDLE_SHARDS");
+    let out = common::run(cmd, 300);
+    assert!(out.ends_with("shards_test: ok\n"), "{out}");
+}

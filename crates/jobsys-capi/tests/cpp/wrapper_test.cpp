@@ -249,6 +249,20 @@ void test_engine() {
     CHECK(count == 100 && js.active_workers() <= 2);
 }
 
+// Three frames, each a `System::frame()` guard around a job; written to
+// $JOBSYS_TEST_TRACE when set (tests/c_programs.rs counts the frames).
+void test_frames() {
+    jobsys::System js(1);
+    js.trace_start();
+    for (int i = 0; i < 3; i++) {
+        auto frame = js.frame();
+        auto moved = std::move(frame); // ends the frame once, at scope end
+        js.complete(js.schedule([] { ++ran; }));
+    }
+    js.trace_stop();
+    if (const char *path = std::getenv("JOBSYS_TEST_TRACE")) js.trace_write(path);
+    { auto untraced = js.frame(); } // not recording: a no-op
+}
 } // namespace
 
 int main() {
@@ -268,6 +282,7 @@ int main() {
         for (int i = 0; i < 50; i++) js.schedule([t = Tracked()] { ++ran; });
     }
     CHECK(live == 0);
+    test_frames();
     test_engine();
     CHECK(live == 0);
     {
