@@ -6,7 +6,11 @@
 //! - **off** (B): the tracer compiled in, not recording: each event site is
 //!   one relaxed load and a branch;
 //! - **rec** (C): recording (`trace_start` before each iteration,
-//!   `trace_stop` after it, both untimed).
+//!   `trace_stop` after it, both untimed);
+//! - **hooks** (D): the tracer compiled in, not recording, and profiler
+//!   hooks that do nothing installed on the measured system
+//!   (`jobsys-w1 --hooks here`): what `ProfilerHooks` cost by themselves
+//!   (with none installed a system runs B's code: docs/profiling.md).
 //!
 //! Cargo unifies features across one build, so A cannot live in this
 //! binary (jobsys-bench depends on jobsys with its default features). All
@@ -48,10 +52,11 @@ enum Variant {
     Out,
     Off,
     Rec,
+    Hooks,
 }
 
 impl Variant {
-    const ALL: [Variant; 3] = [Variant::Out, Variant::Off, Variant::Rec];
+    const ALL: [Variant; 4] = [Variant::Out, Variant::Off, Variant::Rec, Variant::Hooks];
 
     /// `params.trace` in the JSON.
     fn name(self) -> &'static str {
@@ -59,6 +64,7 @@ impl Variant {
             Variant::Out => "compiled-out",
             Variant::Off => "off",
             Variant::Rec => "recording",
+            Variant::Hooks => "hooks",
         }
     }
 
@@ -68,6 +74,7 @@ impl Variant {
             Variant::Out => "jobsys-notrace",
             Variant::Off => "jobsys-trace-off",
             Variant::Rec => "jobsys-trace-recording",
+            Variant::Hooks => "jobsys-hooks-empty",
         }
     }
 }
@@ -77,6 +84,8 @@ impl Variant {
 struct Block {
     trace_compiled: bool,
     recording: bool,
+    /// Where the child installed empty profiler hooks (none/elsewhere/here).
+    hooks: String,
     case: String,
     workers: usize,
     jobs: usize,
@@ -224,6 +233,9 @@ fn run_block(
     if v == Variant::Rec {
         cmd.arg("--record");
     }
+    if v == Variant::Hooks {
+        cmd.args(["--hooks", "here"]);
+    }
     let what = || format!("{} ({}, {} workers)", bin.display(), case.name(), workers);
     let out = cmd
         .output()
@@ -254,6 +266,10 @@ fn run_block(
     })?;
     check(b.recording == (v == Variant::Rec), || {
         format!("{NAME}: {}: recording = {}", what(), b.recording)
+    })?;
+    let hooks = if v == Variant::Hooks { "here" } else { "none" };
+    check(b.hooks == hooks, || {
+        format!("{NAME}: {}: hooks = {}, expected {hooks}", what(), b.hooks)
     })?;
     check(
         b.case == case.name()
@@ -327,7 +343,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         for &c in &Case::ALL {
             bar.message(format!("workers={w} {}", c.name()));
             let jobs = sizes.jobs(c);
-            let mut acc: [Acc; 3] = Default::default();
+            let mut acc: [Acc; 4] = Default::default();
             for r in 0..blocks {
                 for k in 0..Variant::ALL.len() {
                     let vi = (r + k) % Variant::ALL.len();
@@ -344,7 +360,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 }
             }
             let sums: Vec<Summary> = acc.iter().map(|a| stats::summarize(&a.samples)).collect();
-            let (out, off, rec) = (&sums[0], &sums[1], &sums[2]);
+            let (out, off, rec, hooks) = (&sums[0], &sums[1], &sums[2], &sums[3]);
             let (x_off, x_rec) = (ratio(off.median, out.median), ratio(rec.median, out.median));
             if x_off.is_finite() && x_rec.is_finite() {
                 log_off += x_off.ln();
@@ -364,6 +380,8 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 fmt_ratio(ratio(off.min, out.min)),
                 fmt_num(off.median - out.median),
                 fmt_ratio(x_rec),
+                fmt_num(hooks.median),
+                fmt_ratio(ratio(hooks.median, out.median)),
                 fmt_ratio(ratio(
                     stats::summarize(&acc[0].halves[1]).median,
                     stats::summarize(&acc[0].halves[0]).median,
@@ -425,13 +443,15 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         "off/out min",
         "off-out ns",
         "rec/out",
+        "hooks med",
+        "hooks/out",
         "out odd/even",
     ]
     .map(String::from)
     .to_vec();
     let n = n_ratio.max(1) as f64;
     let mut text =
-        format!("== {NAME}: W1 on jobsys without the tracer, with it off, recording ==\n");
+        format!("== {NAME}: W1 on jobsys without the tracer, with it off, recording, with empty profiler hooks ==\n");
     for note in [
         format!(
             "ns per job (wall / jobs); single {} jobs, flat {}, nested depth {} ({} jobs), pfor-empty {} indices, batch 1; threads = workers + 1; idle policy {} (the first --policy)",
@@ -444,7 +464,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         ),
         format!("out = jobsys without the `trace` feature: {}", notrace.display()),
         format!(
-            "off = the tracer compiled in, not recording; rec = recording (trace_start/trace_stop around each sample, untimed): {}",
+            "off = the tracer compiled in, not recording; rec = recording (trace_start/trace_stop around each sample, untimed); hooks = off plus empty ProfilerHooks on the measured system: {}",
             traced.display()
         ),
         format!(
