@@ -202,3 +202,18 @@ fn c_shards_test_passes() {
     let out = run(cmd, 120);
     assert_eq!(out, "shards_test: ok\n");
 }
+
+/// `jobsys_profiler_callbacks` from C (`tests/c/profiler_test.c`): every
+/// named job's begin/end once, paired, on the thread that ran it; waits
+/// and sleeps nest per thread; worker start/stop; frames; active workers;
+/// NULL, all-NULL, partial and unsized tables.
+#[test]
+fn c_profiler_test_passes() {
+    let exe = build_c("tests/c/profiler_test.c");
+    for workers_env in ["0", "2"] {
+        // The test sets its own worker count; JOBSYS_WORKERS must not matter.
+        let mut cmd = Command::new(&exe);
+        cmd.env("JOBSYS_WORKERS", workers_env);
+        assert_eq!(run(cmd, 120), "profiler_test: ok\n");
+    }
+}
