@@ -11,6 +11,7 @@ use jobsys_capi::config::Config;
 use jobsys_capi::engine::Pin;
 use jobsys_capi::handles::Handle;
 use jobsys_capi::jobs::JobDesc;
+use jobsys_capi::profiler::Callbacks;
 use jobsys_capi::system::Stats;
 use std::mem::size_of;
 use std::process::Command;
@@ -158,12 +159,13 @@ fn c_api_test_passes_and_its_structs_match_the_rust_side() {
     capture.write_chrome_json(&mut chrome).unwrap();
     jobsys_trace::validate_chrome_json(&chrome[..]).expect("a valid Chrome trace");
     let sizes = format!(
-        "sizes: config={} handle={} job_desc={} stats={} pin={}",
+        "sizes: config={} handle={} job_desc={} stats={} pin={} profiler={}",
         size_of::<Config>(),
         size_of::<Handle>(),
         size_of::<JobDesc>(),
         size_of::<Stats>(),
-        size_of::<Pin>()
+        size_of::<Pin>(),
+        size_of::<Callbacks>()
     );
     assert!(
         out.starts_with(&sizes),
@@ -216,4 +218,33 @@ fn c_profiler_test_passes() {
         cmd.env("JOBSYS_WORKERS", workers_env);
         assert_eq!(run(cmd, 120), "profiler_test: ok\n");
     }
+}
+
+/// `jobsys::ProfilerHooks` from C++ (`tests/cpp/profiler_test.cpp`): only
+/// overridden methods installed, the C test's pairing and nesting checks
+/// through the class, frames from `System::frame()`.
+#[test]
+fn cpp_profiler_test_passes() {
+    let exe = build_cpp("tests/cpp/profiler_test.cpp");
+    assert_eq!(run(Command::new(&exe), 120), "profiler_test (C++): ok\n");
+}
+
+/// A C++ hook that throws aborts the process with a message (the exception
+/// must not unwind through jobsys), as a panicking Rust hook does.
+#[test]
+fn cpp_hook_that_throws_aborts_with_a_message() {
+    let exe = build_cpp("tests/cpp/profiler_test.cpp");
+    let out = Command::new(&exe).arg("throw").output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{out:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(6), "SIGABRT: {out:?}");
+    }
+    assert!(
+        stderr.contains("jobsys: a ProfilerHooks method threw (boom)"),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("not aborted"));
 }
