@@ -248,3 +248,47 @@ fn cpp_hook_that_throws_aborts_with_a_message() {
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("not aborted"));
 }
+
+/// What both profiler examples must print: the totals line, then a row for
+/// each worker (profiler threads 0 and 1, named) and for the main thread
+/// (2, the first other thread), whose job counts add up to at least the 48
+/// named jobs (jobsys's own combine groups come on top).
+fn check_profiler_example(out: &str, lang: &str) {
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some(format!("profiler ({lang}): 3 frames, 48 jobs, every begin ended").as_str()),
+        "{out}"
+    );
+    let rows: Vec<&str> = lines.collect();
+    for prefix in [
+        "thread 0 jobsys-worker-0: ",
+        "thread 1 jobsys-worker-1: ",
+        "thread 2 ",
+    ] {
+        assert!(
+            rows.iter().any(|r| r.starts_with(prefix)),
+            "no {prefix:?} row: {out}"
+        );
+    }
+    let jobs: u64 = rows
+        .iter()
+        .map(|r| {
+            let after = r.split(": ").nth(1).unwrap_or_else(|| panic!("{r}"));
+            after.split(' ').next().unwrap().parse::<u64>().unwrap()
+        })
+        .sum();
+    assert!(jobs >= 48, "{out}");
+}
+
+#[test]
+fn c_profiler_example_prints_a_balanced_timeline() {
+    let exe = build_c("examples/c/profiler.c");
+    check_profiler_example(&run(Command::new(&exe), 60), "C");
+}
+
+#[test]
+fn cpp_profiler_example_prints_the_same_summary() {
+    let exe = build_cpp("examples/cpp/profiler.cpp");
+    check_profiler_example(&run(Command::new(&exe), 60), "C++");
+}
