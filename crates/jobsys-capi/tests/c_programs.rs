@@ -2,7 +2,8 @@
 //! `include/` and linked with the static library: the two frame-graph
 //! examples and the two pinned (render thread) examples print the checksums
 //! computed here, the C API test (bad input of every kind) and the C++
-//! wrapper test pass.
+//! wrapper test pass, the profiler callback tests (C and C++) pass and the
+//! two profiler-bridge examples print a balanced summary.
 
 mod common;
 
