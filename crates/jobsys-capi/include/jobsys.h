@@ -125,8 +125,9 @@ typedef enum jobsys_priority {
  *   the other threads that used the system (the creating thread, registered threads, any
  *   thread that scheduled or waited), numbered from `workers` up in the order they first did;
  *   thread_start names them. A wake's `wakee` and a steal's `victim` use the same numbers.
- * - `job`: an id unique among the jobs alive at once (an id is reused once its job finished
- *   and its storage was recycled); begin/end/ready/wait of one job carry the same id.
+ * - `job`: an id unique among the jobs alive at once (it may be reused after its job
+ *   finished); the ready, begins, ends and waits of one job carry the same id. It is not a
+ *   jobsys_handle's field.
  * - Names are (pointer, length), NOT NUL-terminated: print them with "%.*s", (int)len, name.
  *   A thread name is valid only during the call (copy it). A job name is valid for the
  *   process's life (jobsys keeps every job name: jobsys_job_desc names are copied once per
