@@ -13,6 +13,9 @@
 //! callbacks) leaves the newer callbacks NULL, one from a newer header has
 //! its extra callbacks ignored. A `size` below the first version's (0: the
 //! caller forgot it) is rejected.
+//! (With one version, "at most its own struct's" is a whole read; the day a
+//! callback is added, `from_c` must copy `min(size, size_of::<Callbacks>())`
+//! bytes into a zeroed table, and `SIZE_V1` stays the first struct's size.)
 
 use crate::errors::{Code, Error, Result};
 use jobsys::trace::JobId;
