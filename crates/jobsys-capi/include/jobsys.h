@@ -93,6 +93,92 @@ typedef enum jobsys_priority {
     JOBSYS_PRIORITY_LOW = 2
 } jobsys_priority;
 
+/* Profiler callbacks (like enkiTS's): jobsys calls them as its threads start, run jobs, wait,
+ * sleep, wake each other and mark frames, so the profiler an engine uses (Tracy, Superluminal,
+ * Optick, its own) shows the job system. Set jobsys_config.profiler to a table; every callback
+ * may be NULL (not called; it costs one branch). Usage:
+ *
+ *   static void on_begin(void *ud, uint32_t thread, uint64_t job, const char *name, size_t len)
+ *   { my_zone_begin(ud, thread, name, len); }
+ *   ...
+ *   jobsys_profiler_callbacks cb = {.size = sizeof cb};   (the other fields NULL)
+ *   cb.user_data = &my_profiler;
+ *   cb.job_begin = on_begin;
+ *   cb.job_end = on_end;
+ *   jobsys_config config;
+ *   jobsys_config_init(&config);
+ *   config.profiler = &cb;                         (copied by jobsys_create)
+ *
+ * - size: set it to sizeof(jobsys_profiler_callbacks). A later jobsys may add callbacks at the
+ *   end: a table from an older header then reads as NULL for them, and a table from a newer
+ *   header loses only the callbacks this library does not know. 0 (forgotten) or less than
+ *   this version's size: jobsys_create returns JOBSYS_ERR_CONFIG.
+ * - jobsys_create copies the table (it may live on the stack); user_data and the functions
+ *   must stay valid until jobsys_destroy returns. A table whose callbacks are all NULL is the
+ *   same as none (profiler = NULL): nothing is installed.
+ * - Each call comes from the thread the event happened on, inside the scheduler, from any
+ *   thread and several at once: user_data must be thread-safe. On one thread, begins and ends
+ *   nest like brackets (a job's end before the end of the wait it ran in, a sleep inside a
+ *   wait ends before the wait).
+ * - `thread` is the thread's profiler index, NOT jobsys_thread_index: workers 0..workers-1
+ *   (worker w is profiler thread w, jobsys_thread_index w + 1, {JOBSYS_PIN_WORKER, w}), then
+ *   the other threads that used the system (the creating thread, registered threads, any
+ *   thread that scheduled or waited), numbered from `workers` up in the order they first did;
+ *   thread_start names them. A wake's `wakee` and a steal's `victim` use the same numbers.
+ * - `job`: an id unique among the jobs alive at once (it may be reused after its job
+ *   finished); the ready, begins, ends and waits of one job carry the same id. It is not a
+ *   jobsys_handle's field.
+ * - Names are (pointer, length), NOT NUL-terminated: print them with "%.*s", (int)len, name.
+ *   A thread name is valid only during the call (copy it). A job name is valid for the
+ *   process's life (jobsys keeps every job name: jobsys_job_desc names are copied once per
+ *   distinct name, so one name has one pointer), so a profiler may keep the pointer.
+ * - A callback MUST NOT call any jobsys function (some run under the scheduler's locks: it
+ *   could deadlock or recurse), must not block or take long (every job's begin and end wait
+ *   for it), and must end by returning: never longjmp out of one, never let a C++ exception
+ *   escape it (undefined behaviour; jobsys.hpp's ProfilerHooks catches them and aborts).
+ * - Called only when jobsys was built with its `trace` feature (the C library always is). */
+typedef struct jobsys_profiler_callbacks {
+    uint32_t size;                    /* sizeof(jobsys_profiler_callbacks) */
+    void *user_data;                  /* passed first to every callback */
+    /* Thread `thread` starts working for the system: a worker first thing (name
+     * "jobsys-worker-<w>"), another thread when it first uses it (its thread name, or "" with
+     * len 0). */
+    void (*thread_start)(void *user_data, uint32_t thread, const char *name, size_t name_len);
+    /* Thread `thread` is done: a worker last thing before it exits (every worker's stop has
+     * been called when jobsys_destroy returns); another thread when it exits while the system
+     * lives (possibly in a thread-local destructor; never if the system is destroyed first). */
+    void (*thread_stop)(void *user_data, uint32_t thread);
+    /* `job` became runnable: scheduled with no unfinished dependency, or released by its last
+     * dependency finishing (on the thread that finished it). */
+    void (*job_ready)(void *user_data, uint32_t thread, uint64_t job);
+    /* This thread starts running `job`: its jobsys_job_desc name (unnamed jobs: jobsys's
+     * internal name for a C job's closure). A parallel_for is one job: each thread that runs
+     * pieces of it has its own begin and end. */
+    void (*job_begin)(void *user_data, uint32_t thread, uint64_t job, const char *name,
+                      size_t name_len);
+    /* This thread is done with `job` (same name as its begin). */
+    void (*job_end)(void *user_data, uint32_t thread, uint64_t job, const char *name,
+                    size_t name_len);
+    /* This thread took work from thread `victim`'s queue. */
+    void (*steal)(void *user_data, uint32_t thread, uint32_t victim);
+    /* This thread starts waiting for `job` (jobsys_complete; jobs it runs meanwhile nest). */
+    void (*wait_begin)(void *user_data, uint32_t thread, uint64_t job);
+    /* This thread's wait for `job` ended. */
+    void (*wait_end)(void *user_data, uint32_t thread, uint64_t job);
+    /* This thread blocks (an idle worker, or a waiter with nothing to help with). */
+    void (*sleep_begin)(void *user_data, uint32_t thread);
+    /* This thread woke up. */
+    void (*sleep_end)(void *user_data, uint32_t thread);
+    /* This thread wakes thread `wakee` (before the wakee's sleep_end; under a scheduler lock). */
+    void (*wake)(void *user_data, uint32_t thread, uint32_t wakee);
+    /* jobsys_frame_begin: frame `frame` begins (numbered per system from 0). */
+    void (*frame_begin)(void *user_data, uint32_t thread, uint64_t frame);
+    /* jobsys_frame_end: frame `frame` ends. */
+    void (*frame_end)(void *user_data, uint32_t thread, uint64_t frame);
+    /* jobsys_set_active_workers (or follow_cpus) changed the active workers to `count`. */
+    void (*active_workers)(void *user_data, uint32_t thread, uint32_t count);
+} jobsys_profiler_callbacks;
+
 /* Settings for jobsys_create. Fill with jobsys_config_init, then change fields.
  * A config that jobsys_config_init did not fill (zeroed with memset or
  * `= {0}`, or uninitialised) is rejected: jobsys_create returns
@@ -115,6 +201,8 @@ typedef struct jobsys_config {
                                          awake anyway): active workers = min(the
                                          jobsys_set_active_workers limit, usable CPUs - 1)
                                          (default false) */
+    const jobsys_profiler_callbacks *profiler; /* callbacks to call (see above), copied by
+                                         jobsys_create; default NULL: none */
     uint32_t initialized;             /* set by jobsys_config_init; do not change */
 } jobsys_config;
 

@@ -28,6 +28,8 @@
 //   still freed exactly once (by jobsys_cancel, on the cancelling thread).
 // - Thread-safety is the C API's: every member function may be called from
 //   any thread, including from jobs, except the destructor.
+// - Profiler hooks: derive from jobsys::ProfilerHooks, override what your
+//   profiler shows, pass it to System(config, hooks) (see ProfilerHooks).
 #ifndef JOBSYS_HPP
 #define JOBSYS_HPP
 
@@ -35,11 +37,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -185,6 +190,142 @@ inline jobsys_config default_config() {
     return c;
 }
 
+// Profiler hooks (jobsys_profiler_callbacks, whose comment in jobsys.h has
+// the rules): derive, override the methods your profiler shows, and pass an
+// instance to System(config, hooks); it must outlive the System.
+//
+//   struct MyHooks : jobsys::ProfilerHooks {
+//       void job_begin(uint32_t thread, uint64_t job, std::string_view name) override {...}
+//       void job_end(uint32_t thread, uint64_t job, std::string_view name) override {...}
+//   };
+//   MyHooks hooks;
+//   jobsys::System js(jobsys::default_config(), hooks);
+//
+// - Only the methods your class overrides are installed (found at compile
+//   time from its type); the others are NULL callbacks, which cost nothing.
+//   A method is called through a qualified, non-virtual call on the type you
+//   passed.
+// - Called from any thread, several at once; `thread` is the profiler
+//   index (workers 0..workers()-1, then other threads), not thread_index().
+// - Must not call into jobsys, must not block. An exception escaping a
+//   method aborts the process after printing "jobsys: a ProfilerHooks
+//   method threw ..." to stderr (it must not unwind through jobsys, and
+//   swallowing it would leave the profiler's zones unbalanced).
+// - Job names stay valid for the process's life; thread names only during
+//   the call.
+class ProfilerHooks {
+public:
+    virtual ~ProfilerHooks() = default;
+    virtual void thread_start(uint32_t /*thread*/, std::string_view /*name*/) {}
+    virtual void thread_stop(uint32_t /*thread*/) {}
+    virtual void job_ready(uint32_t /*thread*/, uint64_t /*job*/) {}
+    virtual void job_begin(uint32_t /*thread*/, uint64_t /*job*/, std::string_view /*name*/) {}
+    virtual void job_end(uint32_t /*thread*/, uint64_t /*job*/, std::string_view /*name*/) {}
+    virtual void steal(uint32_t /*thread*/, uint32_t /*victim*/) {}
+    virtual void wait_begin(uint32_t /*thread*/, uint64_t /*job*/) {}
+    virtual void wait_end(uint32_t /*thread*/, uint64_t /*job*/) {}
+    virtual void sleep_begin(uint32_t /*thread*/) {}
+    virtual void sleep_end(uint32_t /*thread*/) {}
+    virtual void wake(uint32_t /*thread*/, uint32_t /*wakee*/) {}
+    virtual void frame_begin(uint32_t /*thread*/, uint64_t /*frame*/) {}
+    virtual void frame_end(uint32_t /*thread*/, uint64_t /*frame*/) {}
+    virtual void active_workers(uint32_t /*thread*/, uint32_t /*count*/) {}
+};
+
+namespace detail {
+
+[[noreturn]] inline void hook_threw(const char *what) noexcept {
+    std::fprintf(stderr,
+                 "jobsys: a ProfilerHooks method threw (%s); a hook runs inside the scheduler, "
+                 "so the process aborts (see jobsys_profiler_callbacks)\n",
+                 what);
+    std::abort();
+}
+
+// Calls f, aborting if it throws.
+template <class F>
+void call_hook(F &&f) noexcept {
+    try {
+        f();
+    } catch (const std::exception &e) {
+        hook_threw(e.what());
+    } catch (...) {
+        hook_threw("not a std::exception");
+    }
+}
+
+// The C table for hooks of type H: a callback for each method H overrides
+// (&H::m names ProfilerHooks' member, of type `R (ProfilerHooks::*)(...)`,
+// unless H or a base between declares its own).
+template <class H>
+jobsys_profiler_callbacks profiler_callbacks(H &hooks) noexcept {
+    static_assert(std::is_base_of_v<ProfilerHooks, H>, "hooks derive from jobsys::ProfilerHooks");
+    jobsys_profiler_callbacks cb{};
+    cb.size = sizeof cb;
+    cb.user_data = static_cast<void *>(&hooks);
+#define JOBSYS_HOOK_OVERRIDDEN(m) (!std::is_same_v<decltype(&H::m), decltype(&ProfilerHooks::m)>)
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(thread_start))
+        cb.thread_start = [](void *u, uint32_t t, const char *n, size_t l) {
+            call_hook([&] { static_cast<H *>(u)->H::thread_start(t, std::string_view(n, l)); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(thread_stop))
+        cb.thread_stop = [](void *u, uint32_t t) {
+            call_hook([&] { static_cast<H *>(u)->H::thread_stop(t); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(job_ready))
+        cb.job_ready = [](void *u, uint32_t t, uint64_t j) {
+            call_hook([&] { static_cast<H *>(u)->H::job_ready(t, j); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(job_begin))
+        cb.job_begin = [](void *u, uint32_t t, uint64_t j, const char *n, size_t l) {
+            call_hook([&] { static_cast<H *>(u)->H::job_begin(t, j, std::string_view(n, l)); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(job_end))
+        cb.job_end = [](void *u, uint32_t t, uint64_t j, const char *n, size_t l) {
+            call_hook([&] { static_cast<H *>(u)->H::job_end(t, j, std::string_view(n, l)); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(steal))
+        cb.steal = [](void *u, uint32_t t, uint32_t v) {
+            call_hook([&] { static_cast<H *>(u)->H::steal(t, v); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(wait_begin))
+        cb.wait_begin = [](void *u, uint32_t t, uint64_t j) {
+            call_hook([&] { static_cast<H *>(u)->H::wait_begin(t, j); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(wait_end))
+        cb.wait_end = [](void *u, uint32_t t, uint64_t j) {
+            call_hook([&] { static_cast<H *>(u)->H::wait_end(t, j); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(sleep_begin))
+        cb.sleep_begin = [](void *u, uint32_t t) {
+            call_hook([&] { static_cast<H *>(u)->H::sleep_begin(t); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(sleep_end))
+        cb.sleep_end = [](void *u, uint32_t t) {
+            call_hook([&] { static_cast<H *>(u)->H::sleep_end(t); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(wake))
+        cb.wake = [](void *u, uint32_t t, uint32_t w) {
+            call_hook([&] { static_cast<H *>(u)->H::wake(t, w); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(frame_begin))
+        cb.frame_begin = [](void *u, uint32_t t, uint64_t f) {
+            call_hook([&] { static_cast<H *>(u)->H::frame_begin(t, f); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(frame_end))
+        cb.frame_end = [](void *u, uint32_t t, uint64_t f) {
+            call_hook([&] { static_cast<H *>(u)->H::frame_end(t, f); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(active_workers))
+        cb.active_workers = [](void *u, uint32_t t, uint32_t c) {
+            call_hook([&] { static_cast<H *>(u)->H::active_workers(t, c); });
+        };
+#undef JOBSYS_HOOK_OVERRIDDEN
+    return cb;
+}
+
+} // namespace detail
+
 class System;
 
 // An open hot zone; closes when destroyed (see jobsys_hot_zone_begin).
@@ -226,6 +367,14 @@ class System {
 public:
     System() : System(default_config()) {}
     explicit System(const jobsys_config &config) { detail::check(jobsys_create(&config, &sys_)); }
+    // `config` with profiler hooks (see ProfilerHooks); `hooks` must outlive
+    // the System. Replaces config.profiler.
+    template <class H, class = std::enable_if_t<std::is_base_of_v<ProfilerHooks, H>>>
+    System(jobsys_config config, H &hooks) {
+        jobsys_profiler_callbacks cb = detail::profiler_callbacks(hooks);
+        config.profiler = &cb; // copied by jobsys_create
+        detail::check(jobsys_create(&config, &sys_));
+    }
     // Default configuration with `workers` worker threads.
     explicit System(int32_t workers) : System(with_workers(workers)) {}
     ~System() {

@@ -43,6 +43,9 @@ pub struct Config {
     /// quota, CPUs online): the active worker count becomes the smaller of
     /// `jobsys_set_active_workers`' limit and the usable CPUs minus one.
     pub follow_cpus: u8,
+    /// NULL, or the `jobsys_profiler_callbacks` to call (copied by
+    /// `jobsys_create`; see `profiler`).
+    pub profiler: *const crate::profiler::Callbacks,
     /// [`CONFIG_INITIALIZED`] when `jobsys_config_init` filled the struct;
     /// anything else (a zeroed struct) is rejected by `jobsys_create`.
     pub initialized: u32,
@@ -66,6 +69,7 @@ impl Default for Config {
             pin_workers: 0,
             trace: 0,
             follow_cpus: 0,
+            profiler: std::ptr::null(),
             initialized: CONFIG_INITIALIZED,
         }
     }

@@ -19,8 +19,8 @@
 //! Modules: `config` (jobsys_config), `system` (create/destroy, hot zones,
 //! flush, stats), `jobs` (schedule, parallel_for, combine, complete,
 //! jobsys_fail), `handles` (jobsys_handle and the table behind it),
-//! `trace` (trace start/stop/write), `engine` (pins, registered threads,
-//! thread indices, active workers), `errors` (codes, last-error message,
+//! `trace` (trace start/stop/write), `profiler` (jobsys_profiler_callbacks),
+//! `engine` (pins, registered threads, thread indices, active workers), `errors` (codes, last-error message,
 //! the panic guard).
 
 pub mod config;
@@ -28,5 +28,6 @@ pub mod engine;
 pub mod errors;
 pub mod handles;
 pub mod jobs;
+pub mod profiler;
 pub mod system;
 pub mod trace;

@@ -125,8 +125,9 @@ pub unsafe fn write_opt<T>(out: *mut T, v: T) {
 /// Start a job system configured by `*config` (NULL: the defaults).
 ///
 /// # Safety
-/// `config` is NULL or points to a `jobsys_config`; `out` is NULL or
-/// writable.
+/// `config` is NULL or points to a `jobsys_config` whose `profiler` is
+/// NULL or a valid `jobsys_profiler_callbacks` (see `profiler::from_c`);
+/// `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn jobsys_create(config: *const Config, out: *mut *mut System) -> Code {
     ffi("jobsys_create", || {
@@ -138,8 +139,13 @@ pub unsafe extern "C" fn jobsys_create(config: *const Config, out: *mut *mut Sys
             unsafe { config.read() }
         };
         let shards = shards_from_env()?;
-        let js = config
-            .builder()?
+        let mut builder = config.builder()?;
+        // SAFETY: `config.profiler` is NULL or points to a table whose
+        // callbacks keep the header's contract, as the caller promises.
+        if let Some(hooks) = unsafe { crate::profiler::from_c(config.profiler) }? {
+            builder = builder.profiler(hooks);
+        }
+        let js = builder
             .build()
             .map_err(|e| Error::new(Code::Config, e.to_string()))?;
         let serial = next_serial();

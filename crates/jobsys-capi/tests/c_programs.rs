@@ -2,7 +2,8 @@
 //! `include/` and linked with the static library: the two frame-graph
 //! examples and the two pinned (render thread) examples print the checksums
 //! computed here, the C API test (bad input of every kind) and the C++
-//! wrapper test pass.
+//! wrapper test pass, the profiler callback tests (C and C++) pass and the
+//! two profiler-bridge examples print a balanced summary.
 
 mod common;
 
@@ -11,6 +12,7 @@ use jobsys_capi::config::Config;
 use jobsys_capi::engine::Pin;
 use jobsys_capi::handles::Handle;
 use jobsys_capi::jobs::JobDesc;
+use jobsys_capi::profiler::Callbacks;
 use jobsys_capi::system::Stats;
 use std::mem::size_of;
 use std::process::Command;
@@ -158,12 +160,13 @@ fn c_api_test_passes_and_its_structs_match_the_rust_side() {
     capture.write_chrome_json(&mut chrome).unwrap();
     jobsys_trace::validate_chrome_json(&chrome[..]).expect("a valid Chrome trace");
     let sizes = format!(
-        "sizes: config={} handle={} job_desc={} stats={} pin={}",
+        "sizes: config={} handle={} job_desc={} stats={} pin={} profiler={}",
         size_of::<Config>(),
         size_of::<Handle>(),
         size_of::<JobDesc>(),
         size_of::<Stats>(),
-        size_of::<Pin>()
+        size_of::<Pin>(),
+        size_of::<Callbacks>()
     );
     assert!(
         out.starts_with(&sizes),
@@ -201,4 +204,92 @@ fn c_shards_test_passes() {
     cmd.env_remove("JOBSYS_CAPI_HANDLE_SHARDS");
     let out = run(cmd, 120);
     assert_eq!(out, "shards_test: ok\n");
+}
+
+/// `jobsys_profiler_callbacks` from C (`tests/c/profiler_test.c`): every
+/// named job's begin/end once, paired, on the thread that ran it; waits
+/// and sleeps nest per thread; worker start/stop; frames; active workers;
+/// NULL, all-NULL, partial and unsized tables.
+#[test]
+fn c_profiler_test_passes() {
+    let exe = build_c("tests/c/profiler_test.c");
+    for workers_env in ["0", "2"] {
+        // The test sets its own worker count; JOBSYS_WORKERS must not matter.
+        let mut cmd = Command::new(&exe);
+        cmd.env("JOBSYS_WORKERS", workers_env);
+        assert_eq!(run(cmd, 120), "profiler_test: ok\n");
+    }
+}
+
+/// `jobsys::ProfilerHooks` from C++ (`tests/cpp/profiler_test.cpp`): only
+/// overridden methods installed, the C test's pairing and nesting checks
+/// through the class, frames from `System::frame()`.
+#[test]
+fn cpp_profiler_test_passes() {
+    let exe = build_cpp("tests/cpp/profiler_test.cpp");
+    assert_eq!(run(Command::new(&exe), 120), "profiler_test (C++): ok\n");
+}
+
+/// A C++ hook that throws aborts the process with a message (the exception
+/// must not unwind through jobsys), as a panicking Rust hook does.
+#[test]
+fn cpp_hook_that_throws_aborts_with_a_message() {
+    let exe = build_cpp("tests/cpp/profiler_test.cpp");
+    let out = Command::new(&exe).arg("throw").output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{out:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(6), "SIGABRT: {out:?}");
+    }
+    assert!(
+        stderr.contains("jobsys: a ProfilerHooks method threw (boom)"),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("not aborted"));
+}
+
+/// What both profiler examples must print: the totals line, then a row for
+/// each worker (profiler threads 0 and 1, named) and for the main thread
+/// (2, the first other thread), whose job counts add up to at least the 48
+/// named jobs (jobsys's own combine groups come on top).
+fn check_profiler_example(out: &str, lang: &str) {
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some(format!("profiler ({lang}): 3 frames, 48 jobs, every begin ended").as_str()),
+        "{out}"
+    );
+    let rows: Vec<&str> = lines.collect();
+    for prefix in [
+        "thread 0 jobsys-worker-0: ",
+        "thread 1 jobsys-worker-1: ",
+        "thread 2 ",
+    ] {
+        assert!(
+            rows.iter().any(|r| r.starts_with(prefix)),
+            "no {prefix:?} row: {out}"
+        );
+    }
+    let jobs: u64 = rows
+        .iter()
+        .map(|r| {
+            let after = r.split(": ").nth(1).unwrap_or_else(|| panic!("{r}"));
+            after.split(' ').next().unwrap().parse::<u64>().unwrap()
+        })
+        .sum();
+    assert!(jobs >= 48, "{out}");
+}
+
+#[test]
+fn c_profiler_example_prints_a_balanced_timeline() {
+    let exe = build_c("examples/c/profiler.c");
+    check_profiler_example(&run(Command::new(&exe), 60), "C");
+}
+
+#[test]
+fn cpp_profiler_example_prints_the_same_summary() {
+    let exe = build_cpp("examples/cpp/profiler.cpp");
+    check_profiler_example(&run(Command::new(&exe), 60), "C++");
 }

@@ -69,3 +69,34 @@ fn c_shards_test_is_clean_under_valgrind() {
     let out = common::run(cmd, 300);
     assert!(out.ends_with("shards_test: ok\n"), "{out}");
 }
+
+/// `tests/c/profiler_test.c` (the C profiler callbacks, called from the
+/// workers while they run, sleep and exit) under memcheck, with 40 jobs.
+#[test]
+fn c_profiler_test_is_clean_under_valgrind() {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        assert!(
+            std::env::var("JOBSYS_REQUIRE_VALGRIND").as_deref() != Ok("1"),
+            "valgrind is not installed, and JOBSYS_REQUIRE_VALGRIND=1"
+        );
+        eprintln!("SKIPPED: valgrind is not installed");
+        return;
+    }
+    let exe = common::build_c("tests/c/profiler_test.c");
+    let mut cmd = Command::new("valgrind");
+    cmd.args([
+        "--error-exitcode=1",
+        "--leak-check=full",
+        "--errors-for-leak-kinds=definite,possible",
+        "--num-callers=40",
+        "-q",
+    ])
+    .arg(format!(
+        "--suppressions={}",
+        common::crate_dir().join("tests/valgrind.supp").display()
+    ))
+    .arg(exe)
+    .arg("40");
+    let out = common::run(cmd, 300);
+    assert!(out.ends_with("profiler_test: ok\n"), "{out}");
+}

@@ -143,6 +143,7 @@ static void test_errors_and_config(void) {
     OK(jobsys_config_init(&cfg));
     CHECK(cfg.workers == -1 && cfg.idle_policy == JOBSYS_IDLE_DEFAULT && cfg.spin_us == 30);
     CHECK(cfg.priority_inheritance && !cfg.pin_workers && !cfg.exclude_efficiency_cores);
+    CHECK(cfg.profiler == NULL); /* no profiler callbacks by default */
     EXPECT(jobsys_create(&cfg, NULL), JOBSYS_ERR_NULL_ARGUMENT);
 
     /* A zeroed config (not from jobsys_config_init) is rejected, not read
@@ -973,8 +974,9 @@ static void test_destroy_while_running(void) {
 }
 
 int main(void) {
-    printf("sizes: config=%zu handle=%zu job_desc=%zu stats=%zu pin=%zu\n", sizeof(jobsys_config),
-           sizeof(jobsys_handle), sizeof(jobsys_job_desc), sizeof(jobsys_stats), sizeof(jobsys_pin));
+    printf("sizes: config=%zu handle=%zu job_desc=%zu stats=%zu pin=%zu profiler=%zu\n",
+           sizeof(jobsys_config), sizeof(jobsys_handle), sizeof(jobsys_job_desc),
+           sizeof(jobsys_stats), sizeof(jobsys_pin), sizeof(jobsys_profiler_callbacks));
     CHECK(strcmp(jobsys_last_error_message(), "") == 0);
 
     test_errors_and_config();

@@ -1,0 +1,245 @@
+//! `jobsys_profiler_callbacks`: C function pointers behind the library's
+//! [`ProfilerHooks`].
+//!
+//! `jobsys_create` copies the table `jobsys_config.profiler` points to
+//! ([`from_c`]); the system calls [`CHooks`]' methods, each of which is
+//! one branch on its pointer and, if set, the C call. A table whose every
+//! callback is NULL installs no hooks at all, so it costs what no table
+//! costs.
+//!
+//! Versioning: the caller sets `size` to `sizeof(jobsys_profiler_callbacks)`
+//! of the header it compiled against. The library reads that many bytes
+//! (at most its own struct's): a table from an older header (fewer
+//! callbacks) leaves the newer callbacks NULL, one from a newer header has
+//! its extra callbacks ignored. A `size` below the first version's (0: the
+//! caller forgot it) is rejected.
+//! (With one version, "at most its own struct's" is a whole read; the day a
+//! callback is added, `from_c` must copy `min(size, size_of::<Callbacks>())`
+//! bytes into a zeroed table, and `SIZE_V1` stays the first struct's size.)
+
+use crate::errors::{Code, Error, Result};
+use jobsys::trace::JobId;
+use jobsys::ProfilerHooks;
+use std::ffi::{c_char, c_void};
+use std::mem::size_of;
+use std::sync::Arc;
+
+type ThreadName = unsafe extern "C" fn(*mut c_void, u32, *const c_char, usize);
+type Thread = unsafe extern "C" fn(*mut c_void, u32);
+type ThreadJob = unsafe extern "C" fn(*mut c_void, u32, u64);
+type ThreadJobName = unsafe extern "C" fn(*mut c_void, u32, u64, *const c_char, usize);
+type ThreadThread = unsafe extern "C" fn(*mut c_void, u32, u32);
+
+/// `jobsys_profiler_callbacks` (same field order and types as the header).
+/// All-zero bytes are a valid value (every callback `None`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Callbacks {
+    /// `sizeof(jobsys_profiler_callbacks)` as the caller compiled it.
+    pub size: u32,
+    /// Passed first to every callback.
+    pub user_data: *mut c_void,
+    pub thread_start: Option<ThreadName>,
+    pub thread_stop: Option<Thread>,
+    pub job_ready: Option<ThreadJob>,
+    pub job_begin: Option<ThreadJobName>,
+    pub job_end: Option<ThreadJobName>,
+    pub steal: Option<ThreadThread>,
+    pub wait_begin: Option<ThreadJob>,
+    pub wait_end: Option<ThreadJob>,
+    pub sleep_begin: Option<Thread>,
+    pub sleep_end: Option<Thread>,
+    pub wake: Option<ThreadThread>,
+    pub frame_begin: Option<ThreadJob>,
+    pub frame_end: Option<ThreadJob>,
+    pub active_workers: Option<ThreadThread>,
+}
+
+/// The `size` of the first version of the struct (the one above): the
+/// smallest table `jobsys_create` takes.
+pub const SIZE_V1: usize = size_of::<Callbacks>();
+
+impl Callbacks {
+    fn any(&self) -> bool {
+        self.thread_start.is_some()
+            || self.thread_stop.is_some()
+            || self.job_ready.is_some()
+            || self.job_begin.is_some()
+            || self.job_end.is_some()
+            || self.steal.is_some()
+            || self.wait_begin.is_some()
+            || self.wait_end.is_some()
+            || self.sleep_begin.is_some()
+            || self.sleep_end.is_some()
+            || self.wake.is_some()
+            || self.frame_begin.is_some()
+            || self.frame_end.is_some()
+            || self.active_workers.is_some()
+    }
+}
+
+/// The hooks a system calls: a copy of the caller's table.
+#[derive(Debug)]
+pub struct CHooks(Callbacks);
+
+// SAFETY: the table holds only function pointers and `user_data`, which
+// jobsys never dereferences; it only passes it back to the callbacks. The
+// header makes the caller promise that the callbacks may be called from
+// any thread, at the same time, with that `user_data`.
+unsafe impl Send for CHooks {}
+// SAFETY: as for `Send`: shared use is calls from several threads at once,
+// which the caller promised the callbacks allow.
+unsafe impl Sync for CHooks {}
+
+/// The hooks of `table` (NULL, or every callback NULL: none).
+///
+/// # Safety
+/// `table` is NULL or points to at least `table->size` readable bytes of a
+/// `jobsys_profiler_callbacks` (as the header defines it, possibly a later
+/// version with more callbacks at the end), whose callbacks keep the
+/// header's contract for as long as the system lives.
+pub unsafe fn from_c(table: *const Callbacks) -> Result<Option<Arc<dyn ProfilerHooks>>> {
+    if table.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-NULL, so it points to a table, which starts with `size`.
+    let size = unsafe { table.cast::<u32>().read_unaligned() } as usize;
+    if size < SIZE_V1 {
+        return Err(Error::new(
+            Code::Config,
+            format!(
+                "profiler->size = {size}: set it to sizeof(jobsys_profiler_callbacks) ({SIZE_V1} or more)"
+            ),
+        ));
+    }
+    // SAFETY: `size >= SIZE_V1` readable bytes, as the caller promises, and
+    // the header's fields up to there are ours, so the read is in bounds and
+    // each field holds a value of its type (a function pointer or NULL).
+    let cb = unsafe { table.read() };
+    if !cb.any() {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(CHooks(cb))))
+}
+
+// Every method: one branch on the pointer, then the call.
+// SAFETY (every `unsafe` call below): the pointer came from the caller's
+// table, which `from_c`'s caller promised keeps the header's contract for
+// the system's life; the arguments are plain values, and name pointers
+// point to `len` bytes of UTF-8 valid during the call.
+impl ProfilerHooks for CHooks {
+    #[inline]
+    fn thread_start(&self, thread: u32, name: &str) {
+        if let Some(f) = self.0.thread_start {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread, name.as_ptr().cast(), name.len()) }
+        }
+    }
+    #[inline]
+    fn thread_stop(&self, thread: u32) {
+        if let Some(f) = self.0.thread_stop {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread) }
+        }
+    }
+    #[inline]
+    fn job_ready(&self, thread: u32, job: JobId) {
+        if let Some(f) = self.0.job_ready {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread, job.0) }
+        }
+    }
+    #[inline]
+    fn job_begin(&self, thread: u32, job: JobId, name: &'static str) {
+        if let Some(f) = self.0.job_begin {
+            // SAFETY: see above the impl.
+            unsafe {
+                f(
+                    self.0.user_data,
+                    thread,
+                    job.0,
+                    name.as_ptr().cast(),
+                    name.len(),
+                )
+            }
+        }
+    }
+    #[inline]
+    fn job_end(&self, thread: u32, job: JobId, name: &'static str) {
+        if let Some(f) = self.0.job_end {
+            // SAFETY: see above the impl.
+            unsafe {
+                f(
+                    self.0.user_data,
+                    thread,
+                    job.0,
+                    name.as_ptr().cast(),
+                    name.len(),
+                )
+            }
+        }
+    }
+    #[inline]
+    fn steal(&self, thread: u32, victim: u32) {
+        if let Some(f) = self.0.steal {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread, victim) }
+        }
+    }
+    #[inline]
+    fn wait_begin(&self, thread: u32, job: JobId) {
+        if let Some(f) = self.0.wait_begin {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread, job.0) }
+        }
+    }
+    #[inline]
+    fn wait_end(&self, thread: u32, job: JobId) {
+        if let Some(f) = self.0.wait_end {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread, job.0) }
+        }
+    }
+    #[inline]
+    fn sleep_begin(&self, thread: u32) {
+        if let Some(f) = self.0.sleep_begin {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread) }
+        }
+    }
+    #[inline]
+    fn sleep_end(&self, thread: u32) {
+        if let Some(f) = self.0.sleep_end {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread) }
+        }
+    }
+    #[inline]
+    fn wake(&self, thread: u32, wakee: u32) {
+        if let Some(f) = self.0.wake {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread, wakee) }
+        }
+    }
+    #[inline]
+    fn frame_begin(&self, thread: u32, frame: u64) {
+        if let Some(f) = self.0.frame_begin {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread, frame) }
+        }
+    }
+    #[inline]
+    fn frame_end(&self, thread: u32, frame: u64) {
+        if let Some(f) = self.0.frame_end {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread, frame) }
+        }
+    }
+    #[inline]
+    fn active_workers(&self, thread: u32, count: u32) {
+        if let Some(f) = self.0.active_workers {
+            // SAFETY: see above the impl.
+            unsafe { f(self.0.user_data, thread, count) }
+        }
+    }
+}
