@@ -325,11 +325,16 @@ impl Local {
             return None;
         }
         let b = b.wrapping_sub(1);
-        // Relaxed store, then the fence: the store-load (Dekker) pair with
-        // the thieves' `front` load, fence, `back` load in `steal`. Either
-        // we see a thief's CAS of `front` past `b`, or that thief sees
-        // `back == b` and leaves entry `b` alone.
-        self.inner.line.back.store(b, Ordering::Relaxed);
+        // The store, then the fence: the store-load (Dekker) pair with the
+        // thieves' `front` load, fence, `back` load in `steal`. Either we
+        // see a thief's CAS of `front` past `b`, or that thief sees
+        // `back == b` and leaves entry `b` alone. Release (free on x86),
+        // here and in the two restores below: a thief whose Acquire load of
+        // `back` reads a pop's store must still see the cells and the
+        // buffer that the pushes before it wrote. Lê et al. store Relaxed
+        // and rely on C11 release sequences, which included the releasing
+        // thread's later stores; C++20 (and so Rust) dropped that.
+        self.inner.line.back.store(b, Ordering::Release);
         if !mutant("pop-no-fence") {
             fence(Ordering::SeqCst);
         }
@@ -341,7 +346,7 @@ impl Local {
             self.inner
                 .line
                 .back
-                .store(b.wrapping_add(1), Ordering::Relaxed);
+                .store(b.wrapping_add(1), Ordering::Release);
             return None;
         }
         let e = self.buffer().read(b);
@@ -361,7 +366,7 @@ impl Local {
         self.inner
             .line
             .back
-            .store(b.wrapping_add(1), Ordering::Relaxed);
+            .store(b.wrapping_add(1), Ordering::Release);
         self.front_hint.set(f.wrapping_add(1));
         won.then(|| entry(e))
     }

@@ -152,3 +152,23 @@ fn batch_steal_vs_steal_and_pop() {
         check(taken, 3);
     });
 }
+
+/// The thief starts on an empty deque; the owner pushes (growing the
+/// buffer) and pops, so the `back` a thief reads may come from a pop's
+/// store rather than a push's: that store must also publish the cells and
+/// the buffer written before it (C++20 release sequences no longer carry
+/// a thread's later plain stores).
+#[test]
+fn steal_after_pops_sees_the_pushes_before_them() {
+    loom::model(|| {
+        let (l, s) = new();
+        let t = thief(s, 1);
+        for i in 0..3 {
+            l.push(e(i));
+        }
+        let mut taken: Vec<u32> = l.pop().map(|e| e.gen).into_iter().collect();
+        taken.extend(t.join().unwrap());
+        taken.extend(drain(&l));
+        check(taken, 3);
+    });
+}
