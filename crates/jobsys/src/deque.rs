@@ -448,9 +448,11 @@ impl Stealer {
         for _ in 0..4 {
             // Acquire: as in Lê et al.; pairs with other thieves' CAS.
             let f = self.inner.front.load(Ordering::Acquire);
-            // The cheap check first: `back` only matters against `front`,
-            // and a Relaxed look cannot make an empty deque look non-empty
-            // for long; the fenced load below decides.
+            // The cheap check first (two loads, no fence, as `is_empty`):
+            // it may miss an entry pushed a moment ago, as any look at
+            // another thread's deque may; the sleep protocol's own fences
+            // (sleep/) make sure such a push wakes someone. A non-empty
+            // look goes on to the fenced load, which decides.
             if self.inner.line.back.load(Ordering::Relaxed).wrapping_sub(f) <= 0 {
                 return None;
             }

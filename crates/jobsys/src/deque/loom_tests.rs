@@ -3,9 +3,26 @@
 //! batches (up to 2 more) from 3 entries, so growth and batches fit.
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p jobsys
-//! --lib --release deque::loom_tests`. With `DEQUE_MUTANT=<name>` set, the
-//! step of that name (`mutant`/`ord` in deque.rs) is weakened; each mutant
-//! makes at least one model fail (docs/benchmarks.md lists which).
+//! --lib --release deque::loom_tests` (about a second for all seven). With
+//! `DEQUE_MUTANT=<name>` set, the step of that name (`mutant`/`ord` in
+//! deque.rs) is weakened, and these models fail (checked 2026-11-24):
+//!
+//! | mutant | what it breaks | models that fail |
+//! | --- | --- | --- |
+//! | `pop-no-last-cas` | the owner takes the last entry without its CAS | all but steal_after_pops |
+//! | `pop-no-fence` | no fence between the pop's `back` store and `front` load | pop_without_cas_vs_steal, two_thieves, both batch models |
+//! | `steal-no-fence` | no fence between a steal's `front` and `back` loads | pop_without_cas_vs_steal, two_thieves, batch_steal_vs_steal_and_pop |
+//! | `push-relaxed` | `back` stored Relaxed by a push | pop_without_cas_vs_steal, steal_after_pops (a thief takes an unwritten cell) |
+//! | `grow-relaxed` | the new buffer published Relaxed | growth_while_a_thief_reads, steal_after_pops (loom: causality violation) |
+//! | `steal-buffer-relaxed` | the thief loads the buffer pointer Relaxed | the same two |
+//! | `batch-no-fence` | no fence before each further entry of a batch | both batch models |
+//! | `batch-one-cas` | one CAS for the whole batch | both batch models (an entry taken twice) |
+//!
+//! Not caught: a pop's `back` stores weakened to Relaxed (as in Lê et al.).
+//! `steal_after_pops_sees_the_pushes_before_them` passes with them; loom
+//! does not produce the execution C++20 allows there (a thief's Acquire
+//! load reading a pop's Relaxed store no longer synchronizes with the
+//! pushes before it; deque.rs, `Local::pop`), so the argument is on paper.
 //!
 //! Every model checks the same thing: each pushed entry is taken exactly
 //! once (by a pop, a steal, or a batch moved into a thief's deque and
