@@ -1,18 +1,18 @@
 //! Atomics and locks used by the parts of the crate that loom models.
 //!
 //! Under `--cfg loom` these are loom's instrumented types, so the sleep/wake
-//! protocol (`sleep/`), the remote-free stack and the slot state word
-//! (`store.rs`) are checked by the loom models in those modules. Everything
+//! protocol (`sleep/`), the remote-free stack, the slot state word
+//! (`store.rs`) and the work-stealing deque (`deque.rs`) are checked by the loom models in those modules. Everything
 //! else uses `std` directly.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64};
+pub(crate) use loom::sync::atomic::{fence, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64};
 #[cfg(loom)]
 pub(crate) use loom::sync::Mutex;
 pub(crate) use std::sync::atomic::Ordering;
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64};
+pub(crate) use std::sync::atomic::{fence, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64};
 #[cfg(not(loom))]
 pub(crate) use std::sync::Mutex;
 
