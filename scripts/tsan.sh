@@ -10,20 +10,18 @@
 #   TSAN_SOAK_SEED=1     its seed
 #
 # Notes:
-# - crossbeam-deque / crossbeam-epoch use `atomic::fence`, which TSan does not
-#   model. Both crates carry their own TSan support: their build scripts read
-#   CARGO_CFG_SANITIZE and, when it contains "thread", set
-#   `cfg(crossbeam_sanitize_thread)`, which replaces each fence by the
-#   equivalent Release store / Acquire loads. Nothing to do here beyond
-#   passing -Zsanitizer=thread, so no suppression is needed for them.
-# - jobsys's own fences (sleep/mod.rs, registry.rs flush, wait.rs park_on)
-#   are SeqCst store->load (Dekker) fences for "no lost wake-up"; they never
-#   carry happens-before for plain data (that comes from the deque and the
-#   slots' Release/Acquire state words), so TSan ignoring them cannot produce
-#   a data-race report; a lost wake-up would show as a hang, not a race.
-# - scripts/tsan.supp lists the suppressions, each with its justification:
-#   only crossbeam-deque's deliberate, validated race between a thief's
-#   speculative read of a buffer cell and the owner's write of it.
+# - The work-stealing deque is jobsys's own (src/deque.rs): its cells are
+#   atomics (a thief's speculative read of a cell the owner may be
+#   rewriting is not a data race), so it needs no suppression.
+# - jobsys's own fences (sleep/mod.rs, registry.rs flush, wait.rs park_on,
+#   the deque's pop and steal) are SeqCst store->load (Dekker) fences; they
+#   never carry happens-before for plain data (that comes from the deque's
+#   Release/Acquire `back`/`front` and the slots' state words), so TSan
+#   ignoring them cannot produce a data-race report; a lost wake-up or a
+#   double take would show as a hang or a failed count, not as a race (the
+#   loom models check those).
+# - scripts/tsan.supp lists the suppressions, each with its justification
+#   (none today).
 # - Every report is collected (halt_on_error=0, --no-fail-fast) into
 #   target/tsan/tsan.log; the run fails if there is any, and ends with the
 #   list of their SUMMARY lines.

@@ -95,11 +95,17 @@ unsafe impl Send for Entry {}
 impl Entry {
     /// An entry for a `join` job living on its joiner's stack: the address
     /// is tagged with the low bit (slots and stack jobs are 4-aligned).
+    /// `job` must be derived from a reference to the whole `StackJob` (its
+    /// header is its first field): `run_stack_job` reads the rest of the job
+    /// through the pointer this entry gives back, and a pointer made from
+    /// `&header` would only be allowed to read the header (Stacked Borrows).
+    /// The tag is added and removed by pointer arithmetic, not through an
+    /// integer, so the pointer keeps its provenance.
     #[inline]
-    pub(crate) fn stack(job: &crate::join::StackHeader) -> Entry {
-        let tagged = (job as *const crate::join::StackHeader as usize | 1) as *mut Slot;
+    pub(crate) fn stack(job: *const crate::join::StackHeader) -> Entry {
+        let tagged = job.cast::<u8>().wrapping_add(1) as *mut Slot;
         Entry {
-            // SAFETY: a reference's address, plus one, is non-null.
+            // SAFETY: a pointer derived from a reference, plus one, is non-null.
             slot: unsafe { NonNull::new_unchecked(tagged) },
             gen: 0,
         }
@@ -110,9 +116,15 @@ impl Entry {
         self.slot.as_ptr() as usize & 1 != 0
     }
 
+    /// The job pointer `Entry::stack` was given (only on a stack entry).
     #[inline]
     pub(crate) fn stack_header(&self) -> *const crate::join::StackHeader {
-        (self.slot.as_ptr() as usize & !1) as *const crate::join::StackHeader
+        debug_assert!(self.is_stack());
+        self.slot
+            .as_ptr()
+            .cast::<u8>()
+            .wrapping_sub(1)
+            .cast::<crate::join::StackHeader>()
     }
 
     /// The slot of a slot entry (never called on a stack entry).

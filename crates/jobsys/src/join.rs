@@ -95,7 +95,9 @@ impl Registry {
             f: UnsafeCell::new(Some(a)),
             result: UnsafeCell::new(None),
         };
-        let entry = Entry::stack(&job.header);
+        // From a pointer to the whole job (repr(C), header first): the
+        // runner reads `f` and writes `result` through it.
+        let entry = Entry::stack((&job as *const StackJob<A, RA>).cast::<StackHeader>());
         ctx.push(entry, NORMAL);
         // No fence (rayon's `new_internal_jobs` does the same): a wake lost
         // here costs parallelism, never progress, because this thread takes

@@ -935,7 +935,8 @@ mod loom_tests {
     /// for the model's threads.
     fn slot_in(phase: u64, pins: u64) -> &'static Slot {
         let s: &'static Slot = Box::leak(Box::new(Slot::new(0)));
-        s.state.store(5 | phase | pins * PIN_ONE, Ordering::Relaxed);
+        s.state
+            .store(5 | phase | (pins * PIN_ONE), Ordering::Relaxed);
         s
     }
 

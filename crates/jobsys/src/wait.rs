@@ -761,8 +761,9 @@ pub(crate) struct WaitScratch {
 }
 
 impl WaitScratch {
-    /// Entries each buffer starts with (about 1.3 KiB per context).
-    pub(crate) const INITIAL: usize = 16;
+    /// Entries each buffer starts with (about 6 KiB per context, with
+    /// `park_running`): a burst of 64 jobs (tests/alloc_free.rs) fits.
+    pub(crate) const INITIAL: usize = 64;
 
     pub(crate) fn with_initial_capacity() -> WaitScratch {
         WaitScratch {
