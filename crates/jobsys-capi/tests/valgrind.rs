@@ -1,26 +1,28 @@
-//! The C API test (`tests/c/api_test.c`) under valgrind memcheck: no invalid
-//! reads or writes, no leaks. Allocations that live as long as the process
-//! and that memcheck misclassifies are suppressed in `tests/valgrind.supp`,
-//! each with the reason.
+//! The C API tests (`tests/c/api_test.c`, `shards_test.c`,
+//! `profiler_test.c`) under valgrind memcheck: no invalid reads or writes,
+//! no leaks. Allocations that live as long as the process and that
+//! memcheck misclassifies are suppressed in `tests/valgrind.supp`, each
+//! with the reason.
 //!
-//! Without valgrind installed the test is skipped with a note, unless
+//! Without valgrind installed each test is skipped with a note, unless
 //! `JOBSYS_REQUIRE_VALGRIND=1` (CI sets it), which makes that a failure.
 
 mod common;
 
 use std::process::Command;
 
-#[test]
-fn c_api_test_is_clean_under_valgrind() {
+/// Build the C program `source` and run it under memcheck with `args`;
+/// its output, or `None` when valgrind is missing (and not required).
+fn memcheck(source: &str, args: &[&str]) -> Option<String> {
     if Command::new("valgrind").arg("--version").output().is_err() {
         assert!(
             std::env::var("JOBSYS_REQUIRE_VALGRIND").as_deref() != Ok("1"),
             "valgrind is not installed, and JOBSYS_REQUIRE_VALGRIND=1"
         );
         eprintln!("SKIPPED: valgrind is not installed");
-        return;
+        return None;
     }
-    let exe = common::build_c("tests/c/api_test.c");
+    let exe = common::build_c(source);
     let mut cmd = Command::new("valgrind");
     cmd.args([
         "--error-exitcode=1",
@@ -33,70 +35,34 @@ fn c_api_test_is_clean_under_valgrind() {
         "--suppressions={}",
         common::crate_dir().join("tests/valgrind.supp").display()
     ))
-    .arg(exe);
-    let out = common::run(cmd, 300);
-    assert!(out.ends_with("api_test: ok\n"), "{out}");
+    .arg(exe)
+    .args(args)
+    // The shard count is the program's choice (shards_test checks it).
+    .env_remove("JOBSYS_CAPI_HANDLE_SHARDS");
+    Some(common::run(cmd, 300))
+}
+
+#[test]
+fn c_api_test_is_clean_under_valgrind() {
+    if let Some(out) = memcheck("tests/c/api_test.c", &[]) {
+        assert!(out.ends_with("api_test: ok\n"), "{out}");
+    }
 }
 
 /// `tests/c/shards_test.c` (8 threads at once, handles across threads and
 /// thread exits, the drain) under memcheck, with 500 jobs per thread.
 #[test]
 fn c_shards_test_is_clean_under_valgrind() {
-    if Command::new("valgrind").arg("--version").output().is_err() {
-        assert!(
-            std::env::var("JOBSYS_REQUIRE_VALGRIND").as_deref() != Ok("1"),
-            "valgrind is not installed, and JOBSYS_REQUIRE_VALGRIND=1"
-        );
-        eprintln!("SKIPPED: valgrind is not installed");
-        return;
+    if let Some(out) = memcheck("tests/c/shards_test.c", &["500"]) {
+        assert!(out.ends_with("shards_test: ok\n"), "{out}");
     }
-    let exe = common::build_c("tests/c/shards_test.c");
-    let mut cmd = Command::new("valgrind");
-    cmd.args([
-        "--error-exitcode=1",
-        "--leak-check=full",
-        "--errors-for-leak-kinds=definite,possible",
-        "--num-callers=40",
-        "-q",
-    ])
-    .arg(format!(
-        "--suppressions={}",
-        common::crate_dir().join("tests/valgrind.supp").display()
-    ))
-    .arg(exe)
-    .arg("500")
-    .env_remove("JOBSYS_CAPI_HANDLE_SHARDS");
-    let out = common::run(cmd, 300);
-    assert!(out.ends_with("shards_test: ok\n"), "{out}");
 }
 
 /// `tests/c/profiler_test.c` (the C profiler callbacks, called from the
 /// workers while they run, sleep and exit) under memcheck, with 40 jobs.
 #[test]
 fn c_profiler_test_is_clean_under_valgrind() {
-    if Command::new("valgrind").arg("--version").output().is_err() {
-        assert!(
-            std::env::var("JOBSYS_REQUIRE_VALGRIND").as_deref() != Ok("1"),
-            "valgrind is not installed, and JOBSYS_REQUIRE_VALGRIND=1"
-        );
-        eprintln!("SKIPPED: valgrind is not installed");
-        return;
+    if let Some(out) = memcheck("tests/c/profiler_test.c", &["40"]) {
+        assert!(out.ends_with("profiler_test: ok\n"), "{out}");
     }
-    let exe = common::build_c("tests/c/profiler_test.c");
-    let mut cmd = Command::new("valgrind");
-    cmd.args([
-        "--error-exitcode=1",
-        "--leak-check=full",
-        "--errors-for-leak-kinds=definite,possible",
-        "--num-callers=40",
-        "-q",
-    ])
-    .arg(format!(
-        "--suppressions={}",
-        common::crate_dir().join("tests/valgrind.supp").display()
-    ))
-    .arg(exe)
-    .arg("40");
-    let out = common::run(cmd, 300);
-    assert!(out.ends_with("profiler_test: ok\n"), "{out}");
 }

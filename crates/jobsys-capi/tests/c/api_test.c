@@ -17,30 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n",        \
-                    __FILE__, __LINE__, #cond, jobsys_last_error_message());     \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
-
-#define EXPECT(call, code)                                                       \
-    do {                                                                         \
-        jobsys_error e_ = (call);                                                \
-        if (e_ != (code)) {                                                      \
-            fprintf(stderr, "%s:%d: %s returned %s, expected %s (last error: %s)\n", \
-                    __FILE__, __LINE__, #call, jobsys_error_name(e_),            \
-                    jobsys_error_name(code), jobsys_last_error_message());       \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
-
-#define OK(call) EXPECT(call, JOBSYS_OK)
-
-/* The last error message contains `text`. */
-#define MESSAGE_HAS(text) CHECK(strstr(jobsys_last_error_message(), (text)) != NULL)
+#include "check.h"
 
 static atomic_int ran;      /* jobs that ran */
 static atomic_int released; /* release callbacks */

@@ -29,23 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(cond)                                                                 \
-    do {                                                                            \
-        if (!(cond)) {                                                              \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                                \
-        }                                                                           \
-    } while (0)
-
-#define OK(call)                                                                         \
-    do {                                                                                 \
-        jobsys_error e_ = (call);                                                        \
-        if (e_ != JOBSYS_OK) {                                                           \
-            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,           \
-                    jobsys_error_name(e_), jobsys_last_error_message());                 \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "check.h"
 
 enum kind {
     THREAD_START, THREAD_STOP, JOB_READY, JOB_BEGIN, JOB_END, STEAL, WAIT_BEGIN, WAIT_END,

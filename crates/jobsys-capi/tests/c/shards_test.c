@@ -15,28 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n",        \
-                    __FILE__, __LINE__, #cond, jobsys_last_error_message());     \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
-
-#define EXPECT(call, code)                                                       \
-    do {                                                                         \
-        jobsys_error e_ = (call);                                                \
-        if (e_ != (code)) {                                                      \
-            fprintf(stderr, "%s:%d: %s returned %s, expected %s (last error: %s)\n", \
-                    __FILE__, __LINE__, #call, jobsys_error_name(e_),            \
-                    jobsys_error_name(code), jobsys_last_error_message());       \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
-
-#define OK(call) EXPECT(call, JOBSYS_OK)
-#define MESSAGE_HAS(text) CHECK(strstr(jobsys_last_error_message(), (text)) != NULL)
+#include "check.h"
 
 #define THREADS 8
 
