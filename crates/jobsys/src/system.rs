@@ -605,20 +605,31 @@ impl JobSystem {
         F: for<'a> FnOnce(A::Guards<'a>) + Send + 'static,
     {
         // Checked before any resource is locked.
-        let _ = self.reg().pin_target(pin);
+        let reg = self.reg();
+        let target = reg.pin_target(pin);
         let acc = std::sync::Arc::new(access);
         let visit = acc.clone();
-        crate::access::schedule_core(
+        let h = crate::access::schedule_core(
             self,
             |v| visit.visit(v),
             deps,
             "schedule_access_pinned",
             move |all| {
-                self.schedule_pinned_with(pin, JobDesc::default(), all, move || {
-                    crate::access::run_single(&*acc, f)
-                })
+                let ctx = reg.current();
+                let (slot, gen) = reg.alloc_pinned_job(ctx, &JobDesc::default(), Some(target));
+                // SAFETY: fresh slot; `F: 'static` and the access owns its
+                // resources.
+                unsafe {
+                    crate::job::write_single(slot, move || crate::access::run_single(&*acc, f))
+                };
+                // Held: if `pin`'s thread is gone, the job is cancelled and
+                // its closure (user code: `f`'s captures) dropped in
+                // `release_hold`, after the resource locks are released.
+                reg.submit_held(ctx, slot, gen, all, 0)
             },
-        )
+        );
+        reg.release_hold(reg.current(), h);
+        h
     }
 
     /// `parallel_for` with declared access: `access` is `res.read()` (each

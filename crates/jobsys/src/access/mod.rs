@@ -21,6 +21,12 @@
 //!        running one), then record it: a write becomes the last writer and
 //!        clears the readers; a read joins the readers
 //!     5. unlock
+//!
+//!   No user code runs on this thread while the locks are held: no job
+//!   (`helping_forbidden`), and no closure drop: a pinned job whose thread
+//!   is gone is cancelled when it becomes runnable, which drops its
+//!   closure, so `schedule_access_pinned` submits it with a held pending
+//!   count (`Registry::submit_held`) and releases it after step 5.
 //! ```
 //!
 //! Cost: one lock + one Arc clone per declared access, plus one load per
