@@ -127,7 +127,7 @@ impl<T: Send + Sync + 'static> Declare for Write<T> {
 }
 impl<T: SliceStorage> Declare for WriteEach<T> {
     fn decl(&self) -> (&Shared, Mode) {
-        (&self.res.inner.shared, Mode::Write)
+        (&self.res.inner.shared, Mode::WriteEach)
     }
 }
 

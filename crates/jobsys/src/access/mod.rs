@@ -84,7 +84,7 @@ use crate::system::JobSystem;
 use std::cell::{Cell, UnsafeCell};
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 /// How a job declared a resource.
@@ -93,8 +93,19 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 pub enum Mode {
     /// `read()`: shared.
     Read,
-    /// `write()` / `write_each()`: exclusive.
+    /// `write()`: exclusive.
     Write,
+    /// `write_each()`: exclusive (ordered like `Write`; told apart only in
+    /// traces).
+    WriteEach,
+}
+
+impl Mode {
+    /// Exclusive (`Write` or `WriteEach`)?
+    #[inline]
+    pub(crate) fn writes(self) -> bool {
+        self != Mode::Read
+    }
 }
 
 /// A value shared by jobs that declare how they use it, plus its access
@@ -147,6 +158,9 @@ impl<T> std::fmt::Debug for Resource<T> {
 /// The untyped part of a resource: its history and poison flag.
 #[doc(hidden)]
 pub struct Shared {
+    /// Unique per resource in the process (traces tell resources apart by
+    /// it: unnamed ones, or two with the same name).
+    id: u64,
     name: Option<&'static str>,
     type_name: &'static str,
     history: Mutex<History>,
@@ -168,11 +182,19 @@ struct History {
 
 const PRUNE_MIN: usize = 8;
 
+/// The next `Shared::id` (0 is never used).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, History> {
         // A panic under the lock (a bad pin, say) leaves the history
         // consistent: it is only written after the job is submitted.
         self.history.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// (id, name or "", mode) as the tracer records an access.
+    pub(crate) fn traced((s, m): (&Shared, Mode)) -> (u64, &'static str, Mode) {
+        (s.id, s.name.unwrap_or(""), m)
     }
 
     pub(crate) fn describe(&self) -> String {
@@ -244,7 +266,7 @@ impl History {
                 deps.push(w);
             }
         }
-        if mode == Mode::Write {
+        if mode.writes() {
             self.readers.retain(|&r| !reg.is_complete(r));
             for &r in &self.readers {
                 deps.push(r);
@@ -255,7 +277,7 @@ impl History {
     /// Record `h` as the latest `mode` access.
     fn record(&mut self, reg: &Registry, h: JobHandle, mode: Mode) {
         match mode {
-            Mode::Write => {
+            Mode::Write | Mode::WriteEach => {
                 self.last_writer = Some(h);
                 self.readers.clear();
                 self.prune_at = PRUNE_MIN;
@@ -286,6 +308,7 @@ impl<T: Send + Sync + 'static> Resource<T> {
         Resource {
             inner: Arc::new(Inner {
                 shared: Shared {
+                    id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                     name,
                     type_name: std::any::type_name::<T>(),
                     history: Mutex::new(History {
@@ -438,7 +461,7 @@ impl<'a> Decls<'a> {
             let (p, pm) = self.items[i - 1].expect("filled");
             let pk = p as *const Shared as usize;
             if pk == key {
-                if pm == Mode::Write || m == Mode::Write {
+                if pm.writes() || m.writes() {
                     panic!(
                         "jobsys: schedule_access: {} is declared twice in one job, and one of \
                          the declarations writes (a job gets one reference per resource: \
@@ -496,6 +519,9 @@ pub(crate) fn schedule_core<'s>(
     for (k, (_, m)) in decls.iter().enumerate() {
         locks[k].as_mut().expect("locked").record(reg, handle, m);
     }
+    // Under the locks: each resource's trace events come in its history
+    // order. One check per job; nothing per access unless recording.
+    crate::trace::accesses(reg, handle, &mut decls.iter().map(Shared::traced));
     handle
 }
 
@@ -520,7 +546,7 @@ type Visit<'v> = &'v dyn Fn(&mut dyn FnMut(&Shared, Mode));
 
 fn poison_writes(visit: Visit<'_>, p: &(dyn std::any::Any + Send)) {
     visit(&mut |s, m| {
-        if m == Mode::Write {
+        if m.writes() {
             s.poison(p);
         }
     });
