@@ -29,8 +29,12 @@
 //!   count (`Registry::submit_held`) and releases it after step 5.
 //! ```
 //!
-//! Cost: one lock + one Arc clone per declared access, plus one load per
-//! unfinished history entry looked at; no scan of other jobs. The history
+//! Cost: one lock + two reference-count increments per declared access
+//! (the declaration's, and the copy the job owns: `Access::dup`; the
+//! scheduling call keeps the declaration, and with it the resources,
+//! until their locks are released), plus one load per unfinished history
+//! entry looked at; no allocation unless the job's closure and its
+//! declarations exceed the inline payload; no scan of other jobs. The history
 //! is bounded: one writer handle and the readers since it, pruned of
 //! finished ones (amortised: when the list doubles), so a program that
 //! schedules forever keeps O(unfinished readers) per resource.
@@ -565,10 +569,6 @@ impl<A: ParAccess> ParJob<A> {
             access,
             base: OnceLock::new(),
         }
-    }
-
-    pub(crate) fn visit<'s>(&'s self, f: &mut dyn FnMut(&'s Shared, Mode)) {
-        self.access.visit(f)
     }
 
     fn base(&self) -> &A::Base {
