@@ -209,15 +209,22 @@ impl Shared {
     }
 
     /// Panic (failing the running job) if a writer's panic poisoned it.
+    #[inline(always)]
     pub(crate) fn check_poison(&self) {
         if self.poisoned.load(Ordering::Acquire) {
-            let why = self.lock().poison.clone().unwrap_or_default();
-            panic!(
-                "jobsys: {} is poisoned: a job writing it panicked ({why}); \
-                 Resource::clear_poison lets jobs use it again",
-                self.describe()
-            );
+            self.poisoned_panic();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn poisoned_panic(&self) -> ! {
+        let why = self.lock().poison.clone().unwrap_or_default();
+        panic!(
+            "jobsys: {} is poisoned: a job writing it panicked ({why}); \
+             Resource::clear_poison lets jobs use it again",
+            self.describe()
+        );
     }
 
     fn poison(&self, payload: &(dyn std::any::Any + Send)) {
@@ -238,11 +245,19 @@ impl Shared {
 
 impl History {
     /// Bind to `reg`'s system, or panic if bound to another live one.
+    #[inline(always)]
     fn bind(&mut self, js: &JobSystem, what: &Shared) {
-        let id = js.reg().id;
-        if self.system == id {
-            return;
+        if self.system != js.reg().id {
+            self.bind_slow(js, what);
         }
+    }
+
+    /// `bind` to a system other than the current one (out of line: once
+    /// per resource and system).
+    #[cold]
+    #[inline(never)]
+    fn bind_slow(&mut self, js: &JobSystem, what: &Shared) {
+        let id = js.reg().id;
         if self.system != 0 && self.registry.strong_count() > 0 {
             panic!(
                 "jobsys: {} is used with two JobSystems (it belongs to the system \
@@ -262,6 +277,7 @@ impl History {
 
     /// Push the unfinished jobs a `mode` access must wait for onto `deps`,
     /// forgetting finished ones.
+    #[inline(always)]
     fn collect(&mut self, reg: &Registry, mode: Mode, deps: &mut DepBuf) {
         if let Some(w) = self.last_writer {
             if reg.is_complete(w) {
@@ -279,6 +295,7 @@ impl History {
     }
 
     /// Record `h` as the latest `mode` access.
+    #[inline(always)]
     fn record(&mut self, reg: &Registry, h: JobHandle, mode: Mode) {
         match mode {
             Mode::Write | Mode::WriteEach => {
@@ -417,6 +434,7 @@ pub(crate) struct DepBuf {
 }
 
 impl DepBuf {
+    #[inline(always)]
     fn new() -> DepBuf {
         DepBuf {
             inline: [JobHandle::DANGLING; 16],
@@ -424,6 +442,7 @@ impl DepBuf {
             more: Vec::new(),
         }
     }
+    #[inline(always)]
     pub(crate) fn push(&mut self, h: JobHandle) {
         if self.more.is_empty() && self.n < self.inline.len() {
             self.inline[self.n] = h;
@@ -452,6 +471,7 @@ struct Decls<'a> {
 }
 
 impl<'a> Decls<'a> {
+    #[inline(always)]
     fn add(&mut self, s: &'a Shared, m: Mode) {
         assert!(
             self.n < decl::MAX_DECLS,
