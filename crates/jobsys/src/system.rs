@@ -683,7 +683,7 @@ impl JobSystem {
     {
         let desc = desc.into();
         let _ = batch.piece_len(range.len(), 1); // Fixed(0) panics before locking
-        // As in `schedule_access_with`: the loop owns a copy, inline.
+                                                 // As in `schedule_access_with`: the loop owns a copy, inline.
         let job = crate::access::ParJob::new(access.dup());
         crate::access::schedule_core(
             self,
