@@ -260,7 +260,8 @@ fn declared_accesses_are_recorded_with_their_jobs() {
     let t = js.trace_stop();
     assert_writes_raw(&t);
     // (job, [(resource, name, mode)]) in recording order, all threads.
-    let mut groups: Vec<(JobId, Vec<(u64, &str, jobsys::trace::AccessMode)>)> = Vec::new();
+    type Group = (JobId, Vec<(u64, &'static str, jobsys::trace::AccessMode)>);
+    let mut groups: Vec<Group> = Vec::new();
     for th in &t.threads {
         let mut open = false;
         for r in &th.events {
