@@ -235,7 +235,8 @@ pub struct JobAccesses {
     /// When its last dependency released it (a `released` event), if it
     /// was released by one inside the capture.
     pub released_ns: Option<u64>,
-    /// In the order declared (sorted by resource address).
+    /// In the order recorded: by resource address, not the order of the
+    /// declaration.
     pub accesses: Vec<Access>,
 }
 
