@@ -56,12 +56,34 @@ impl JobId {
     }
 }
 
+/// How a job declared a resource (`Event::Access`, `ProfilerHooks::access`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessMode {
+    /// `read()` (or `read_now`).
+    Read,
+    /// `write()` (or `write_now`).
+    Write,
+    /// `write_each()`.
+    WriteEach,
+}
+
+impl AccessMode {
+    /// `"read"`, `"write"` or `"write_each"` (the raw format's kinds).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccessMode::Read => "read",
+            AccessMode::Write => "write",
+            AccessMode::WriteEach => "write_each",
+        }
+    }
+}
+
 #[cfg(feature = "trace")]
 pub use recorded::*;
 
 #[cfg(feature = "trace")]
 mod recorded {
-    use super::JobId;
+    use super::{AccessMode, JobId};
 
     /// One thing a thread did, as recorded (see the module docs of
     /// [`crate::trace`] for where each is recorded).
@@ -123,28 +145,6 @@ mod recorded {
             name: &'static str,
             mode: AccessMode,
         },
-    }
-
-    /// How a job declared a resource (`Event::Access`).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-    pub enum AccessMode {
-        /// `read()` (or `read_now`).
-        Read,
-        /// `write()` (or `write_now`).
-        Write,
-        /// `write_each()`.
-        WriteEach,
-    }
-
-    impl AccessMode {
-        /// `"read"`, `"write"` or `"write_each"` (the raw format's kinds).
-        pub fn as_str(self) -> &'static str {
-            match self {
-                AccessMode::Read => "read",
-                AccessMode::Write => "write",
-                AccessMode::WriteEach => "write_each",
-            }
-        }
     }
 
     /// An event and its time on the tracer's monotonic clock (nanoseconds).

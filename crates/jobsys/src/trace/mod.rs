@@ -97,8 +97,9 @@ mod recorder;
 pub mod tracy;
 
 pub use api::FrameGuard;
+pub use event::AccessMode;
 #[cfg(feature = "trace")]
-pub use event::{AccessMode, Event, Record};
+pub use event::{Event, Record};
 pub use hooks::ProfilerHooks;
 #[cfg(feature = "trace")]
 pub use raw::{RAW_FORMAT, RAW_VERSION};
@@ -241,14 +242,22 @@ fn record_accesses(
         return;
     }
     let ctx = reg.current();
-    record(reg, ctx, event::ACCESSES, JobId::of_handle(h).0, "");
+    let st = state(reg);
+    let job = JobId::of_handle(h);
+    st.record(ctx.index, event::ACCESSES, job.0, "");
     for (id, name, mode) in list {
-        let kind = match mode {
-            crate::access::Mode::Read => event::ACCESS_READ,
-            crate::access::Mode::Write => event::ACCESS_WRITE,
-            crate::access::Mode::WriteEach => event::ACCESS_WRITE_EACH,
+        let (kind, mode) = match mode {
+            crate::access::Mode::Read => (event::ACCESS_READ, AccessMode::Read),
+            crate::access::Mode::Write => (event::ACCESS_WRITE, AccessMode::Write),
+            crate::access::Mode::WriteEach => (event::ACCESS_WRITE_EACH, AccessMode::WriteEach),
         };
-        record(reg, ctx, kind, id, name);
+        st.record(ctx.index, kind, id, name);
+        // The hooks get the job with each access (`dispatch` sees one
+        // event at a time and skips these kinds).
+        if let Some(hk) = st.hooks() {
+            let thread = ctx.index;
+            hooks::call(hk, |hk| hk.access(thread, job, id, name, mode));
+        }
     }
 }
 
