@@ -8,7 +8,9 @@
 //! - per thread, two tracks next to each other (`thread_sort_index`):
 //!   the thread's own (`tid = index + 1`, named after the thread) with job
 //!   slices named by job name (`cat: job`, args: job id, scheduling
-//!   latency, `partial` when clipped by the capture), wait slices
+//!   latency, `partial` when clipped by the capture, and the job's
+//!   declared accesses as `reads`, `writes`, `write_each`: lists of
+//!   resource names, `#id` for an unnamed one), wait slices
 //!   (`cat: wait`) around the jobs run while waiting, and instants for
 //!   steals and wakes; and its state track (`tid = 1000001 + index`,
 //!   "`<name> state`") whose `X` slices (`cat: state`) cover the capture
@@ -33,7 +35,7 @@
 
 use crate::json::{write_str, write_us};
 use crate::timeline::{span_order, Capture};
-use jobsys::trace::JobId;
+use jobsys::trace::{AccessMode, JobId};
 use std::io::{self, BufWriter, Write};
 
 pub(crate) const FORMAT: &str = "jobsys-trace";
@@ -81,6 +83,8 @@ struct Args<'a> {
     frame: Option<u64>,
     count: Option<u64>,
     note: Option<&'a str>,
+    /// Declared accesses: ("reads" | "writes" | "write_each", labels).
+    accesses: Vec<(&'static str, Vec<String>)>,
 }
 
 struct Out<W: Write> {
@@ -164,6 +168,17 @@ impl<W: Write> Out<W> {
             field(w, "partial")?;
             w.write_all(b"true")?;
         }
+        for (key, labels) in &a.accesses {
+            field(w, key)?;
+            w.write_all(b"[")?;
+            for (k, l) in labels.iter().enumerate() {
+                if k > 0 {
+                    w.write_all(b",")?;
+                }
+                write_str(w, l)?;
+            }
+            w.write_all(b"]")?;
+        }
         if sep == "," {
             w.write_all(b"}")?;
         }
@@ -232,6 +247,30 @@ impl<W: Write> Out<W> {
 }
 
 impl Capture {
+    /// The job's declared accesses as slice args: `reads`, `writes`,
+    /// `write_each`, each a list of resource labels (empty lists left out).
+    fn access_args(&self, job: JobId) -> Vec<(&'static str, Vec<String>)> {
+        let Some(a) = self.accesses.get(&job) else {
+            return Vec::new();
+        };
+        [
+            ("reads", AccessMode::Read),
+            ("writes", AccessMode::Write),
+            ("write_each", AccessMode::WriteEach),
+        ]
+        .into_iter()
+        .filter_map(|(key, mode)| {
+            let labels: Vec<String> = a
+                .accesses
+                .iter()
+                .filter(|x| x.mode == mode)
+                .map(|x| self.resource_label(x.resource))
+                .collect();
+            (!labels.is_empty()).then_some((key, labels))
+        })
+        .collect()
+    }
+
     /// Write the capture as Chrome trace event JSON (see the module docs
     /// of `export.rs` for the layout). Open the file in
     /// <https://ui.perfetto.dev> or chrome://tracing; `jobsys-trace`
@@ -344,6 +383,7 @@ impl Capture {
                             job: Some(s.job),
                             latency_ns: s.latency_ns,
                             partial: !s.complete,
+                            accesses: self.access_args(s.job),
                             ..Args::default()
                         },
                         ..Ev::default()

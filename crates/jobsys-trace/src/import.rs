@@ -276,6 +276,7 @@ impl Reader {
             threads,
             frames: self.frames,
             active_workers: self.active_workers,
+            ..Capture::default()
         })
     }
 }

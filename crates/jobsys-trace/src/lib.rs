@@ -51,12 +51,12 @@ pub use compare::{compare, CompareOptions, CompareRow, Comparison, FrameTimes, S
 pub use import::ReadError;
 pub use raw::read_raw;
 pub use summary::{
-    Distribution, JobStats, RapidSwitching, StateTimes, Summary, ThreadSummary, RAPID_MIN_SWITCHES,
-    RAPID_SHORT_NS, RAPID_WINDOW_NS,
+    Distribution, JobStats, RapidSwitching, ResourceStats, StateTimes, Summary, ThreadSummary,
+    RAPID_MIN_SWITCHES, RAPID_SHORT_NS, RAPID_WINDOW_NS,
 };
 pub use timeline::{
-    ActiveWorkersChange, Capture, FrameSpan, JobSpan, Release, StateSpan, Steal, ThreadState,
-    ThreadTimeline, WaitSpan, Wake, IDLE_NOTE, WAKE_SLACK_NS,
+    Access, ActiveWorkersChange, Capture, FrameSpan, JobAccesses, JobSpan, Release, StateSpan,
+    Steal, ThreadState, ThreadTimeline, WaitSpan, Wake, IDLE_NOTE, WAKE_SLACK_NS,
 };
 pub use validate::validate_chrome_json;
 

@@ -9,7 +9,9 @@
 
 use crate::import::ReadError;
 use crate::json::{Json, JsonError, Parser};
-use jobsys::trace::{Event, JobId, Record, ThreadEvents, Trace, RAW_FORMAT, RAW_VERSION};
+use jobsys::trace::{
+    AccessMode, Event, JobId, Record, ThreadEvents, Trace, RAW_FORMAT, RAW_VERSION,
+};
 use std::collections::HashSet;
 use std::io::Read;
 use std::sync::Mutex;
@@ -224,6 +226,17 @@ fn event(v: &Json) -> Result<Record, String> {
         },
         "active_workers" => Event::ActiveWorkers {
             count: idx(2, "count")?,
+        },
+        // Version 2: declared data access.
+        "accesses" => Event::Accesses { job: job()? },
+        "read" | "write" | "write_each" => Event::Access {
+            resource: num(2, "resource")?,
+            name: name()?,
+            mode: match kind {
+                "read" => AccessMode::Read,
+                "write" => AccessMode::Write,
+                _ => AccessMode::WriteEach,
+            },
         },
         other => return Err(format!("unknown kind {other:?}")),
     };

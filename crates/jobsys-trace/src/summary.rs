@@ -19,7 +19,8 @@
 //! searching, working) are not switches.
 
 use crate::timeline::{Capture, StateSpan, ThreadState, ThreadTimeline};
-use std::collections::HashMap;
+use jobsys::trace::{AccessMode, JobId};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 /// Busy and stalled runs shorter than this count as a rapid switch (100 µs).
@@ -159,6 +160,26 @@ pub struct JobStats {
     pub max_ns: u64,
 }
 
+/// One resource's part in serialising the capture (declared data access;
+/// the definition is in the crate README, "Resources that serialised the
+/// frame most").
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ResourceStats {
+    /// The id the core gave the resource (unique in its process).
+    pub resource: u64,
+    /// Its name, or `#id`.
+    pub name: String,
+    /// Declared accesses recorded, and how many of them wrote.
+    pub accesses: u64,
+    pub writes: u64,
+    /// Jobs whose wait is attributed to this resource: released by a
+    /// dependency derived from it.
+    pub waits: u64,
+    /// Their waits (scheduled → released), summed, and the longest.
+    pub wait_ns: u64,
+    pub max_wait_ns: u64,
+}
+
 /// The summary of a capture.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Summary {
@@ -173,6 +194,9 @@ pub struct Summary {
     /// The active worker count after each change, in time order (empty:
     /// it did not change during the capture).
     pub active_workers: Vec<u32>,
+    /// Declared data access: resources by the wait they caused, largest
+    /// first (empty without access events).
+    pub resources: Vec<ResourceStats>,
     pub warnings: Vec<String>,
 }
 
@@ -349,8 +373,102 @@ impl Capture {
             latency,
             frames,
             active_workers: self.active_workers.iter().map(|c| c.count).collect(),
+            resources: self.resource_stats(),
             warnings,
         }
+    }
+
+    /// Replays each resource's history (its accesses in the order they
+    /// were recorded) with the core's ordering rules to find the derived
+    /// edges, then charges each released job's wait (scheduled → released)
+    /// to the resources that derived the edge to the dependency that
+    /// finished last before the release: the one that released it.
+    fn resource_stats(&self) -> Vec<ResourceStats> {
+        if self.accesses.is_empty() {
+            return Vec::new();
+        }
+        let mut stats: BTreeMap<u64, ResourceStats> = BTreeMap::new();
+        // Per resource: (scheduled, job, writes), in history order.
+        let mut history: BTreeMap<u64, Vec<(u64, JobId, bool)>> = BTreeMap::new();
+        for (&job, a) in &self.accesses {
+            for x in &a.accesses {
+                let writes = x.mode != AccessMode::Read;
+                history
+                    .entry(x.resource)
+                    .or_default()
+                    .push((a.scheduled_ns, job, writes));
+                let st = stats.entry(x.resource).or_insert_with(|| ResourceStats {
+                    resource: x.resource,
+                    name: self.resource_label(x.resource),
+                    accesses: 0,
+                    writes: 0,
+                    waits: 0,
+                    wait_ns: 0,
+                    max_wait_ns: 0,
+                });
+                st.accesses += 1;
+                st.writes += u64::from(writes);
+            }
+        }
+        // Derived edges: job -> [(dependency, resource)].
+        let mut deps: HashMap<JobId, Vec<(JobId, u64)>> = HashMap::new();
+        for (&res, h) in &mut history {
+            h.sort_unstable();
+            let mut last_writer: Option<JobId> = None;
+            let mut readers: Vec<JobId> = Vec::new();
+            for &(_, job, writes) in h.iter() {
+                let d = deps.entry(job).or_default();
+                d.extend(last_writer.map(|w| (w, res)));
+                if writes {
+                    d.extend(readers.drain(..).map(|r| (r, res)));
+                    last_writer = Some(job);
+                } else {
+                    readers.push(job);
+                }
+            }
+        }
+        // When each job ended (its last span, on any thread).
+        let mut ended: HashMap<JobId, u64> = HashMap::new();
+        for t in &self.threads {
+            for s in t.jobs.iter().filter(|s| s.complete) {
+                let e = ended.entry(s.job).or_insert(s.end_ns);
+                *e = (*e).max(s.end_ns);
+            }
+        }
+        for (job, a) in &self.accesses {
+            let Some(released) = a.released_ns else {
+                continue;
+            };
+            let wait = released.saturating_sub(a.scheduled_ns);
+            let Some(d) = deps.get(job) else { continue };
+            let last = d
+                .iter()
+                .filter_map(|&(dep, _)| ended.get(&dep).copied())
+                .filter(|&e| e <= released)
+                .max();
+            let Some(last) = last else { continue };
+            let mut charged: Vec<u64> = d
+                .iter()
+                .filter(|&&(dep, _)| ended.get(&dep) == Some(&last))
+                .map(|&(_, res)| res)
+                .collect();
+            charged.sort_unstable();
+            charged.dedup();
+            for res in charged {
+                let st = stats.get_mut(&res).expect("every resource has stats");
+                st.waits += 1;
+                st.wait_ns += wait;
+                st.max_wait_ns = st.max_wait_ns.max(wait);
+            }
+        }
+        let mut out: Vec<ResourceStats> = stats.into_values().collect();
+        out.sort_by(|a, b| {
+            b.wait_ns
+                .cmp(&a.wait_ns)
+                .then_with(|| a.name.cmp(&b.name))
+                .then_with(|| a.resource.cmp(&b.resource))
+        });
+        out
     }
 }
 
@@ -367,6 +485,9 @@ pub(crate) fn fmt_ns(ns: f64) -> String {
         format!("{:.3} s", ns / 1e9)
     }
 }
+
+/// At most this many resources are listed in the text summary.
+const RESOURCES_LISTED: usize = 10;
 
 /// At most this many active-worker counts are listed one by one.
 const ACTIVE_LISTED: usize = 8;
@@ -491,6 +612,38 @@ impl fmt::Display for Summary {
                     fmt_ns(j.mean_ns as f64),
                     fmt_ns(j.p99_ns as f64),
                     fmt_ns(j.max_ns as f64)
+                )?;
+            }
+        }
+        if !self.resources.is_empty() {
+            writeln!(f)?;
+            writeln!(
+                f,
+                "resources that serialised the frame most (jobs released by an edge \
+                 derived from the resource; wait = scheduled -> released):"
+            )?;
+            writeln!(
+                f,
+                "{:<32} {:>8} {:>8} {:>8} {:>12} {:>12}",
+                "resource", "accesses", "writes", "waits", "wait total", "wait max"
+            )?;
+            for r in self.resources.iter().take(RESOURCES_LISTED) {
+                writeln!(
+                    f,
+                    "{:<32} {:>8} {:>8} {:>8} {:>12} {:>12}",
+                    fit(&r.name, 32),
+                    r.accesses,
+                    r.writes,
+                    r.waits,
+                    fmt_ns(r.wait_ns as f64),
+                    fmt_ns(r.max_wait_ns as f64)
+                )?;
+            }
+            if self.resources.len() > RESOURCES_LISTED {
+                writeln!(
+                    f,
+                    "({} more resources in the JSON summary)",
+                    self.resources.len() - RESOURCES_LISTED
                 )?;
             }
         }

@@ -736,7 +736,7 @@ fn reading_a_raw_capture_says_what_is_wrong() {
         Err(ReadError::Format(m)) => m,
         other => panic!("{other:?}"),
     };
-    assert!(err(&good.replace("\"version\":1", "\"version\":2")).contains("newer"));
+    assert!(err(&good.replace("\"version\":2", "\"version\":3")).contains("newer"));
     assert!(err(&good.replace("\"steal\",2", "\"steel\",2")).contains("unknown kind \"steel\""));
     assert!(err(&good.replace("\"steal\",2", "\"steal\"")).contains("no victim"));
     assert!(err(&good.replace("\"0x000000000000000a\"", "10")).contains("bad job id"));
@@ -861,4 +861,213 @@ fn the_validator_wants_numeric_counter_args() {
             .unwrap_err()
             .contains("numbers")
     );
+}
+
+/// Declared access, known answer. Main (thread 2) schedules, at 100-500 ns:
+/// 1 writes "positions"; 2 reads "positions" and writes "velocities"; 3
+/// reads "positions"; 4 writes "velocities"; 5 reads an unnamed resource.
+/// Derived edges: 2 and 3 after 1 (positions), 4 after 2 (velocities).
+/// Worker 0 runs 1 (1-5 µs), whose end releases 2 and 3; worker 1 runs 2
+/// (5.1-6 µs), whose end releases 4, and 3 and 4; 5 runs at once.
+fn access_capture() -> Trace {
+    use jobsys::trace::AccessMode::*;
+    use Event::*;
+    let j = JobId;
+    let job = |b: u64, e: u64, id: u64, name: &'static str| {
+        [
+            rec(b, JobBegin { job: j(id), name }),
+            rec(e, JobEnd { job: j(id), name }),
+        ]
+    };
+    let released = |ts: u64, id: u64| {
+        rec(
+            ts,
+            JobReady {
+                job: j(id),
+                by_dependency: true,
+            },
+        )
+    };
+    let access = |ts, resource, name, mode| {
+        rec(
+            ts,
+            Access {
+                resource,
+                name,
+                mode,
+            },
+        )
+    };
+    let mut main = vec![rec(0, CaptureStart)];
+    for (ts, id, list) in [
+        (100, 1, vec![(1, "positions", Write)]),
+        (
+            200,
+            2,
+            vec![(1, "positions", Read), (2, "velocities", Write)],
+        ),
+        (300, 3, vec![(1, "positions", Read)]),
+        (400, 4, vec![(2, "velocities", Write)]),
+        (500, 5, vec![(9, "", Read)]),
+    ] {
+        main.push(rec(ts, Accesses { job: j(id) }));
+        for (res, name, mode) in list {
+            main.push(access(ts, res, name, mode));
+        }
+    }
+    // A release is stamped after the releasing job's end (the core's
+    // `job_end` comes just before `finish`).
+    let mut w0 = job(1_000, 5_000, 1, "integrate").to_vec();
+    w0.push(released(5_000, 2));
+    w0.push(released(5_000, 3));
+    w0.extend(job(5_600, 5_700, 5, "unnamed reader"));
+    let mut w1 = job(5_100, 6_000, 2, "forces").to_vec();
+    w1.push(released(6_000, 4));
+    w1.extend(job(6_100, 6_200, 3, "draw"));
+    w1.extend(job(6_300, 6_400, 4, "damp"));
+    Trace {
+        start_ns: START,
+        end_ns: START + 10_000,
+        threads: vec![
+            thread(0, true, "worker 0", w0),
+            thread(1, true, "worker 1", w1),
+            thread(2, false, "main", main),
+        ],
+    }
+}
+
+/// The summary charges each released job's wait (scheduled -> released)
+/// to the resource whose derived edge released it: positions 4800 + 4700
+/// (jobs 2 and 3, released by 1), velocities 5600 (job 4, released by 2),
+/// the unnamed one nothing (job 5 had no dependency).
+#[test]
+fn the_summary_lists_the_resources_that_serialised_the_frame() {
+    let t = access_capture();
+    let s = t.summary();
+    let row = |name: &str| {
+        s.resources
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("{name} in {:?}", s.resources))
+    };
+    let (p, v, u) = (row("positions"), row("velocities"), row("#9"));
+    assert_eq!(
+        (p.accesses, p.writes, p.waits, p.wait_ns, p.max_wait_ns),
+        (3, 1, 2, 4_800 + 4_700, 4_800)
+    );
+    assert_eq!(
+        (v.accesses, v.writes, v.waits, v.wait_ns, v.max_wait_ns),
+        (2, 2, 1, 5_600, 5_600)
+    );
+    assert_eq!((u.accesses, u.waits, u.wait_ns), (1, 0, 0));
+    let order: Vec<&str> = s.resources.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(order, ["positions", "velocities", "#9"]);
+    let text = s.to_string();
+    assert!(
+        text.contains("resources that serialised the frame most"),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("positions "))
+        .expect("a positions row");
+    assert!(line.contains("9.50 µs"), "{line}");
+    // Without access events there is no such section.
+    assert!(!synthetic(20_000)
+        .summary()
+        .to_string()
+        .contains("serialised"));
+}
+
+/// A job with derived edges through two resources is charged to the one
+/// whose dependency finished last, the one that released it. Job 6 writes
+/// positions (edges to 1, 2, 3) and velocities (edge to 4); 4 ends last
+/// (6.4 µs) and releases it: velocities gets its 5.8 µs wait, positions
+/// nothing more.
+#[test]
+fn a_wait_is_charged_to_the_resource_whose_edge_released_the_job() {
+    use jobsys::trace::AccessMode::Write;
+    let mut t = access_capture();
+    let main = &mut t.threads[2].events;
+    main.push(rec(600, Event::Accesses { job: JobId(6) }));
+    for (resource, name) in [(1, "positions"), (2, "velocities")] {
+        main.push(rec(
+            600,
+            Event::Access {
+                resource,
+                name,
+                mode: Write,
+            },
+        ));
+    }
+    let w1 = &mut t.threads[1].events;
+    w1.push(rec(
+        6_400,
+        Event::JobReady {
+            job: JobId(6),
+            by_dependency: true,
+        },
+    ));
+    w1.push(rec(
+        6_500,
+        Event::JobBegin {
+            job: JobId(6),
+            name: "settle",
+        },
+    ));
+    w1.push(rec(
+        6_600,
+        Event::JobEnd {
+            job: JobId(6),
+            name: "settle",
+        },
+    ));
+    let s = t.summary();
+    let row = |name: &str| s.resources.iter().find(|r| r.name == name).unwrap();
+    let (p, v) = (row("positions"), row("velocities"));
+    assert_eq!((p.accesses, p.writes), (4, 2));
+    assert_eq!((p.waits, p.wait_ns), (2, 9_500), "not charged for job 6");
+    assert_eq!(
+        (v.waits, v.wait_ns, v.max_wait_ns),
+        (2, 5_600 + 5_800, 5_800)
+    );
+    assert_eq!(s.resources[0].name, "velocities", "now the largest");
+}
+
+/// Accesses travel as arguments of the job slices, and through the raw
+/// file (version 2); a version 1 file (no access kinds) still reads.
+#[test]
+fn accesses_are_args_of_the_job_slices_and_survive_the_raw_file() {
+    let t = access_capture();
+    let back = read_raw(&raw(&t)[..]).unwrap();
+    assert_eq!(back, t);
+    let (_, v) = export(&t);
+    let Some(Json::Arr(events)) = v.get("traceEvents") else {
+        panic!("no traceEvents");
+    };
+    let slice = |name: &str| {
+        events
+            .iter()
+            .find(|e| s(e, &["name"]) == Some(name) && s(e, &["cat"]) == Some("job"))
+            .unwrap_or_else(|| panic!("no slice {name}"))
+    };
+    let labels = |e: &Json, key: &str| -> Vec<String> {
+        match e.get("args").and_then(|a| a.get(key)) {
+            Some(Json::Arr(a)) => a.iter().map(|x| x.as_str().unwrap().to_owned()).collect(),
+            None => Vec::new(),
+            other => panic!("{key}: {other:?}"),
+        }
+    };
+    let forces = slice("forces");
+    assert_eq!(labels(forces, "reads"), ["positions"]);
+    assert_eq!(labels(forces, "writes"), ["velocities"]);
+    assert!(labels(forces, "write_each").is_empty());
+    assert_eq!(labels(slice("unnamed reader"), "reads"), ["#9"]);
+    assert!(labels(slice("integrate"), "reads").is_empty());
+
+    let v1 = br#"{"format":"jobsys-raw-trace","version":1,"start_ns":0,"end_ns":10,"threads":[
+{"index":0,"name":"w","worker":true,"dropped":0,"events":[[1,"job_begin","0x000000000000000a","a"],[2,"job_end","0x000000000000000a","a"]]}]}"#;
+    let old = read_raw(&v1[..]).unwrap();
+    assert_eq!(old.threads[0].events.len(), 2);
+    assert!(old.analyse().accesses.is_empty());
 }

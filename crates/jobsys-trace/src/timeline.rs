@@ -28,8 +28,8 @@
 //! `[0, duration_ns)` exactly; all times are nanoseconds since the capture
 //! started.
 
-use jobsys::trace::{Event, JobId, ThreadEvents, Trace};
-use std::collections::HashMap;
+use jobsys::trace::{AccessMode, Event, JobId, ThreadEvents, Trace};
+use std::collections::{BTreeMap, HashMap};
 
 /// What a thread was doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -218,9 +218,44 @@ pub struct Capture {
     /// Changes of the active worker count, in time order (recorded by
     /// whichever thread made them; a counter track in the export).
     pub active_workers: Vec<ActiveWorkersChange>,
+    /// Declared data access (`Accesses`/`Access` events, raw format 2):
+    /// what each job declared, by job. Empty for captures without
+    /// declared access, and for captures read from Chrome JSON.
+    pub accesses: BTreeMap<JobId, JobAccesses>,
+    /// Resource labels by resource id: its name, or `#id` if unnamed.
+    pub resources: BTreeMap<u64, String>,
+}
+
+/// The declared accesses of one job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobAccesses {
+    /// When it was scheduled (its accesses were recorded in the
+    /// resources' histories), relative to the capture's start.
+    pub scheduled_ns: u64,
+    /// When its last dependency released it (a `released` event), if it
+    /// was released by one inside the capture.
+    pub released_ns: Option<u64>,
+    /// In the order recorded: by resource address, not the order of the
+    /// declaration.
+    pub accesses: Vec<Access>,
+}
+
+/// One declared access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub resource: u64,
+    pub mode: AccessMode,
 }
 
 impl Capture {
+    /// The label of resource `id` (its name, or `#id`).
+    pub fn resource_label(&self, id: u64) -> String {
+        self.resources
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| format!("#{id}"))
+    }
+
     /// The name of a job span.
     pub fn name_of(&self, span: &JobSpan) -> &str {
         &self.names[span.name as usize]
@@ -282,6 +317,10 @@ struct Pass {
     /// (frame, is begin, ts).
     frame_marks: Vec<(u64, bool, u64)>,
     active_workers: Vec<ActiveWorkersChange>,
+    /// (scheduled ts, job, its accesses), from `accesses` groups.
+    accesses: Vec<(u64, JobId, Vec<Access>)>,
+    /// Resource names seen (id, name; empty if unnamed).
+    resource_names: Vec<(u64, &'static str)>,
 }
 
 fn push_span(states: &mut Vec<StateSpan>, state: ThreadState, begin: u64, end: u64) {
@@ -338,7 +377,11 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
         sleeps: Vec::new(),
         frame_marks: Vec::new(),
         active_workers: Vec::new(),
+        accesses: Vec::new(),
+        resource_names: Vec::new(),
     };
+    // An `accesses` event opens a group that its `Access` events join.
+    let mut group_open = false;
     let mut stack: Vec<Frame> = Vec::new();
     let mut top = if worker {
         ThreadState::Unknown
@@ -428,6 +471,25 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
     let mut span_start = 0;
     for r in &events {
         let ts = rel(r.ts_ns);
+        match r.event {
+            Event::Accesses { job } => {
+                p.accesses.push((ts, job, Vec::new()));
+                group_open = true;
+                continue;
+            }
+            Event::Access {
+                resource,
+                name,
+                mode,
+            } => {
+                if let (true, Some(g)) = (group_open, p.accesses.last_mut()) {
+                    g.2.push(Access { resource, mode });
+                    p.resource_names.push((resource, name));
+                }
+                continue;
+            }
+            _ => group_open = false,
+        }
         match r.event {
             Event::JobBegin { job, name } => stack.push(Frame::Job {
                 job,
@@ -711,6 +773,38 @@ impl Capture {
             .collect();
         active_workers.sort_by_key(|c| c.ts_ns);
 
+        // Declared accesses, with when each job was released.
+        let mut accesses = BTreeMap::new();
+        let mut resources = BTreeMap::new();
+        for p in &mut passes {
+            for (ts, job, list) in std::mem::take(&mut p.accesses) {
+                accesses.insert(
+                    job,
+                    JobAccesses {
+                        scheduled_ns: ts,
+                        released_ns: None,
+                        accesses: list,
+                    },
+                );
+            }
+            for &(id, name) in &p.resource_names {
+                resources.entry(id).or_insert_with(|| {
+                    if name.is_empty() {
+                        format!("#{id}")
+                    } else {
+                        name.to_owned()
+                    }
+                });
+            }
+        }
+        for p in &passes {
+            for &(ts, job, release) in &p.readies {
+                if let (Some(_), Some(a)) = (release, accesses.get_mut(&job)) {
+                    a.released_ns = Some(a.released_ns.map_or(ts, |r: u64| r.max(ts)));
+                }
+            }
+        }
+
         let threads = passes
             .into_iter()
             .map(|p| {
@@ -726,6 +820,8 @@ impl Capture {
             threads,
             frames,
             active_workers,
+            accesses,
+            resources,
         }
     }
 }

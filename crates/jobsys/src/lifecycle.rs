@@ -257,6 +257,40 @@ impl Registry {
         handle
     }
 
+    /// `submit` that keeps one pending count for the caller: the job
+    /// cannot become runnable, nor be cancelled for a pinned thread that is
+    /// gone (which drops its closure), until `release_hold`. Access
+    /// scheduling uses it so that no closure is dropped while resource
+    /// locks are held (`access/mod.rs`).
+    pub(crate) fn submit_held(
+        &self,
+        ctx: &Context,
+        slot: &Slot,
+        gen: u32,
+        deps: &[JobHandle],
+        flags: u64,
+    ) -> JobHandle {
+        bump(&ctx.counters.scheduled);
+        // TRACED: no check here, so a wait on it makes its own.
+        slot.publish_waiting(gen, flags | TRACED, deps.len());
+        self.attach_deps(ctx, slot, deps);
+        JobHandle {
+            slot: NonNull::from(slot),
+            gen,
+            system: self.id,
+        }
+    }
+
+    /// Drop the count `submit_held` kept: the job is queued now if its
+    /// dependencies have finished.
+    pub(crate) fn release_hold(&self, ctx: &Context, h: JobHandle) {
+        let slot = h.slot();
+        if slot.dep_done() {
+            crate::trace::job_ready(self, ctx, crate::trace::JobId::of_slot(slot, h.gen));
+            self.make_runnable(ctx, slot);
+        }
+    }
+
     /// `submit` for `schedule_batched`: a job runnable at once is pushed
     /// without waking anyone and counted in this thread's batch.
     pub(crate) fn submit_batched(

@@ -575,17 +575,20 @@ impl JobSystem {
         F: for<'a> FnOnce(A::Guards<'a>) + Send + 'static,
     {
         let desc = desc.into();
-        let acc = std::sync::Arc::new(access);
-        let visit = acc.clone();
+        // The job owns a copy of the declarations (inline in its closure:
+        // no allocation); `access` keeps the resources alive while
+        // `schedule_core` holds their locks, since the job may run, finish
+        // and drop its copy before they are released.
+        let acc = access.dup();
         crate::access::schedule_core(
             self,
-            |v| visit.visit(v),
+            |v| access.visit(v),
             deps,
             "schedule_access_after",
             move |all| {
                 // SAFETY: `F: 'static` and the access owns its resources.
                 unsafe {
-                    self.schedule_unchecked(&desc, all, move || crate::access::run_single(&*acc, f))
+                    self.schedule_unchecked(&desc, all, move || crate::access::run_single(&acc, f))
                 }
             },
         )
@@ -605,20 +608,30 @@ impl JobSystem {
         F: for<'a> FnOnce(A::Guards<'a>) + Send + 'static,
     {
         // Checked before any resource is locked.
-        let _ = self.reg().pin_target(pin);
-        let acc = std::sync::Arc::new(access);
-        let visit = acc.clone();
-        crate::access::schedule_core(
+        let reg = self.reg();
+        let target = reg.pin_target(pin);
+        let acc = access.dup(); // as in `schedule_access_with`
+        let h = crate::access::schedule_core(
             self,
-            |v| visit.visit(v),
+            |v| access.visit(v),
             deps,
             "schedule_access_pinned",
             move |all| {
-                self.schedule_pinned_with(pin, JobDesc::default(), all, move || {
-                    crate::access::run_single(&*acc, f)
-                })
+                let ctx = reg.current();
+                let (slot, gen) = reg.alloc_pinned_job(ctx, &JobDesc::default(), Some(target));
+                // SAFETY: fresh slot; `F: 'static` and the access owns its
+                // resources.
+                unsafe {
+                    crate::job::write_single(slot, move || crate::access::run_single(&acc, f))
+                };
+                // Held: if `pin`'s thread is gone, the job is cancelled and
+                // its closure (user code: `f`'s captures) dropped in
+                // `release_hold`, after the resource locks are released.
+                reg.submit_held(ctx, slot, gen, all, 0)
             },
-        )
+        );
+        reg.release_hold(reg.current(), h);
+        h
     }
 
     /// `parallel_for` with declared access: `access` is `res.read()` (each
@@ -670,11 +683,11 @@ impl JobSystem {
     {
         let desc = desc.into();
         let _ = batch.piece_len(range.len(), 1); // Fixed(0) panics before locking
-        let job = std::sync::Arc::new(crate::access::ParJob::new(access));
-        let visit = job.clone();
+                                                 // As in `schedule_access_with`: the loop owns a copy, inline.
+        let job = crate::access::ParJob::new(access.dup());
         crate::access::schedule_core(
             self,
-            |v| visit.visit(v),
+            |v| access.visit(v),
             deps,
             "parallel_for_access_with",
             move |all| {
@@ -713,11 +726,11 @@ impl JobSystem {
         F: for<'a> Fn(Range<usize>, A::Chunk<'a>) + Send + Sync + 'static,
     {
         let _ = batch.piece_len(range.len(), 1);
-        let job = std::sync::Arc::new(crate::access::ParJob::new(access));
-        let visit = job.clone();
+        // As in `schedule_access_with`: the loop owns a copy, inline.
+        let job = crate::access::ParJob::new(access.dup());
         crate::access::schedule_core(
             self,
-            |v| visit.visit(v),
+            |v| access.visit(v),
             deps,
             "parallel_for_access_chunked_after",
             move |all| {

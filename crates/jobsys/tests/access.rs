@@ -427,6 +427,62 @@ fn pinned_and_prioritised_access_jobs_keep_the_order() {
     });
 }
 
+/// A pinned access job whose thread is gone is cancelled and its closure
+/// dropped. That drop is user code, and here it declares the same
+/// resource: run while `schedule_access_pinned` still held the resource's
+/// lock, it would lock it again on the same thread and hang (it did, before
+/// the drop was moved after the unlock).
+#[test]
+fn a_pinned_job_whose_thread_is_gone_is_dropped_after_the_locks() {
+    struct DeclaresOnDrop {
+        js: JobSystem,
+        r: Resource<u32>,
+        tx: std::sync::mpsc::Sender<jobsys::JobHandle>,
+    }
+    impl Drop for DeclaresOnDrop {
+        fn drop(&mut self) {
+            let h = self.js.schedule_access(self.r.read(), |v| {
+                unreachable!("reads after a cancelled writer: skipped ({v})")
+            });
+            self.tx.send(h).unwrap();
+        }
+    }
+    watchdog(30, || {
+        for workers in [0, 2] {
+            let js = system(workers);
+            let idx = {
+                let js = js.clone();
+                std::thread::spawn(move || js.register_thread())
+                    .join()
+                    .unwrap()
+            };
+            let r = Resource::named("r", 1u32);
+            let (tx, rx) = std::sync::mpsc::channel();
+            let on_drop = DeclaresOnDrop {
+                js: js.clone(),
+                r: r.clone(),
+                tx,
+            };
+            let h = js.schedule_access_pinned(Pin::Thread(idx), &[], r.write(), move |v| {
+                let _keep = &on_drop;
+                *v = 2;
+            });
+            let inner = rx.recv().expect("the closure was dropped");
+            assert!(
+                matches!(js.try_complete(h), Err(JobError::Cancelled(_))),
+                "{workers} workers: the pinned writer is cancelled"
+            );
+            // The drop ran while the writer was still unfinished: its read
+            // was ordered after it and is cancelled with it.
+            assert!(
+                matches!(js.try_complete(inner), Err(JobError::Cancelled(_))),
+                "{workers} workers: the read declared in the drop follows the writer"
+            );
+            assert_eq!(*r.read_now(&js), 1, "{workers} workers: nothing wrote");
+        }
+    });
+}
+
 #[test]
 fn cancelling_a_writer_cancels_jobs_after_it_but_not_the_resource() {
     watchdog(30, || {

@@ -13,7 +13,7 @@
 mod common;
 
 use common::{watchdog, Gate};
-use jobsys::trace::JobId;
+use jobsys::trace::{AccessMode, JobId};
 use jobsys::{Batch, IdlePolicy, JobDesc, JobSystem, ProfilerHooks};
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
@@ -36,6 +36,7 @@ enum Ev {
     FrameBegin(u64),
     FrameEnd(u64),
     Active(u32),
+    Access(JobId, u64, &'static str, AccessMode),
 }
 
 /// One hook call: the OS thread it came on, the `thread` index it named,
@@ -115,6 +116,9 @@ impl ProfilerHooks for Recorder {
     fn active_workers(&self, thread: u32, count: u32) {
         self.push(thread, Ev::Active(count));
     }
+    fn access(&self, thread: u32, job: JobId, resource: u64, name: &'static str, mode: AccessMode) {
+        self.push(thread, Ev::Access(job, resource, name, mode));
+    }
 }
 
 /// The hooks under test: the recorder alone, or with `--features tracy`
@@ -164,6 +168,7 @@ both! {
     frame_begin(t: u32, frame: u64);
     frame_end(t: u32, frame: u64);
     active_workers(t: u32, count: u32);
+    access(t: u32, job: JobId, resource: u64, name: &'static str, mode: AccessMode);
 }
 
 fn system(workers: usize, hooks: &Arc<Hooks>) -> JobSystem {
@@ -563,6 +568,51 @@ fn another_system_without_hooks_reports_nothing_to_them() {
 }
 
 /// Run by `a_panicking_hook_aborts_the_process` in a child process.
+/// Each declared access reaches `access` on the scheduling thread, with
+/// its job (the handle's id), the resource's name and mode; one resource
+/// keeps one id; a job without declarations reports none.
+#[test]
+fn declared_accesses_reach_the_access_hook() {
+    watchdog(30, || {
+        let hooks = Hooks::new();
+        let js = system(1, &hooks);
+        let pos = jobsys::Resource::named("positions", vec![0u32; 8]);
+        let vel = jobsys::Resource::new(1u32);
+        let a = js.schedule_access((pos.read(), vel.write()), |(_, v)| *v = 2);
+        let b = js.parallel_for_access(0..8, Batch::Auto, pos.write_each(), |i, p| *p = i as u32);
+        js.complete(js.schedule(|| {}));
+        js.complete(a);
+        js.complete(b);
+        let me = std::thread::current().id();
+        let mut got: Vec<(JobId, &'static str, AccessMode, u64)> = hooks
+            .rec
+            .calls()
+            .into_iter()
+            .filter_map(|(t, _, ev)| match ev {
+                Ev::Access(job, res, name, mode) => {
+                    assert_eq!(t, me, "reported on the scheduling thread");
+                    Some((job, name, mode, res))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got.len(), 3, "{got:?}");
+        got.sort_by_key(|g| (g.0 != JobId::of_handle(a), g.1));
+        let (ja, jb) = (JobId::of_handle(a), JobId::of_handle(b));
+        assert_eq!((got[0].0, got[0].1, got[0].2), (ja, "", AccessMode::Write));
+        assert_eq!(
+            (got[1].0, got[1].1, got[1].2),
+            (ja, "positions", AccessMode::Read)
+        );
+        assert_eq!(
+            (got[2].0, got[2].1, got[2].2),
+            (jb, "positions", AccessMode::WriteEach)
+        );
+        assert_eq!(got[1].3, got[2].3, "one resource, one id");
+        assert_ne!(got[0].3, got[1].3);
+    });
+}
+
 #[test]
 fn panicking_hook_child() {
     if std::env::var_os("JOBSYS_PANICKING_HOOK_CHILD").is_none() {

@@ -71,10 +71,11 @@ fn assert_writes_raw(t: &Trace) {
     let mut file = Vec::new();
     t.write_raw(&mut file).unwrap();
     let text = String::from_utf8(file).expect("UTF-8");
-    assert!(
-        text.starts_with(r#"{"format":"jobsys-raw-trace","version":1,"#),
-        "{text}"
+    let header = format!(
+        r#"{{"format":"jobsys-raw-trace","version":{},"#,
+        jobsys::trace::RAW_VERSION
     );
+    assert!(text.starts_with(&header), "{text}");
     assert!(text.ends_with("]}\n"));
     for th in &t.threads {
         assert!(text.contains(&format!(r#""name":"{}""#, th.name)), "{text}");
@@ -226,4 +227,91 @@ fn overflow_under_load_drops_and_counts() {
     assert!(t.dropped() > 0);
     assert!(t.threads.iter().all(|th| th.events.len() <= 64));
     assert_writes_raw(&t);
+}
+
+/// Declared accesses are recorded when the job is scheduled: an
+/// `accesses` event naming the job, then one `read` / `write` /
+/// `write_each` per resource, with its name ("" if unnamed) and an id
+/// that tells resources apart; a `read_now` guard is recorded too. The
+/// accesses of one resource come in its history (scheduling) order. Jobs
+/// scheduled while nothing records leave nothing behind.
+#[test]
+fn declared_accesses_are_recorded_with_their_jobs() {
+    use jobsys::trace::AccessMode::{Read, Write, WriteEach};
+    use jobsys::Resource;
+    let js = system(1);
+    let pos = Resource::named("positions", vec![0u32; 64]);
+    let vel = Resource::named("velocities", 1u32);
+    let anon = Resource::new(0u8);
+    js.complete(js.schedule_access(vel.write(), |v| *v = 2));
+    js.trace_start();
+    let a = js.schedule_access((vel.read(), anon.write()), |(v, x)| *x = *v as u8);
+    let b = js.parallel_for_access(
+        0..64,
+        Batch::Fixed(8),
+        (vel.read(), pos.write_each()),
+        |i, (v, p)| *p = i as u32 * *v,
+    );
+    let guard = pos.read_now(&js);
+    assert_eq!(guard[3], 6);
+    drop(guard);
+    js.complete(a);
+    js.complete(b);
+    let t = js.trace_stop();
+    assert_writes_raw(&t);
+    // (job, [(resource, name, mode)]) in recording order, all threads.
+    type Group = (JobId, Vec<(u64, &'static str, jobsys::trace::AccessMode)>);
+    let mut groups: Vec<Group> = Vec::new();
+    for th in &t.threads {
+        let mut open = false;
+        for r in &th.events {
+            match r.event {
+                Event::Accesses { job } => {
+                    groups.push((job, Vec::new()));
+                    open = true;
+                }
+                Event::Access {
+                    resource,
+                    name,
+                    mode,
+                } => {
+                    assert!(open, "an access outside a group: {r:?}");
+                    groups.last_mut().unwrap().1.push((resource, name, mode));
+                }
+                _ => open = false,
+            }
+        }
+    }
+    assert_eq!(groups.len(), 3, "a, b and the guard: {groups:?}");
+    let find = |job| &groups.iter().find(|g| g.0 == job).expect("recorded").1;
+    let ga = find(JobId::of_handle(a));
+    let gb = find(JobId::of_handle(b));
+    let mut modes_a: Vec<_> = ga.iter().map(|&(_, n, m)| (n, m)).collect();
+    modes_a.sort_by_key(|x| x.0);
+    assert_eq!(modes_a, [("", Write), ("velocities", Read)]);
+    let mut modes_b: Vec<_> = gb.iter().map(|&(_, n, m)| (n, m)).collect();
+    modes_b.sort_by_key(|x| x.0);
+    assert_eq!(modes_b, [("positions", WriteEach), ("velocities", Read)]);
+    let id = |g: &Vec<(u64, &str, _)>, name| g.iter().find(|x| x.1 == name).unwrap().0;
+    assert_eq!(
+        id(ga, "velocities"),
+        id(gb, "velocities"),
+        "one resource, one id"
+    );
+    assert_ne!(id(ga, ""), id(gb, "velocities"));
+    // The guard's group: a read of positions, after b's write_each.
+    let guard = groups
+        .iter()
+        .find(|g| g.0 != JobId::of_handle(a) && g.0 != JobId::of_handle(b));
+    assert_eq!(
+        guard
+            .unwrap()
+            .1
+            .iter()
+            .map(|&(_, n, m)| (n, m))
+            .collect::<Vec<_>>(),
+        [("positions", Read)]
+    );
+    // Nothing while not recording: the write before trace_start left no
+    // group (it would be a fourth).
 }

@@ -67,6 +67,11 @@ mod sealed {
 pub trait Declare: sealed::Sealed + Send + Sync + 'static {
     #[doc(hidden)]
     fn decl(&self) -> (&Shared, Mode);
+    #[doc(hidden)]
+    /// The same declaration (one more reference to the resource).
+    fn dup(&self) -> Self
+    where
+        Self: Sized;
 }
 
 /// A declaration usable by a single job (`schedule_access`): `Read`,
@@ -77,6 +82,13 @@ pub trait Access: Send + Sync + 'static {
     type Guards<'a>;
     #[doc(hidden)]
     fn visit<'s>(&'s self, f: &mut dyn FnMut(&'s Shared, Mode));
+    #[doc(hidden)]
+    /// The same declarations: the job owns one copy, the scheduling call
+    /// keeps the other (and with it the resources) while it holds their
+    /// locks.
+    fn dup(&self) -> Self
+    where
+        Self: Sized;
     #[doc(hidden)]
     /// # Safety
     /// The job's derived dependencies have finished and it is running:
@@ -96,6 +108,11 @@ pub trait ParAccess: Send + Sync + 'static {
     type Base: Send + Sync;
     #[doc(hidden)]
     fn visit<'s>(&'s self, f: &mut dyn FnMut(&'s Shared, Mode));
+    #[doc(hidden)]
+    /// As `Access::dup`.
+    fn dup(&self) -> Self
+    where
+        Self: Sized;
     #[doc(hidden)]
     /// # Safety
     /// As `Access::guards`; called once per loop, by one thread, before
@@ -119,15 +136,30 @@ impl<T: Send + Sync + 'static> Declare for Read<T> {
     fn decl(&self) -> (&Shared, Mode) {
         (&self.res.inner.shared, Mode::Read)
     }
+    fn dup(&self) -> Self {
+        Read {
+            res: self.res.clone(),
+        }
+    }
 }
 impl<T: Send + Sync + 'static> Declare for Write<T> {
     fn decl(&self) -> (&Shared, Mode) {
         (&self.res.inner.shared, Mode::Write)
     }
+    fn dup(&self) -> Self {
+        Write {
+            res: self.res.clone(),
+        }
+    }
 }
 impl<T: SliceStorage> Declare for WriteEach<T> {
     fn decl(&self) -> (&Shared, Mode) {
-        (&self.res.inner.shared, Mode::Write)
+        (&self.res.inner.shared, Mode::WriteEach)
+    }
+    fn dup(&self) -> Self {
+        WriteEach {
+            res: self.res.clone(),
+        }
     }
 }
 
@@ -259,6 +291,9 @@ macro_rules! single {
                 let (s, m) = self.decl();
                 f(s, m)
             }
+            fn dup(&self) -> Self {
+                Declare::dup(self)
+            }
             unsafe fn guards(&self) -> Self::Guards<'_> {
                 // SAFETY: the caller's promise.
                 unsafe { self.guard() }
@@ -271,6 +306,9 @@ macro_rules! single {
             fn visit<'s>(&'s self, f: &mut dyn FnMut(&'s Shared, Mode)) {
                 let (s, m) = self.decl();
                 f(s, m)
+            }
+            fn dup(&self) -> Self {
+                Declare::dup(self)
             }
             unsafe fn prepare(&self) -> Self::Base {
                 // SAFETY: the caller's promise.
@@ -295,6 +333,9 @@ macro_rules! tuple {
             fn visit<'s>(&'s self, f: &mut dyn FnMut(&'s Shared, Mode)) {
                 $( self.$i.visit(f); )*
             }
+            fn dup(&self) -> Self {
+                ($(Access::dup(&self.$i),)*)
+            }
             unsafe fn guards(&self) -> Self::Guards<'_> {
                 // SAFETY: the caller's promise, for each element; the
                 // elements name distinct resources or read one twice
@@ -308,6 +349,9 @@ macro_rules! tuple {
             type Base = ($(<$d as ParAccess>::Base,)*);
             fn visit<'s>(&'s self, f: &mut dyn FnMut(&'s Shared, Mode)) {
                 $( self.$i.visit(f); )*
+            }
+            fn dup(&self) -> Self {
+                ($(ParAccess::dup(&self.$i),)*)
             }
             unsafe fn prepare(&self) -> Self::Base {
                 // SAFETY: the caller's promise, for each element.
@@ -332,6 +376,7 @@ single!(D);
 impl Access for () {
     type Guards<'a> = ();
     fn visit<'s>(&'s self, _: &mut dyn FnMut(&'s Shared, Mode)) {}
+    fn dup(&self) {}
     unsafe fn guards(&self) {}
 }
 impl ParAccess for () {
@@ -339,6 +384,7 @@ impl ParAccess for () {
     type Chunk<'a> = ();
     type Base = ();
     fn visit<'s>(&'s self, _: &mut dyn FnMut(&'s Shared, Mode)) {}
+    fn dup(&self) {}
     unsafe fn prepare(&self) {}
     unsafe fn item<'a>(&'a self, _: &'a (), _: usize) {}
     unsafe fn chunk<'a>(&'a self, _: &'a (), _: Range<usize>) {}

@@ -21,10 +21,20 @@
 //!        running one), then record it: a write becomes the last writer and
 //!        clears the readers; a read joins the readers
 //!     5. unlock
+//!
+//!   No user code runs on this thread while the locks are held: no job
+//!   (`helping_forbidden`), and no closure drop: a pinned job whose thread
+//!   is gone is cancelled when it becomes runnable, which drops its
+//!   closure, so `schedule_access_pinned` submits it with a held pending
+//!   count (`Registry::submit_held`) and releases it after step 5.
 //! ```
 //!
-//! Cost: one lock + one Arc clone per declared access, plus one load per
-//! unfinished history entry looked at; no scan of other jobs. The history
+//! Cost: one lock + two reference-count increments per declared access
+//! (the declaration's, and the copy the job owns: `Access::dup`; the
+//! scheduling call keeps the declaration, and with it the resources,
+//! until their locks are released), plus one load per unfinished history
+//! entry looked at; no allocation unless the job's closure and its
+//! declarations exceed the inline payload; no scan of other jobs. The history
 //! is bounded: one writer handle and the readers since it, pruned of
 //! finished ones (amortised: when the list doubles), so a program that
 //! schedules forever keeps O(unfinished readers) per resource.
@@ -78,7 +88,7 @@ use crate::system::JobSystem;
 use std::cell::{Cell, UnsafeCell};
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 /// How a job declared a resource.
@@ -87,8 +97,19 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 pub enum Mode {
     /// `read()`: shared.
     Read,
-    /// `write()` / `write_each()`: exclusive.
+    /// `write()`: exclusive.
     Write,
+    /// `write_each()`: exclusive (ordered like `Write`; told apart only in
+    /// traces).
+    WriteEach,
+}
+
+impl Mode {
+    /// Exclusive (`Write` or `WriteEach`)?
+    #[inline]
+    pub(crate) fn writes(self) -> bool {
+        self != Mode::Read
+    }
 }
 
 /// A value shared by jobs that declare how they use it, plus its access
@@ -141,6 +162,9 @@ impl<T> std::fmt::Debug for Resource<T> {
 /// The untyped part of a resource: its history and poison flag.
 #[doc(hidden)]
 pub struct Shared {
+    /// Unique per resource in the process (traces tell resources apart by
+    /// it: unnamed ones, or two with the same name).
+    id: u64,
     name: Option<&'static str>,
     type_name: &'static str,
     history: Mutex<History>,
@@ -162,11 +186,19 @@ struct History {
 
 const PRUNE_MIN: usize = 8;
 
+/// The next `Shared::id` (0 is never used).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, History> {
         // A panic under the lock (a bad pin, say) leaves the history
         // consistent: it is only written after the job is submitted.
         self.history.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// (id, name or "", mode) as the tracer records an access.
+    pub(crate) fn traced((s, m): (&Shared, Mode)) -> (u64, &'static str, Mode) {
+        (s.id, s.name.unwrap_or(""), m)
     }
 
     pub(crate) fn describe(&self) -> String {
@@ -177,15 +209,22 @@ impl Shared {
     }
 
     /// Panic (failing the running job) if a writer's panic poisoned it.
+    #[inline(always)]
     pub(crate) fn check_poison(&self) {
         if self.poisoned.load(Ordering::Acquire) {
-            let why = self.lock().poison.clone().unwrap_or_default();
-            panic!(
-                "jobsys: {} is poisoned: a job writing it panicked ({why}); \
-                 Resource::clear_poison lets jobs use it again",
-                self.describe()
-            );
+            self.poisoned_panic();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn poisoned_panic(&self) -> ! {
+        let why = self.lock().poison.clone().unwrap_or_default();
+        panic!(
+            "jobsys: {} is poisoned: a job writing it panicked ({why}); \
+             Resource::clear_poison lets jobs use it again",
+            self.describe()
+        );
     }
 
     fn poison(&self, payload: &(dyn std::any::Any + Send)) {
@@ -206,11 +245,19 @@ impl Shared {
 
 impl History {
     /// Bind to `reg`'s system, or panic if bound to another live one.
+    #[inline(always)]
     fn bind(&mut self, js: &JobSystem, what: &Shared) {
-        let id = js.reg().id;
-        if self.system == id {
-            return;
+        if self.system != js.reg().id {
+            self.bind_slow(js, what);
         }
+    }
+
+    /// `bind` to a system other than the current one (out of line: once
+    /// per resource and system).
+    #[cold]
+    #[inline(never)]
+    fn bind_slow(&mut self, js: &JobSystem, what: &Shared) {
+        let id = js.reg().id;
         if self.system != 0 && self.registry.strong_count() > 0 {
             panic!(
                 "jobsys: {} is used with two JobSystems (it belongs to the system \
@@ -230,6 +277,7 @@ impl History {
 
     /// Push the unfinished jobs a `mode` access must wait for onto `deps`,
     /// forgetting finished ones.
+    #[inline(always)]
     fn collect(&mut self, reg: &Registry, mode: Mode, deps: &mut DepBuf) {
         if let Some(w) = self.last_writer {
             if reg.is_complete(w) {
@@ -238,7 +286,7 @@ impl History {
                 deps.push(w);
             }
         }
-        if mode == Mode::Write {
+        if mode.writes() {
             self.readers.retain(|&r| !reg.is_complete(r));
             for &r in &self.readers {
                 deps.push(r);
@@ -247,9 +295,10 @@ impl History {
     }
 
     /// Record `h` as the latest `mode` access.
+    #[inline(always)]
     fn record(&mut self, reg: &Registry, h: JobHandle, mode: Mode) {
         match mode {
-            Mode::Write => {
+            Mode::Write | Mode::WriteEach => {
                 self.last_writer = Some(h);
                 self.readers.clear();
                 self.prune_at = PRUNE_MIN;
@@ -280,6 +329,7 @@ impl<T: Send + Sync + 'static> Resource<T> {
         Resource {
             inner: Arc::new(Inner {
                 shared: Shared {
+                    id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                     name,
                     type_name: std::any::type_name::<T>(),
                     history: Mutex::new(History {
@@ -384,6 +434,7 @@ pub(crate) struct DepBuf {
 }
 
 impl DepBuf {
+    #[inline(always)]
     fn new() -> DepBuf {
         DepBuf {
             inline: [JobHandle::DANGLING; 16],
@@ -391,6 +442,7 @@ impl DepBuf {
             more: Vec::new(),
         }
     }
+    #[inline(always)]
     pub(crate) fn push(&mut self, h: JobHandle) {
         if self.more.is_empty() && self.n < self.inline.len() {
             self.inline[self.n] = h;
@@ -419,6 +471,7 @@ struct Decls<'a> {
 }
 
 impl<'a> Decls<'a> {
+    #[inline(always)]
     fn add(&mut self, s: &'a Shared, m: Mode) {
         assert!(
             self.n < decl::MAX_DECLS,
@@ -432,7 +485,7 @@ impl<'a> Decls<'a> {
             let (p, pm) = self.items[i - 1].expect("filled");
             let pk = p as *const Shared as usize;
             if pk == key {
-                if pm == Mode::Write || m == Mode::Write {
+                if pm.writes() || m.writes() {
                     panic!(
                         "jobsys: schedule_access: {} is declared twice in one job, and one of \
                          the declarations writes (a job gets one reference per resource: \
@@ -490,6 +543,9 @@ pub(crate) fn schedule_core<'s>(
     for (k, (_, m)) in decls.iter().enumerate() {
         locks[k].as_mut().expect("locked").record(reg, handle, m);
     }
+    // Under the locks: each resource's trace events come in its history
+    // order. One check per job; nothing per access unless recording.
+    crate::trace::accesses(reg, handle, &mut decls.iter().map(Shared::traced));
     handle
 }
 
@@ -514,7 +570,7 @@ type Visit<'v> = &'v dyn Fn(&mut dyn FnMut(&Shared, Mode));
 
 fn poison_writes(visit: Visit<'_>, p: &(dyn std::any::Any + Send)) {
     visit(&mut |s, m| {
-        if m == Mode::Write {
+        if m.writes() {
             s.poison(p);
         }
     });
@@ -533,10 +589,6 @@ impl<A: ParAccess> ParJob<A> {
             access,
             base: OnceLock::new(),
         }
-    }
-
-    pub(crate) fn visit<'s>(&'s self, f: &mut dyn FnMut(&'s Shared, Mode)) {
-        self.access.visit(f)
     }
 
     fn base(&self) -> &A::Base {

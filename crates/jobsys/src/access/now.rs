@@ -213,7 +213,7 @@ impl<T: Send + Sync + 'static> Resource<T> {
         let (slot, gen) = reg.alloc_job(ctx, &crate::desc::JobDesc::default());
         let vt = match mode {
             Mode::Read => &READ_EVENT,
-            Mode::Write => &WRITE_EVENT,
+            Mode::Write | Mode::WriteEach => &WRITE_EVENT,
         };
         // SAFETY: fresh slot, unpublished.
         unsafe { slot.set_vtable(vt) };
@@ -253,6 +253,11 @@ impl<T: Send + Sync + 'static> Resource<T> {
             // One pending count: the guard's (dropped by `Event::drop`).
             slot.publish_waiting(gen, TRACED, 0);
             hist.record(reg, h, mode);
+            crate::trace::accesses(
+                reg,
+                h,
+                &mut std::iter::once(super::Shared::traced((shared, mode))),
+            );
         }
         ctx.running_push(slot as *const Slot, gen);
         let ev = Event {

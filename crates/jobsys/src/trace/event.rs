@@ -56,12 +56,34 @@ impl JobId {
     }
 }
 
+/// How a job declared a resource (`Event::Access`, `ProfilerHooks::access`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessMode {
+    /// `read()` (or `read_now`).
+    Read,
+    /// `write()` (or `write_now`).
+    Write,
+    /// `write_each()`.
+    WriteEach,
+}
+
+impl AccessMode {
+    /// `"read"`, `"write"` or `"write_each"` (the raw format's kinds).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccessMode::Read => "read",
+            AccessMode::Write => "write",
+            AccessMode::WriteEach => "write_each",
+        }
+    }
+}
+
 #[cfg(feature = "trace")]
 pub use recorded::*;
 
 #[cfg(feature = "trace")]
 mod recorded {
-    use super::JobId;
+    use super::{AccessMode, JobId};
 
     /// One thing a thread did, as recorded (see the module docs of
     /// [`crate::trace`] for where each is recorded).
@@ -107,6 +129,22 @@ mod recorded {
         /// (`JobSystem::set_active_workers`, `Builder::follow_cpus`): a
         /// counter track.
         ActiveWorkers { count: u32 },
+        /// The [`Access`](Event::Access) events that follow on this thread
+        /// (up to the next event of another kind) are `job`'s declared
+        /// accesses (`schedule_access`, `parallel_for_access`, or a
+        /// `read_now`/`write_now` guard). Recorded when the job was
+        /// scheduled, under the resources' locks, so one resource's
+        /// accesses are stamped in its history order.
+        Accesses { job: JobId },
+        /// One declared access of the job named by the preceding
+        /// [`Accesses`](Event::Accesses): `resource` is unique per
+        /// `Resource` in the process, `name` its `Resource::named` name
+        /// (empty if unnamed).
+        Access {
+            resource: u64,
+            name: &'static str,
+            mode: AccessMode,
+        },
     }
 
     /// An event and its time on the tracer's monotonic clock (nanoseconds).
@@ -133,6 +171,10 @@ mod recorded {
     pub(crate) const FRAME_BEGIN: u8 = 14;
     pub(crate) const FRAME_END: u8 = 15;
     pub(crate) const ACTIVE_WORKERS: u8 = 16;
+    pub(crate) const ACCESSES: u8 = 17;
+    pub(crate) const ACCESS_READ: u8 = 18;
+    pub(crate) const ACCESS_WRITE: u8 = 19;
+    pub(crate) const ACCESS_WRITE_EACH: u8 = 20;
 
     const TS_BITS: u32 = 56;
     const TS_MASK: u64 = (1 << TS_BITS) - 1;
@@ -201,6 +243,16 @@ mod recorded {
                 ACTIVE_WORKERS => Event::ActiveWorkers {
                     count: self.id as u32,
                 },
+                ACCESSES => Event::Accesses { job },
+                ACCESS_READ | ACCESS_WRITE | ACCESS_WRITE_EACH => Event::Access {
+                    resource: self.id,
+                    name,
+                    mode: match kind {
+                        ACCESS_READ => AccessMode::Read,
+                        ACCESS_WRITE => AccessMode::Write,
+                        _ => AccessMode::WriteEach,
+                    },
+                },
                 _ => return None,
             };
             Some(Record {
@@ -251,6 +303,27 @@ mod tests {
                 }
             }
         );
+    }
+
+    #[test]
+    fn accesses_survive_the_raw_record() {
+        let r = RawEvent::new(5, ACCESSES, 7, "");
+        assert_eq!(r.decode().unwrap().event, Event::Accesses { job: JobId(7) });
+        for (kind, mode) in [
+            (ACCESS_READ, AccessMode::Read),
+            (ACCESS_WRITE, AccessMode::Write),
+            (ACCESS_WRITE_EACH, AccessMode::WriteEach),
+        ] {
+            let r = RawEvent::new(6, kind, 3, "positions");
+            assert_eq!(
+                r.decode().unwrap().event,
+                Event::Access {
+                    resource: 3,
+                    name: "positions",
+                    mode
+                }
+            );
+        }
     }
 
     #[test]

@@ -115,6 +115,22 @@ pub trait ProfilerHooks: Send + Sync {
     /// This thread changed the number of workers that take work to `count`
     /// (`set_active_workers`, `follow_cpus`).
     fn active_workers(&self, thread: u32, count: u32) {}
+    /// This thread scheduled `job` with a declared access (`docs/access.md`)
+    /// to `resource` (an id unique per `Resource` in the process; `name`:
+    /// its `Resource::named` name, `""` if unnamed): one call per declared
+    /// resource, right after the job (or a `read_now`/`write_now` guard)
+    /// was recorded in the resource's history. Called while the scheduling
+    /// call holds the resources' locks: the hook must not schedule access
+    /// jobs or use `read_now`/`write_now`.
+    fn access(
+        &self,
+        thread: u32,
+        job: JobId,
+        resource: u64,
+        name: &'static str,
+        mode: super::AccessMode,
+    ) {
+    }
 }
 
 /// So that `Config` and `Builder` stay `Debug`.

@@ -65,6 +65,7 @@
 //! | `search_begin(reg, ctx)` | worker.rs `worker_main`: when `spin_until_work` found work, and after `cancel_park` |
 //! | `sleep_begin(reg, ctx)` / `sleep_end(reg, ctx)` | around `sleep.park(idx)` in `worker_main`; around the futex loop in wait.rs `park_on` and in join.rs `wait_latch` |
 //! | `wake_issued(reg, ctx, Some(idx))` | *inside* the wake, before the store that ends the wakee's park: `Sleep::notify_work`/`wake_one_slow`/`hand_over`/`wake_many` call their `on_wake(idx)` under the sleepers lock just before storing the notified word (search.rs `notify_work_from`/`found_work`, lifecycle.rs `flush` pass the hook); wait.rs `wake_waiter` (from `wake_target`/`wake_all_parked`) calls it under the `parked` lock before the `WOKEN` CAS, and only when the word is still 0 (the wake that ends the wait). Order relied on: waker stamps → Release store → the wakee's Acquire load sees it → the wakee stamps `sleep_end`, so a wake is never later than the wake-up it caused (`jobsys-trace`'s `match_wakes` pairs each sleep with the last wake before its end). Not recorded: `Sleep::wake_all` (shutdown, first hot zone) and `BROKEN` |
+//! | `accesses(reg, h, list)` (`Accesses`, then one `Access` per resource) | access/mod.rs `schedule_core`: after the job is recorded in each resource's history, before the locks are released (so one resource's accesses are stamped in history order); access/now.rs `now`: the same, for a guard's event. Walks the list only while recording; the context is looked up then |
 //! | `thread_start(reg, ctx)` / `thread_stop(reg, ctx)` (hooks only, nothing recorded) | worker.rs `worker_main`: first thing after `set_current` / last thing; registry.rs `current_slow`: after an outside thread claimed a new context / `Claim::drop`: when the thread's claim is released while the registry lives (thread exit, possibly in a thread-local destructor) |
 //! | frame begin/end (`api.rs`, not a hook here) | `JobSystem::frame_begin` / `frame_end` / `FrameGuard::drop`: one `active()` check, then `record` when the system records or has hooks |
 //! | `let _t = WaitTrace::of_handle(reg, ctx, h)` | wait.rs `Registry::wait_slow`: first thing (the caller, `wait_with`, made the `DepthGuard`; it calls `wait_slow` for a `TRACED` job before its fast path, for another one only if its fast path, which has no site, did not finish the job: a capture that starts between such a job's submit and that path holds neither the wait nor the job's begin and end, as it holds no ready of it); join.rs `wait_latch`: after `DepthGuard::new`, as `WaitTrace::of_stack(reg, ctx, job)` (records wait end on every return and on unwinding) |
@@ -96,6 +97,7 @@ mod recorder;
 pub mod tracy;
 
 pub use api::FrameGuard;
+pub use event::AccessMode;
 #[cfg(feature = "trace")]
 pub use event::{Event, Record};
 pub use hooks::ProfilerHooks;
@@ -207,6 +209,57 @@ hook!(
     /// This thread's wait for the job at `addr`, generation `gen` ended.
     wait_end(addr: usize, gen: u32) => WAIT_END, JobId::new(addr, gen).0, ""
 );
+
+/// One traced access: (resource id, name or "", mode).
+pub(crate) type TracedAccess = (u64, &'static str, crate::access::Mode);
+
+/// The declared accesses of the job `h`, just recorded in the resources'
+/// histories (access/mod.rs `schedule_core` and now.rs `now`, under the
+/// resource locks): an `Accesses` event, then one `Access` per resource.
+/// One check per job; the list is walked only while recording.
+#[inline(always)]
+pub(crate) fn accesses(
+    reg: &Registry,
+    h: crate::JobHandle,
+    list: &mut dyn Iterator<Item = TracedAccess>,
+) {
+    #[cfg(feature = "trace")]
+    if recorder::active() {
+        record_accesses(reg, h, list);
+    }
+    let _ = (reg, h, list);
+}
+
+#[cfg(feature = "trace")]
+#[cold]
+#[inline(never)]
+fn record_accesses(
+    reg: &Registry,
+    h: crate::JobHandle,
+    list: &mut dyn Iterator<Item = TracedAccess>,
+) {
+    if !state(reg).listening() {
+        return;
+    }
+    let ctx = reg.current();
+    let st = state(reg);
+    let job = JobId::of_handle(h);
+    st.record(ctx.index, event::ACCESSES, job.0, "");
+    for (id, name, mode) in list {
+        let (kind, mode) = match mode {
+            crate::access::Mode::Read => (event::ACCESS_READ, AccessMode::Read),
+            crate::access::Mode::Write => (event::ACCESS_WRITE, AccessMode::Write),
+            crate::access::Mode::WriteEach => (event::ACCESS_WRITE_EACH, AccessMode::WriteEach),
+        };
+        st.record(ctx.index, kind, id, name);
+        // The hooks get the job with each access (`dispatch` sees one
+        // event at a time and skips these kinds).
+        if let Some(hk) = st.hooks() {
+            let thread = ctx.index;
+            hooks::call(hk, |hk| hk.access(thread, job, id, name, mode));
+        }
+    }
+}
 
 /// `job_ready` for `submit`'s no-dependency branch, which publishes the
 /// job after it: the check's outcome is kept in the job's state, as the

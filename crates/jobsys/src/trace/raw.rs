@@ -23,7 +23,9 @@ use std::io::{self, BufWriter, Write};
 /// The `format` field of a raw capture file.
 pub const RAW_FORMAT: &str = "jobsys-raw-trace";
 /// The format version this build writes (readers refuse newer ones).
-pub const RAW_VERSION: u64 = 1;
+/// 2 added the `accesses`, `read`, `write` and `write_each` kinds
+/// (declared data access); a version 1 file reads as before.
+pub const RAW_VERSION: u64 = 2;
 
 impl Trace {
     /// Write the capture as a raw capture file (the format is in
@@ -37,7 +39,7 @@ impl Trace {
     /// js.complete(js.schedule_named("physics", || {}));
     /// let mut file = Vec::new();
     /// js.trace_stop().write_raw(&mut file).unwrap();
-    /// assert!(file.starts_with(br#"{"format":"jobsys-raw-trace","version":1,"#));
+    /// assert!(file.starts_with(br#"{"format":"jobsys-raw-trace","version":2,"#));
     /// ```
     pub fn write_raw<W: Write>(&self, w: W) -> io::Result<()> {
         let mut w = BufWriter::new(w);
@@ -105,6 +107,15 @@ fn write_event<W: Write>(w: &mut W, e: &Event) -> io::Result<()> {
         Event::FrameBegin { frame } => write!(w, "\"frame_begin\",{frame}"),
         Event::FrameEnd { frame } => write!(w, "\"frame_end\",{frame}"),
         Event::ActiveWorkers { count } => write!(w, "\"active_workers\",{count}"),
+        Event::Accesses { job: j } => job(w, "accesses", j),
+        Event::Access {
+            resource,
+            name,
+            mode,
+        } => {
+            write!(w, "\"{}\",{resource},", mode.as_str())?;
+            write_str(w, name)
+        }
     }
 }
 
@@ -205,6 +216,31 @@ mod tests {
                         r(103, Event::Wake { wakee: Some(0) }),
                         r(104, Event::Wake { wakee: None }),
                         r(105, Event::WaitBegin { job: b }),
+                        r(106, Event::Accesses { job: b }),
+                        r(
+                            106,
+                            Event::Access {
+                                resource: 3,
+                                name: "positions",
+                                mode: crate::trace::AccessMode::Read,
+                            },
+                        ),
+                        r(
+                            106,
+                            Event::Access {
+                                resource: 4,
+                                name: "",
+                                mode: crate::trace::AccessMode::Write,
+                            },
+                        ),
+                        r(
+                            107,
+                            Event::Access {
+                                resource: 5,
+                                name: "v",
+                                mode: crate::trace::AccessMode::WriteEach,
+                            },
+                        ),
                         r(800, Event::WaitEnd { job: b }),
                         r(801, Event::FrameEnd { frame: 0 }),
                     ],
@@ -218,7 +254,7 @@ mod tests {
                 },
             ],
         };
-        let want = r#"{"format":"jobsys-raw-trace","version":1,"start_ns":100,"end_ns":900,"threads":[
+        let want = r#"{"format":"jobsys-raw-trace","version":2,"start_ns":100,"end_ns":900,"threads":[
 {"index":0,"name":"worker 0","worker":true,"dropped":2,"events":[
 [110,"sleep_end"],
 [120,"search_begin"],
@@ -235,6 +271,10 @@ mod tests {
 [103,"wake",0],
 [104,"wake",null],
 [105,"wait_begin","0x000000000000000b"],
+[106,"accesses","0x000000000000000b"],
+[106,"read",3,"positions"],
+[106,"write",4,""],
+[107,"write_each",5,"v"],
 [800,"wait_end","0x000000000000000b"],
 [801,"frame_end",0]]},
 {"index":2,"name":"bell\u0007\\","worker":false,"dropped":0,"events":[]}
@@ -247,7 +287,7 @@ mod tests {
     fn an_empty_trace_is_a_document_without_threads() {
         assert_eq!(
             write(&Trace::default()),
-            "{\"format\":\"jobsys-raw-trace\",\"version\":1,\"start_ns\":0,\"end_ns\":0,\"threads\":[\n]}\n"
+            "{\"format\":\"jobsys-raw-trace\",\"version\":2,\"start_ns\":0,\"end_ns\":0,\"threads\":[\n]}\n"
         );
     }
 }
