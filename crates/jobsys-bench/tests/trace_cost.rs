@@ -1,7 +1,8 @@
 //! `trace-cost --quick` end to end, as a user runs it: it builds its child
 //! program `jobsys-w1` twice with cargo (without and with jobsys's `trace`
-//! feature; about a minute the first time, cached after), runs the three
-//! variants and writes its JSON rows. No timing is asserted; what is
+//! feature; about a minute the first time, cached after), runs the four
+//! variants (out, off, recording, empty profiler hooks) and writes its
+//! JSON rows. No timing is asserted; what is
 //! asserted is that every variant measured, and that the untraced child
 //! really had the tracer compiled out (it reports `jobsys::trace::COMPILED`,
 //! and trace-cost refuses a binary that says otherwise).
@@ -23,7 +24,7 @@ fn param<'a>(r: &'a Row, key: &str) -> &'a Value {
 }
 
 #[test]
-fn trace_cost_quick_builds_and_measures_three_variants() {
+fn trace_cost_quick_builds_and_measures_four_variants() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("jobsys-bench-trace-cost");
     let _ = std::fs::remove_dir_all(&out);
     let o = out.to_str().expect("utf-8 temp dir");
@@ -35,6 +36,7 @@ fn trace_cost_quick_builds_and_measures_three_variants() {
         ("jobsys-notrace", "compiled-out", false, false),
         ("jobsys-trace-off", "off", true, false),
         ("jobsys-trace-recording", "recording", true, true),
+        ("jobsys-hooks-empty", "hooks", true, false),
     ];
     assert_eq!(rows.len(), 2 * 4 * variants.len(), "{rows:#?}");
     for r in &rows {
