@@ -682,8 +682,9 @@ impl JobSystem {
         F: for<'a> Fn(usize, A::Item<'a>) + Send + Sync + 'static,
     {
         let desc = desc.into();
-        let _ = batch.piece_len(range.len(), 1); // Fixed(0) panics before locking
-                                                 // As in `schedule_access_with`: the loop owns a copy, inline.
+        // `Batch::Fixed(0)` panics here, before any resource is locked.
+        let _ = batch.piece_len(range.len(), 1);
+        // As in `schedule_access_with`: the loop owns a copy, inline.
         let job = crate::access::ParJob::new(access.dup());
         crate::access::schedule_core(
             self,
