@@ -679,6 +679,8 @@ fn tracy_hooks_open_a_zone_for_every_begin_and_mark_frames() {
             .filter(|c| matches!(c.2, Ev::Begin(..) | Ev::WaitBegin(_) | Ev::SleepBegin))
             .count() as u64;
         let counts = hooks.tracy.counts();
+        // Every job that became runnable has started: none left queued.
+        assert_eq!(hooks.tracy.queued(), 0);
         assert!(begins > 30, "{begins}");
         assert_eq!(counts.zones, begins);
         assert_eq!(counts.frame_marks, 10);

@@ -12,7 +12,9 @@
 use super::event::JobId;
 use super::ProfilerHooks;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Mutex;
 use tracy_client::{plot_name, span_location, Client, Span};
 
 /// What a zone on a thread's stack stands for (closed by the end with the
@@ -70,7 +72,8 @@ fn close(kind: Kind, id: u64) -> bool {
 ///   jobs run while waiting inside it, and a `jobsys sleep` zone while a
 ///   thread blocks;
 /// - a frame mark at the end of every `JobSystem::frame` (`frame_end`);
-/// - plots: `jobsys active workers`, `jobsys running jobs` (job zones open
+/// - plots: `jobsys active workers`, `jobsys queued jobs` (runnable and
+///   not started: see [`Queued`]), `jobsys running jobs` (job zones open
 ///   over all threads) and `jobsys jobs ready per frame` (jobs that became
 ///   runnable since the previous frame mark, plotted at each mark).
 ///
@@ -83,6 +86,7 @@ fn close(kind: Kind, id: u64) -> bool {
 /// `tracy-client`) keeps nothing until a profiler connects.
 pub struct TracyHooks {
     client: Client,
+    queued: Queued,
     running: AtomicI64,
     ready: AtomicU64,
     counts: [AtomicU64; 3],
@@ -115,6 +119,7 @@ impl TracyHooks {
     pub fn new() -> TracyHooks {
         TracyHooks {
             client: Client::start(),
+            queued: Queued::default(),
             running: AtomicI64::new(0),
             ready: AtomicU64::new(0),
             counts: Default::default(),
@@ -129,6 +134,16 @@ impl TracyHooks {
             frame_marks: c(FRAMES_SENT),
             threads_named: c(NAMES_SENT),
         }
+    }
+
+    /// Jobs that became runnable and have not started (the `jobsys queued
+    /// jobs` plot's last value).
+    pub fn queued(&self) -> i64 {
+        self.queued.count.load(Ordering::Relaxed)
+    }
+
+    fn plot_queued(&self, n: i64) {
+        self.client.plot(plot_name!("jobsys queued jobs"), n as f64);
     }
 
     fn sent(&self, what: usize) {
@@ -151,11 +166,16 @@ impl ProfilerHooks for TracyHooks {
         }
     }
 
-    fn job_ready(&self, _thread: u32, _job: JobId) {
+    fn job_ready(&self, _thread: u32, job: JobId) {
         self.ready.fetch_add(1, Ordering::Relaxed);
+        let n = self.queued.ready(job.0);
+        self.plot_queued(n);
     }
 
     fn job_begin(&self, _thread: u32, job: JobId, name: &'static str) {
+        if let Some(n) = self.queued.begun(job.0) {
+            self.plot_queued(n);
+        }
         let name = if name.is_empty() { "job" } else { name };
         let client = self.client.clone();
         if open(Kind::Job, job.0, || {
@@ -209,5 +229,96 @@ impl ProfilerHooks for TracyHooks {
     fn active_workers(&self, _thread: u32, count: u32) {
         self.client
             .plot(plot_name!("jobsys active workers"), f64::from(count));
+    }
+}
+
+/// The jobs behind the `jobsys queued jobs` plot: made runnable (a ready
+/// hook) and not begun yet. A `parallel_for` is ready once and begins on
+/// several threads: its first begin removes it. A job cancelled after it
+/// became runnable, or skipped because a dependency failed, never begins: an entry older than `MAX_AGE` readies is
+/// dropped by the sweep every `SWEEP` readies, which bounds the map (and
+/// the plot's error) in a program that cancels runnable jobs for ever.
+/// Sharded by job id so that workers rarely meet on one lock.
+#[derive(Default)]
+struct Queued {
+    shards: [Mutex<HashMap<u64, u64>>; SHARDS],
+    count: AtomicI64,
+    readies: AtomicU64,
+}
+
+const SHARDS: usize = 16;
+const SWEEP: u64 = 4096;
+const MAX_AGE: u64 = 65536;
+
+impl Queued {
+    fn shard(&self, id: u64) -> std::sync::MutexGuard<'_, HashMap<u64, u64>> {
+        // Job ids are hashes already: their low bits spread.
+        self.shards[id as usize % SHARDS]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `id` became runnable; the new count.
+    fn ready(&self, id: u64) -> i64 {
+        let n = self.readies.fetch_add(1, Ordering::Relaxed);
+        let fresh = self.shard(id).insert(id, n).is_none();
+        if n % SWEEP == SWEEP - 1 {
+            self.sweep(n);
+        }
+        if fresh {
+            self.count.fetch_add(1, Ordering::Relaxed) + 1
+        } else {
+            self.count.load(Ordering::Relaxed)
+        }
+    }
+
+    /// `id` began on some thread: the new count if it was queued.
+    fn begun(&self, id: u64) -> Option<i64> {
+        self.shard(id).remove(&id)?;
+        Some(self.count.fetch_sub(1, Ordering::Relaxed) - 1)
+    }
+
+    /// Drop entries made runnable more than `MAX_AGE` readies before `now`.
+    fn sweep(&self, now: u64) {
+        for i in 0..SHARDS {
+            let mut shard = self.shards[i].lock().unwrap_or_else(|e| e.into_inner());
+            let before = shard.len();
+            shard.retain(|_, &mut at| at + MAX_AGE > now);
+            let dropped = (before - shard.len()) as i64;
+            if dropped != 0 {
+                self.count.fetch_sub(dropped, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Queued, MAX_AGE, SWEEP};
+
+    #[test]
+    fn queued_counts_ready_until_the_first_begin() {
+        let q = Queued::default();
+        assert_eq!(q.ready(1), 1);
+        assert_eq!(q.ready(2), 2);
+        assert_eq!(q.begun(1), Some(1));
+        // A second begin of the same job (another piece of a loop).
+        assert_eq!(q.begun(1), None);
+        assert_eq!(q.begun(2), Some(0));
+    }
+
+    #[test]
+    fn a_job_that_never_begins_is_dropped_after_max_age_readies() {
+        let q = Queued::default();
+        q.ready(u64::MAX); // cancelled: never begins
+        for id in 0..MAX_AGE + SWEEP {
+            q.ready(id);
+            assert_eq!(
+                q.begun(id),
+                Some(q.count.load(std::sync::atomic::Ordering::Relaxed))
+            );
+        }
+        assert_eq!(q.count.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert!(q.shards.iter().all(|s| s.lock().unwrap().is_empty()));
     }
 }
