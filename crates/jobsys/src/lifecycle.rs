@@ -217,51 +217,47 @@ impl Registry {
         deps: &[JobHandle],
         flags: u64,
     ) -> JobHandle {
+        if !deps.is_empty() {
+            let handle = self.submit_held(ctx, slot, gen, deps, flags);
+            self.release_hold(ctx, handle);
+            return handle;
+        }
         bump(&ctx.counters.scheduled);
         let handle = JobHandle {
             slot: NonNull::from(slot),
             gen,
             system: self.id,
         };
-        if deps.is_empty() {
-            // The ready is stamped before the job can be seen (published,
-            // then pushed), and the one tracer check of this job is kept in
-            // its state (`TRACED`) for the wait that may run it inline.
-            let flags = flags | crate::trace::job_ready_flag(self, ctx, slot, gen);
-            slot.publish_runnable(gen, flags);
-            if let Some(target) = slot.meta().pinned_to() {
-                let e = Entry {
-                    slot: handle.slot,
-                    gen,
-                };
-                self.push_pinned(ctx, e, target);
-                return handle;
-            }
-            ctx.push(
-                Entry {
-                    slot: handle.slot,
-                    gen,
-                },
-                slot.prio(),
-            );
-            self.notify_work(ctx);
+        // The ready is stamped before the job can be seen (published,
+        // then pushed), and the one tracer check of this job is kept in
+        // its state (`TRACED`) for the wait that may run it inline.
+        let flags = flags | crate::trace::job_ready_flag(self, ctx, slot, gen);
+        slot.publish_runnable(gen, flags);
+        if let Some(target) = slot.meta().pinned_to() {
+            let e = Entry {
+                slot: handle.slot,
+                gen,
+            };
+            self.push_pinned(ctx, e, target);
             return handle;
         }
-        // TRACED: no check here, so a wait on it makes its own.
-        slot.publish_waiting(gen, flags | TRACED, deps.len());
-        self.attach_deps(ctx, slot, deps);
-        if slot.dep_done() {
-            crate::trace::job_ready(self, ctx, crate::trace::JobId::of_slot(slot, gen));
-            self.make_runnable(ctx, slot);
-        }
+        ctx.push(
+            Entry {
+                slot: handle.slot,
+                gen,
+            },
+            slot.prio(),
+        );
+        self.notify_work(ctx);
         handle
     }
 
-    /// `submit` that keeps one pending count for the caller: the job
-    /// cannot become runnable, nor be cancelled for a pinned thread that is
-    /// gone (which drops its closure), until `release_hold`. Access
-    /// scheduling uses it so that no closure is dropped while resource
-    /// locks are held (`access/mod.rs`).
+    /// Register a job with its dependencies, keeping one pending count for
+    /// the caller: the job cannot become runnable, nor be cancelled for a
+    /// pinned thread that is gone (which drops its closure), until
+    /// `release_hold`. `submit` releases at once; access scheduling
+    /// releases after its resource locks, so that no closure is dropped
+    /// while they are held (`access/mod.rs`).
     pub(crate) fn submit_held(
         &self,
         ctx: &Context,
