@@ -164,9 +164,25 @@ impl Registry {
 
     /// Return a slot that its `finish`/`unpin` just freed (with its edge
     /// blocks) to its owner's free lists; a retired one is kept out.
+    #[inline]
     pub(crate) fn recycle(&self, ctx: &Context, slot: &Slot) {
         // SAFETY: the freeing CAS made this thread the slot's only user.
-        let mut block = unsafe { slot.reset_for_reuse() };
+        let block = unsafe { slot.reset_for_reuse() };
+        // The common case: no edge blocks, a slot of this thread's own
+        // store, generations left.
+        if block.is_none() && slot.owner() == ctx.index && !slot.retired() {
+            // SAFETY: freed by this thread (above), and the caller's
+            // context owns the store (same index).
+            unsafe { ctx.store.push_free(slot, true) };
+            return;
+        }
+        self.recycle_rest(ctx, slot, block);
+    }
+
+    /// `recycle` past its common case: edge blocks, another thread's slot,
+    /// or a retired one.
+    #[inline(never)]
+    fn recycle_rest(&self, ctx: &Context, slot: &Slot, mut block: Option<&Slot>) {
         while let Some(b) = block {
             // SAFETY: `b` is an edge block of the job just freed.
             block = unsafe { b.free_edge_block() };
@@ -209,6 +225,7 @@ impl Registry {
 
     /// Publish a job written into `slot`: queue it now, or register it
     /// with its dependencies. `flags` are extra state bits (e.g. `PFOR`).
+    #[inline]
     pub(crate) fn submit(
         &self,
         ctx: &Context,
@@ -218,9 +235,7 @@ impl Registry {
         flags: u64,
     ) -> JobHandle {
         if !deps.is_empty() {
-            let handle = self.submit_held(ctx, slot, gen, deps, flags);
-            self.release_hold(ctx, handle);
-            return handle;
+            return self.submit_after(ctx, slot, gen, deps, flags);
         }
         bump(&ctx.counters.scheduled);
         let handle = JobHandle {
@@ -249,6 +264,21 @@ impl Registry {
             slot.prio(),
         );
         self.notify_work(ctx);
+        handle
+    }
+
+    /// `submit` of a job with dependencies.
+    #[inline(never)]
+    fn submit_after(
+        &self,
+        ctx: &Context,
+        slot: &Slot,
+        gen: u32,
+        deps: &[JobHandle],
+        flags: u64,
+    ) -> JobHandle {
+        let handle = self.submit_held(ctx, slot, gen, deps, flags);
+        self.release_hold(ctx, handle);
         handle
     }
 
@@ -484,8 +514,9 @@ impl Registry {
     }
 
     /// Run a claimed single job and finish it. `claimed` is the state
-    /// `Slot::claim` returned.
-    #[inline]
+    /// `Slot::claim` returned. One copy, called from every site but the
+    /// wait's fast path, which inlines `run_claimed_as::<false>`.
+    #[inline(never)]
     pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32, claimed: u64) {
         self.run_claimed_as::<true>(ctx, slot, gen, claimed);
     }
@@ -495,6 +526,7 @@ impl Registry {
     /// `wait_with`'s fast path on a job published with the tracer off (no
     /// `TRACED` flag: `submit` checked, one check per job instead of one
     /// per event, trace/README.md "Cost").
+    #[inline(always)]
     pub(crate) fn run_claimed_as<const TRACE: bool>(
         &self,
         ctx: &Context,
@@ -631,7 +663,22 @@ impl Registry {
 
     /// The job in `slot` is done (ran, failed or was skipped); the caller
     /// holds one pin (its claim), which this drops.
-    pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, mut flags: u64) {
+    #[inline]
+    pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) {
+        // A job that succeeded with nobody waiting on it and nothing
+        // depending on it (W1 single, most leaves of a frame): one CAS and
+        // the slot back on a free list, without the walk below.
+        if flags == 0 && slot.finish_alone() {
+            bump(&ctx.counters.finished);
+            self.recycle(ctx, slot);
+            return;
+        }
+        self.finish_shared(ctx, slot, gen, flags);
+    }
+
+    /// `finish` of a job that failed, or that others pin or depend on.
+    #[inline(never)]
+    fn finish_shared(&self, ctx: &Context, slot: &Slot, gen: u32, mut flags: u64) {
         if flags & FAILED != 0 {
             self.log_failure(slot, gen, flags);
         }

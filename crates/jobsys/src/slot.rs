@@ -726,6 +726,29 @@ impl Slot {
         }
     }
 
+    /// `finish` of a job that succeeded, with nobody else involved: no
+    /// dependent attached (`HAS_DEPS`), no pin but the caller's claim, not
+    /// asked to stop. Then FINISHED, the claim dropped and the slot freed
+    /// are one CAS to FREE(g+1), the transition `finish` makes for such a
+    /// job (FINISHED with no pins, freed); the caller must recycle the
+    /// slot. Returns
+    /// false, changing nothing, when any of that does not hold (a pin or
+    /// `HAS_DEPS` may arrive between the load and the CAS: the CAS then
+    /// fails), and the caller takes `finish`.
+    #[inline]
+    pub(crate) fn finish_alone(&self) -> bool {
+        let s = self.state.load(Ordering::Relaxed);
+        if s & (HAS_DEPS | STOP) != 0 || pins_of(s) != 1 {
+            return false;
+        }
+        // SeqCst as `finish`'s CAS: a waiter that pins after it sees the
+        // next generation (and the Release half publishes the job's
+        // effects to whoever observes the job finished).
+        self.state
+            .compare_exchange(s, next_free_state(s), Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
+    }
+
     /// Drop one pin; frees the slot if it was the last one of a finished
     /// job (the caller must then recycle it).
     #[inline]
