@@ -998,6 +998,54 @@ mod loom_tests {
         });
     }
 
+    // The runner's one-CAS finish (`finish_alone`) vs a waiter pinning the
+    // job and a cancel that stops it: the fast finish happens only while
+    // the runner's claim is the one pin and the job was not stopped; else
+    // the runner takes `finish` as `Registry::finish` does. Either way the
+    // slot is freed exactly once, never while the waiter holds its pin,
+    // and the job fails exactly when the cancel stopped it first.
+    #[test]
+    fn finish_alone_races_a_pin_and_a_cancel() {
+        loom::model(|| {
+            let s = slot_in(RUNNING, 1);
+            let waiter = thread::spawn(move || {
+                if s.pin(5).is_none() {
+                    return 0;
+                }
+                let st = s.state.load(Ordering::Relaxed);
+                assert_eq!(gen_of(st), 5, "a pin holds the generation");
+                matches!(s.unpin(), Unpinned::Freed) as u32
+            });
+            let canceller = thread::spawn(move || {
+                let out = s.cancel(5, true);
+                let freed = out == Cancel::Started && matches!(s.unpin(), Unpinned::Freed);
+                (out, freed as u32)
+            });
+            // A scheduling point, so that the waiter and the canceller
+            // also get to act before the runner's first load (loom does not
+            // switch threads between a spawn and the spawner's next
+            // atomic access).
+            thread::yield_now();
+            let (failed, mut freed) = if s.finish_alone() {
+                (false, 1)
+            } else {
+                let (flags, (_, dropped, un)) = match s.finish(0) {
+                    Some(r) => (0, r),
+                    None => (FAILED, s.finish(FAILED).expect("FAILED is never refused")),
+                };
+                let un = if dropped { un } else { s.unpin() };
+                (flags != 0, matches!(un, Unpinned::Freed) as u32)
+            };
+            freed += waiter.join().unwrap();
+            let (out, f) = canceller.join().unwrap();
+            freed += f;
+            assert_eq!(freed, 1, "freed exactly once");
+            assert_eq!(failed, out == Cancel::Started, "fails iff stopped first");
+            let st = s.state.load(Ordering::Relaxed);
+            assert_eq!((gen_of(st), phase_of(st), pins_of(st)), (6, FREE, 0));
+        });
+    }
+
     // Cancel vs release + claim + finish: a thread cancels a waiting job
     // while its last dependency finishes and a worker claims and runs it.
     // Whatever the interleaving, exactly one party owns the closure (the
