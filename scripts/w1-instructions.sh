@@ -13,8 +13,16 @@
 # recording). The tracer's off cost per job is the difference between the
 # two. Each feature set gets its own target directory.
 #
+# After each jobsys case come its floor kernels (`CASE:floor-*`,
+# crates/jobsys-bench/src/workloads/w1_floor.rs: per job, the least a job
+# system does, on one thread; docs/workloads.md, W1), counted the same way;
+# a REV older than the floors prints `-` for them; W1_ARGS does not apply to
+# them. W1_CASES (default: all,
+# in that order) picks others, e.g. W1_CASES='single single:floor-cl'.
+#
 # For each case: one W1 iteration is counted with
-# `--toggle-collect='*w1_kernels::iteration*'`; the figure is the difference
+# `--toggle-collect='*w1_kernels::iteration*'` (and
+# `'*w1_floor::iteration*'` for the floors); the figure is the difference
 # between 5 and 1 counted samples, over 4 iterations and the jobs of one
 # iteration (as docs/tracing.md, "Instruction counts"). REV is built in a
 # temporary git worktree with its own target directory.
@@ -35,19 +43,28 @@ target=${CARGO_TARGET_DIR:-$PWD/target}/w1-instructions/${rev:-worktree}${tag:+-
 bin=$target/release/jobsys-w1
 args=${W1_ARGS:-}
 echo "case instructions_per_job (rev ${rev:-work tree}${features:+, $features}${args:+, $args})"
-for case in single flat nested pfor-empty; do
+floors_single='single:floor-cl single:floor-cl-nofence'
+floors_flat='flat:floor-cl flat:floor-cl-nofence flat:floor-mem128 flat:floor-mem64'
+cases=${W1_CASES:-single $floors_single flat $floors_flat nested nested:floor-fence pfor-empty}
+for case in $cases; do
+  cargs=$args
+  [[ $case == *:* ]] && cargs= # floors run no job system: W1_ARGS is not theirs
+  if [[ $case == *:* ]] && ! "$bin" --case "$case" --quick --warmup 0 --samples 1 >/dev/null 2>&1; then
+    echo "$case -"
+    continue
+  fi
   count() {
     local out
     out=$(mktemp)
     valgrind --tool=callgrind --callgrind-out-file="$out" \
-      --toggle-collect='*w1_kernels::iteration*' \
-      "$bin" --case "$case" --warmup 1 --samples "$1" $args 2>/dev/null >"$out.json"
+      --toggle-collect='*w1_kernels::iteration*' --toggle-collect='*w1_floor::iteration*' \
+      "$bin" --case "$case" --warmup 1 --samples "$1" $cargs 2>/dev/null >"$out.json"
     jobs=$(sed -n 's/.*"jobs":\([0-9]*\).*/\1/p' "$out.json")
     sed -n 's/^summary: \([0-9]*\)/\1/p' "$out"
     rm -f "$out" "$out.json"
   }
   i5=$(count 5)
   i1=$(count 1)
-  jobs=$("$bin" --case "$case" --warmup 0 --samples 1 $args | sed -n 's/.*"jobs":\([0-9]*\).*/\1/p')
+  jobs=$("$bin" --case "$case" --warmup 0 --samples 1 $cargs | sed -n 's/.*"jobs":\([0-9]*\).*/\1/p')
   awk -v a="$i5" -v b="$i1" -v j="$jobs" -v c="$case" 'BEGIN { printf "%s %.2f\n", c, (a - b) / 4 / j }'
 done

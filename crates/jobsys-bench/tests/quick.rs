@@ -59,7 +59,19 @@ fn impls(rows: &[Row]) -> Vec<&str> {
 #[test]
 fn spawn_empty_quick() {
     let rows = quick("spawn-empty", &[], &[]);
-    assert_eq!(impls(&rows), ["jobsys", "rayon", "serial"]);
+    assert_eq!(
+        impls(&rows),
+        [
+            "floor-cl",
+            "floor-cl-nofence",
+            "floor-fence",
+            "floor-mem128",
+            "floor-mem64",
+            "jobsys",
+            "rayon",
+            "serial"
+        ]
+    );
     for case in ["single", "flat", "nested", "pfor-empty"] {
         assert!(rows.iter().any(|r| r.case == case), "missing {case}");
     }
@@ -71,6 +83,25 @@ fn spawn_empty_quick() {
                 .any(|r| r.policy.as_deref() == Some(p.name.as_str())),
             "no rows for {}",
             p.name
+        );
+    }
+    // One row per floor, in its case, at 0 workers (not one per worker
+    // count), and printed with its ratio to the serial row.
+    let table = jobsys_bench::table::render("W1", &[], &rows, false, &[]);
+    for f in jobsys_bench::workloads::w1_floor::Floor::ALL {
+        let mine: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.imp == f.imp() && r.case == f.case.name())
+            .collect();
+        assert_eq!(mine.len(), 1, "{}", f.name());
+        assert_eq!(mine[0].workers, Some(0), "{}", f.name());
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(f.case.name()) && l.split_whitespace().nth(1) == Some(f.imp()))
+            .unwrap_or_else(|| panic!("no table line for {}:\n{table}", f.name()));
+        assert!(
+            line.contains("ns/job") && line.split_whitespace().any(|c| c.ends_with('x')),
+            "{line}"
         );
     }
 }

@@ -27,22 +27,35 @@
 //!
 //! The kernels and the job counter are jobsys-bench's own source files
 //! (`#[path]` below), so this measures exactly what W1 measures.
+//!
+//! `--case CASE:FLOOR` (e.g. `single:floor-cl`) runs one of W1's floor
+//! kernels instead (`w1_floor.rs`: no job system, one thread), so that
+//! `scripts/w1-instructions.sh` counts them next to jobsys's; they take no
+//! `--workers`, `--record` or `--hooks`.
 
 #[path = "../../jobsys-bench/src/count.rs"]
 mod count;
+#[path = "../../jobsys-bench/src/workloads/w1_floor.rs"]
+mod w1_floor;
 #[path = "../../jobsys-bench/src/workloads/w1_kernels.rs"]
 mod w1_kernels;
 
 use jobsys::{IdlePolicy, JobSystem};
 use std::time::{Duration, Instant};
+use w1_floor::Floor;
 use w1_kernels::{Case, Sizes};
 
-const USAGE: &str = "usage: jobsys-w1 --case single|flat|nested|pfor-empty [--workers N] \
-[--policy P] [--samples N] [--warmup N] [--quick] [--record] [--hooks none|elsewhere|here]";
+const USAGE: &str =
+    "usage: jobsys-w1 --case single|flat|nested|pfor-empty|CASE:FLOOR [--workers N] \
+[--policy P] [--samples N] [--warmup N] [--quick] [--record] [--hooks none|elsewhere|here]\n\
+floors (no job system): single:floor-cl single:floor-cl-nofence flat:floor-cl \
+flat:floor-cl-nofence flat:floor-mem128 flat:floor-mem64 nested:floor-fence";
 
 /// The command line.
 struct Args {
     case: Case,
+    /// `--case CASE:FLOOR`: this floor kernel instead of jobsys.
+    floor: Option<Floor>,
     workers: usize,
     policy: IdlePolicy,
     samples: usize,
@@ -77,6 +90,7 @@ impl jobsys::ProfilerHooks for NoopHooks {}
 fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
         case: Case::Single,
+        floor: None,
         workers: 0,
         policy: IdlePolicy::default(),
         samples: 10,
@@ -95,7 +109,9 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         match arg.as_str() {
             "--case" => {
                 let v = value("--case")?;
-                case = Some(Case::parse(&v).ok_or_else(|| format!("unknown case {v:?}"))?);
+                a.floor = Floor::parse(&v);
+                let c = a.floor.map(|f| f.case).or_else(|| Case::parse(&v));
+                case = Some(c.ok_or_else(|| format!("unknown case {v:?}\n{USAGE}"))?);
             }
             "--workers" => a.workers = number("--workers", value("--workers")?)?,
             "--policy" => {
@@ -119,6 +135,9 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         }
     }
     a.case = case.ok_or_else(|| format!("--case is required\n{USAGE}"))?;
+    if a.floor.is_some() && (a.workers != 0 || a.record || a.hooks != Hooks::None) {
+        return Err("a floor case runs no job system: no --workers, --record or --hooks".into());
+    }
     Ok(a)
 }
 
@@ -232,24 +251,55 @@ fn run(a: &Args) -> Result<String, String> {
         }
     }
     drop(js); // joins the workers
+    let events = events as f64 / samples.len().max(1) as f64;
+    Ok(json_line(a, a.case.name(), jobs, events, &samples))
+}
 
+/// `--case CASE:FLOOR`: the floor kernel's samples, in the same line
+/// (no job system, so no events).
+fn run_floor(a: &Args, f: Floor) -> Result<String, String> {
+    let sizes = if a.quick { Sizes::QUICK } else { Sizes::FULL };
+    let jobs = sizes.jobs(f.case);
+    let mut bufs = w1_floor::Buffers::default();
+    let mut samples = Vec::with_capacity(a.samples);
+    for i in 0..a.warmup + a.samples {
+        let before = count::total();
+        let t = Instant::now();
+        w1_floor::iteration(f, &sizes, &mut bufs)?;
+        let ns = t.elapsed().as_nanos() as f64;
+        let ran = count::total() - before;
+        if ran != jobs as u64 {
+            return Err(format!("{}: {ran} jobs ran, expected {jobs}", f.name()));
+        }
+        if i >= a.warmup {
+            samples.push(ns / jobs as f64);
+        }
+    }
+    Ok(json_line(a, &f.name(), jobs, 0.0, &samples))
+}
+
+/// The one JSON line on stdout.
+fn json_line(a: &Args, case: &str, jobs: usize, events: f64, samples: &[f64]) -> String {
     let list: Vec<String> = samples.iter().map(|v| v.to_string()).collect();
-    Ok(format!(
+    format!(
         "{{\"trace_compiled\":{},\"recording\":{},\"hooks\":\"{}\",\"case\":{},\"workers\":{},\"jobs\":{jobs},\
-         \"policy\":{},\"events_per_sample\":{},\"samples\":[{}]}}",
+         \"policy\":{},\"events_per_sample\":{events},\"samples\":[{}]}}",
         jobsys::trace::COMPILED,
         a.record,
         a.hooks.name(),
-        json_str(a.case.name()),
+        json_str(case),
         a.workers,
         json_str(&a.policy.name()),
-        events as f64 / samples.len().max(1) as f64,
         list.join(",")
-    ))
+    )
 }
 
 fn main() {
-    match parse(std::env::args().skip(1)).and_then(|a| run(&a)) {
+    let line = parse(std::env::args().skip(1)).and_then(|a| match a.floor {
+        Some(f) => run_floor(&a, f),
+        None => run(&a),
+    });
+    match line {
         Ok(line) => println!("{line}"),
         Err(e) => {
             eprintln!("jobsys-w1: {e}");

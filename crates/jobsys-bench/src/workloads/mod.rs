@@ -11,6 +11,7 @@ pub mod parallel_for;
 pub mod policies;
 pub mod spawn_empty;
 pub mod trace_cost;
+pub mod w1_floor;
 pub mod w1_kernels;
 pub mod wake_latency;
 pub mod wake_primitives;

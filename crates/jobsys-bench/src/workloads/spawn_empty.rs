@@ -10,12 +10,18 @@
 //!
 //! The jobsys side (cases, sizes, one iteration) is in `w1_kernels.rs`,
 //! which `trace-cost`'s child program compiles too; rayon and serial are here.
+//!
+//! Floor rows (`floor-*`, `w1_floor.rs`): per job, the least a job system
+//! does, on one thread. Like the serial row, each is measured in every
+//! worker-count group (a share of its blocks, in turns with that group's
+//! contestants) and pooled into one row per case, labelled 0 workers.
 
+use super::w1_floor::{self, Floor};
 use super::w1_kernels::{self, Case, Sizes};
 use super::{emit, rows_of, serial_share};
 use crate::count;
 use crate::error::{check, Result};
-use crate::json::Label;
+use crate::json::{Label, Row};
 use crate::params;
 use crate::pools::{rayon_label, semantics_note, Pools};
 use crate::runner::{interleave, split, Contestant, Plan};
@@ -93,6 +99,22 @@ fn rayon_iter(pool: &rayon::ThreadPool, c: Case, s: &Sizes) -> Result<f64> {
     })
 }
 
+/// The label of a floor's rows: single-threaded, so 0 workers, 1 thread.
+pub fn floor_label(f: Floor) -> Label {
+    Label {
+        imp: f.imp().into(),
+        policy: None,
+        workers: Some(0),
+        threads: Some(1),
+    }
+}
+
+fn floor_iter(f: Floor, s: &Sizes, b: &mut w1_floor::Buffers) -> Result<f64> {
+    timed(&f.name(), s.jobs(f.case), || {
+        w1_floor::iteration(f, s, b).map_err(crate::error::Error::Verify)
+    })
+}
+
 fn serial_iter(c: Case, s: &Sizes) -> Result<f64> {
     // An opaque function pointer: the loop cannot be folded into one add.
     let f: fn() = black_box(empty_job as fn());
@@ -120,6 +142,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
 
     let mut rows = Vec::new();
     let mut serial: Vec<Vec<f64>> = vec![Vec::new(); Case::ALL.len()];
+    let mut floors: Vec<Vec<f64>> = vec![Vec::new(); Floor::ALL.len()];
     for &w in &ctx.workers {
         let pools = Pools::new(&ctx.policies, w)?;
         for (ci, &c) in Case::ALL.iter().enumerate() {
@@ -143,6 +166,22 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 per_block,
                 move || rayon_iter(pool, c, &sizes),
             ));
+            // The references, pooled over the groups: floors, then serial.
+            let measured = cs.len();
+            let mine: Vec<usize> = (0..Floor::ALL.len())
+                .filter(|&fi| Floor::ALL[fi].case == c)
+                .collect();
+            for &fi in &mine {
+                let f = Floor::ALL[fi];
+                let mut bufs = w1_floor::Buffers::default();
+                cs.push(Contestant::new(
+                    floor_label(f),
+                    warmup,
+                    serial_share(blocks, groups),
+                    per_block,
+                    move || floor_iter(f, &sizes, &mut bufs),
+                ));
+            }
             cs.push(Contestant::new(
                 Label::serial(),
                 warmup,
@@ -151,27 +190,39 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 move || serial_iter(c, &sizes),
             ));
             interleave(&mut cs, Plan::throughput())?;
-            let ser = cs.pop().expect("serial contestant");
+            let mut refs = cs.split_off(measured);
+            let ser = refs.pop().expect("serial contestant");
             serial[ci].extend(ser.samples);
+            for (&fi, f) in mine.iter().zip(refs) {
+                floors[fi].extend(f.samples);
+            }
             let params = params! {"jobs" => sizes.jobs(c)};
             rows.extend(rows_of(ctx, NAME, c.name(), &params, "ns/job", &cs));
             bar.inc();
         }
     }
     bar.finish();
-    // Serial rows (pooled over the groups), then sort by case.
-    for (ci, &c) in Case::ALL.iter().enumerate() {
+    // Serial rows, then floor rows (pooled over the groups), then sort by
+    // case (stable: within a case, the order they were pushed in).
+    let pooled = |c: Case, label: &Label, samples: &[f64]| {
         let params = params! {"jobs" => sizes.jobs(c)};
-        rows.push(crate::json::Row::measured(
+        let s = stats::summarize(samples);
+        Row::measured(
             NAME,
             c.name(),
-            &Label::serial(),
+            label,
             params,
             "ns/job",
-            &stats::summarize(&serial[ci]),
+            &s,
             None,
             &ctx.machine,
-        ));
+        )
+    };
+    for (ci, &c) in Case::ALL.iter().enumerate() {
+        rows.push(pooled(c, &Label::serial(), &serial[ci]));
+    }
+    for (fi, &f) in Floor::ALL.iter().enumerate() {
+        rows.push(pooled(f.case, &floor_label(f), &floors[fi]));
     }
     let order = |case: &str| Case::ALL.iter().position(|c| c.name() == case);
     rows.sort_by_key(|r| order(&r.case));
@@ -189,6 +240,9 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         "jobsys: single = schedule + complete; flat = schedule all, complete newest first; nested = join; pfor = parallel_for Batch::Fixed(1)".into(),
         "rayon (inside pool.install): single = rayon::scope + spawn per job; flat = one scope, spawn all; nested = join; pfor = par_iter().with_max_len(1)".into(),
         format!("{samples} samples per row, interleaved A B A B in blocks of {per_block}; every job counted and checked"),
+        "floor-* rows: the least a job system does per job, on the calling thread alone (docs/workloads.md, W1); single-threaded, so printed once per case (workers 0), measured like serial: a share in every worker-count group, pooled".into(),
+        "floor-cl = per job a 128-B slot from a thread-local free list, fn pointer written, Release publish, deque push + pop with the Chase-Lev pop's SeqCst fence, claim CAS, call, finish swap, slot freed (single: one job at a time; flat: all pushed, then newest first); floor-cl-nofence = the same without the fence (no thief: 0 workers)".into(),
+        "floor-mem128 / floor-mem64 (flat) = write one whole 128 / 64-byte slot per job (all of flat's jobs), then newest first read it back and call its fn pointer: slot memory traffic alone; floor-fence (nested) = the serial tree + one SeqCst fence per join".into(),
     ];
     emit(ctx, NAME, "W1 spawn-empty", &notes, &rows, false, &[])
 }
