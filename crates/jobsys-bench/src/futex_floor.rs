@@ -64,6 +64,14 @@ impl Helpers {
         self.word.generation.fetch_add(1, Ordering::Release);
         atomic_wait::wake_one(&self.word.generation);
     }
+
+    /// Bump the word and wake every helper (W5's `futex-floor-all` row:
+    /// the least a design pays that runs a burst on all its threads).
+    #[inline]
+    pub fn wake_all(&self) {
+        self.word.generation.fetch_add(1, Ordering::Release);
+        atomic_wait::wake_all(&self.word.generation);
+    }
 }
 
 impl Drop for Helpers {

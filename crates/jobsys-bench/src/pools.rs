@@ -122,6 +122,9 @@ pub fn rayon_label(workers: usize) -> Label {
 /// Implementation name of the futex-floor reference rows.
 pub const FLOOR: &str = "futex-floor";
 
+/// W5's second floor: every helper woken each frame.
+pub const FLOOR_ALL: &str = "futex-floor-all";
+
 /// The label of futex-floor rows: `threads` threads run its jobs.
 pub fn floor_label(workers: usize, threads: usize) -> Label {
     Label {

@@ -217,6 +217,13 @@ fn idle_cost_quick() {
             .map(|r| (r.workers, r.threads))
             .collect();
         assert_eq!(floor, [(Some(1), Some(2)), (Some(2), Some(3))], "{case}");
+        // The wake-all floor only where it differs: 2 helpers and more.
+        let all: Vec<_> = rows
+            .iter()
+            .filter(|r| r.case == case && r.imp == "futex-floor-all")
+            .map(|r| (r.workers, r.threads, r.n > 0))
+            .collect();
+        assert_eq!(all, [(Some(2), Some(3), true)], "{case}");
     }
 }
 

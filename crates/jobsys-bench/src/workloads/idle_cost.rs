@@ -17,6 +17,11 @@
 //! per frame: the least any design that sleeps between frames pays); both
 //! take jobs by `fetch_add` on the index, then the main thread spins until
 //! all 64 are done, and the helper blocks again.
+//!
+//! For w >= 2 also a `futex-floor-all` row: the same, but every helper is
+//! woken each frame (w wakes per frame), as a design that runs the burst on
+//! all its threads must; the gap between the two floors is what spreading
+//! a short burst over more threads costs in wakes.
 
 use super::emit;
 use crate::count;
@@ -24,7 +29,7 @@ use crate::error::{check, Error, Result};
 use crate::futex_floor::Helpers;
 use crate::json::{Label, Row};
 use crate::params;
-use crate::pools::{floor_label, rayon_label, semantics_note, Pools, FLOOR};
+use crate::pools::{floor_label, rayon_label, semantics_note, Pools, FLOOR, FLOOR_ALL};
 use crate::runner::{interleave, Contestant, Plan};
 use crate::spin::{self, spin_ns};
 use crate::stats;
@@ -61,10 +66,12 @@ pub fn process_cpu_ns() -> Result<u64> {
     Ok(ns(ru.ru_utime) + ns(ru.ru_stime))
 }
 
-/// The floor: `w` helpers blocked on one futex word, one woken per frame.
+/// The floor: `w` helpers blocked on one futex word, one woken per frame
+/// (or all of them: `wake_all`).
 struct FloorPool {
     jobs: Arc<FloorJobs>,
     helpers: Helpers,
+    wake_all: bool,
 }
 
 #[derive(Default)]
@@ -86,7 +93,7 @@ impl FloorJobs {
 }
 
 impl FloorPool {
-    fn start(helpers: usize) -> Result<FloorPool> {
+    fn start(helpers: usize, wake_all: bool) -> Result<FloorPool> {
         let jobs = Arc::new(FloorJobs {
             // Nothing to take before the first frame.
             next: AtomicUsize::new(JOBS),
@@ -94,18 +101,26 @@ impl FloorPool {
         });
         let j = jobs.clone();
         let helpers = Helpers::start("w5-futex-floor", helpers, move || j.take())?;
-        Ok(FloorPool { jobs, helpers })
+        Ok(FloorPool {
+            jobs,
+            helpers,
+            wake_all,
+        })
     }
 
-    /// The jobs of one frame: wake one helper, share the jobs with it, spin
-    /// until all are done.
+    /// The jobs of one frame: wake one helper (or all), share the jobs,
+    /// spin until all are done.
     fn run_jobs(&self) {
         let j = &*self.jobs;
         // `done` first: a helper late from the last frame that takes a job
         // of this one counts it after the reset.
         j.done.store(0, Ordering::Relaxed);
         j.next.store(0, Ordering::Release);
-        self.helpers.wake_one();
+        if self.wake_all {
+            self.helpers.wake_all();
+        } else {
+            self.helpers.wake_one();
+        }
         j.take();
         while j.done.load(Ordering::Acquire) < JOBS {
             std::hint::spin_loop();
@@ -185,12 +200,18 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     for &w in &ctx.workers {
         bar.message(format!("workers={w}"));
         let pools = Pools::new(&ctx.policies, w)?;
-        // jobsys per policy, rayon, the floor.
-        let walls: Vec<RefCell<Vec<f64>>> = (0..pools.jobsys.len() + 2)
+        // jobsys per policy, rayon, the floor, the wake-all floor.
+        let walls: Vec<RefCell<Vec<f64>>> = (0..pools.jobsys.len() + 3)
             .map(|_| RefCell::new(Vec::new()))
             .collect();
         let floor = if w >= 1 {
-            Some(FloorPool::start(w)?)
+            Some(FloorPool::start(w, false)?)
+        } else {
+            None
+        };
+        // With one helper, waking all is waking one.
+        let floor_all = if w >= 2 {
+            Some(FloorPool::start(w, true)?)
         } else {
             None
         };
@@ -220,6 +241,15 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 1,
                 move || one_run(Exec::Floor(f), frames, fw, &who),
             ));
+        }
+        if let Some(f) = &floor_all {
+            let fw = &walls[pools.jobsys.len() + 2];
+            let who = format!("{NAME} {FLOOR_ALL} workers={w}");
+            let mut label = floor_label(w, w + 1);
+            label.imp = FLOOR_ALL.into();
+            cs.push(Contestant::new(label, 0, runs, 1, move || {
+                one_run(Exec::Floor(f), frames, fw, &who)
+            }));
         }
         let sw = &serial_walls;
         cs.push(Contestant::new(
@@ -298,6 +328,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             r.workers,
             r.imp != "jobsys",
             r.imp == FLOOR,
+            r.imp == FLOOR_ALL,
         )
     };
     rows.sort_by_key(rank);
@@ -314,6 +345,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         "extra-cpu = (user+sys CPU of the process - useful work) / wall, in cores; -serial = minus the serial row (xserial of a near-zero baseline means little)".into(),
         semantics_note(),
         format!("{FLOOR} (workers >= 1; threads = w helpers + main): the least a design that sleeps between frames burns here: one futex wake per frame, jobs shared by one atomic index"),
+        format!("{FLOOR_ALL} (workers >= 2): the same with every helper woken each frame (w wakes): the least a design pays that runs the burst on all its threads"),
     ];
     emit(
         ctx,
