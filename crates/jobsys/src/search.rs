@@ -4,7 +4,7 @@
 //! `found_work`: the last searcher to find work wakes the next worker).
 
 use crate::builder::IdlePolicy;
-use crate::context::{bump, Context, HIGH, PRIORITIES};
+use crate::context::{bump, Context, HIGH, NORMAL, PRIORITIES};
 use crate::job::Entry;
 use crate::registry::Registry;
 
@@ -51,7 +51,38 @@ impl Registry {
     /// jobs some waiter needs (the `needed` deques: priority inheritance),
     /// then High from others, then Normal (own, others), then Low. Other
     /// deques are visited from a random victim. Returns whether anything ran.
+    ///
+    /// Inline: the worker loop calls it for every job. A busy worker's
+    /// usual case (nothing pinned, its own High and needed deques empty, no
+    /// `Urgent` hint, a Normal entry on its own deque) is handled here,
+    /// without a call frame of its own; anything else goes to
+    /// `find_and_run_own` (its own pinned/High/needed entries first) or
+    /// `find_and_run_rest` (the same order from the hint on).
+    #[inline(always)]
     pub(crate) fn find_and_run(&self, ctx: &Context, searching: &mut bool) -> bool {
+        // Each look costs two loads when empty. Only this thread pushes on
+        // its own deques, so their `back` is current, and an older `front`
+        // is smaller: empty here means a pop finds nothing.
+        if ctx.pinned.has_any()
+            || !ctx.local(HIGH).is_empty()
+            || (self.inheritance && !ctx.needed.is_empty())
+        {
+            return self.find_and_run_own(ctx, searching);
+        }
+        let swept = self.urgent.take();
+        if !swept {
+            let local = ctx.local(NORMAL);
+            if !local.is_empty() && self.pop_and_run_inline(ctx, NORMAL, searching) {
+                return true;
+            }
+        }
+        self.find_and_run_rest(ctx, searching, swept)
+    }
+
+    /// `find_and_run` when this thread's own pinned, High or needed queue
+    /// has entries.
+    #[inline(never)]
+    fn find_and_run_own(&self, ctx: &Context, searching: &mut bool) -> bool {
         // Jobs pinned to this thread first: nobody else may run them.
         if ctx.pinned.has_any()
             && self.run_one_pinned(ctx, &mut || {
@@ -64,33 +95,30 @@ impl Registry {
         // released for a waiter is there, and as a top-level worker it did
         // not wake the waiters for it (`make_runnable`), so it must run it
         // next whatever the hint below says.
-        // Both looks cost two loads inline when the deque is empty (a
-        // worker makes them before every job): `pop_and_run`, and the
-        // `needed` check before the closure is even built. Only this thread
-        // pushes on its own deques, so their `back` is current, and an
-        // older `front` is smaller: empty here means a pop finds nothing.
         if self.pop_and_run(ctx, HIGH, searching)
             || (self.inheritance
-                && !ctx.needed.is_empty()
                 && self.run_own_needed(ctx, &mut || {
                     self.found_work(ctx, searching, || Some(ctx.index))
                 }))
         {
             return true;
         }
+        let swept = self.urgent.take();
+        self.find_and_run_rest(ctx, searching, swept)
+    }
+
+    /// `find_and_run` from the `Urgent` hint on (`swept`: the hint was
+    /// taken, set). The busy path may already have popped our own Normal
+    /// deque empty; popping it again costs two loads.
+    #[inline(never)]
+    fn find_and_run_rest(&self, ctx: &Context, searching: &mut bool, swept: bool) -> bool {
         // Others' High and needed deques only when some were pushed since
         // the last sweep (`Urgent`); otherwise go straight to Normal work.
-        let swept = self.urgent.take();
         if swept && self.run_urgent(ctx, searching) {
             return true;
         }
         for prio in HIGH + 1..PRIORITIES {
-            // Inline here (a busy worker's every job comes through this
-            // pop): one call frame less per job than `pop_and_run`.
-            let local = ctx.local(prio);
-            if (!local.is_empty() && self.pop_and_run_inline(ctx, prio, searching))
-                || self.steal_and_run(ctx, prio, searching)
-            {
+            if self.pop_and_run(ctx, prio, searching) || self.steal_and_run(ctx, prio, searching) {
                 return true;
             }
         }
@@ -240,7 +268,7 @@ impl Registry {
         self.pop_and_run_inline(ctx, prio, searching)
     }
 
-    /// The body of `pop_and_run_some`, for `find_and_run`'s own pops.
+    /// The body of `pop_and_run_some`, for `find_and_run`'s busy path.
     #[inline(always)]
     fn pop_and_run_inline(&self, ctx: &Context, prio: usize, searching: &mut bool) -> bool {
         let local = ctx.local(prio);
