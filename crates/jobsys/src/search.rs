@@ -112,18 +112,22 @@ impl Registry {
     /// deque empty; popping it again costs two loads.
     #[inline(never)]
     fn find_and_run_rest(&self, ctx: &Context, searching: &mut bool, swept: bool) -> bool {
+        // One random first victim for every sweep of this search.
+        let start = self.first_victim(ctx);
         // Others' High and needed deques only when some were pushed since
         // the last sweep (`Urgent`); otherwise go straight to Normal work.
-        if swept && self.run_urgent(ctx, searching) {
+        if swept && self.run_urgent(ctx, searching, start) {
             return true;
         }
         for prio in HIGH + 1..PRIORITIES {
-            if self.pop_and_run(ctx, prio, searching) || self.steal_and_run(ctx, prio, searching) {
+            if self.pop_and_run(ctx, prio, searching)
+                || self.steal_and_run(ctx, prio, searching, start)
+            {
                 return true;
             }
         }
         // A stale hint must not hide work: sweep before giving up.
-        if !swept && self.run_urgent(ctx, searching) {
+        if !swept && self.run_urgent(ctx, searching, start) {
             return true;
         }
         bump(&ctx.counters.failed_steals);
@@ -133,12 +137,14 @@ impl Registry {
     /// Jobs some waiter needs (priority inheritance) in other contexts'
     /// deques, then High jobs of other threads. A hit leaves the `Urgent`
     /// hint set: more may wait.
-    fn run_urgent(&self, ctx: &Context, searching: &mut bool) -> bool {
+    fn run_urgent(&self, ctx: &Context, searching: &mut bool, start: usize) -> bool {
         let found = (self.inheritance
-            && self.run_others_needed(ctx, &mut || {
-                self.found_work(ctx, searching, || Some(ctx.index))
-            }))
-            || self.steal_and_run(ctx, HIGH, searching);
+            && self.run_others_needed(
+                ctx,
+                &mut || self.found_work(ctx, searching, || Some(ctx.index)),
+                start,
+            ))
+            || self.steal_and_run(ctx, HIGH, searching, start);
         if found {
             self.urgent.set();
         }
@@ -149,7 +155,8 @@ impl Registry {
     /// `on_claim` as in `run_entry`. Shared by workers (priority
     /// inheritance) and threads in `complete` (helping).
     pub(crate) fn run_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
-        self.run_own_needed(ctx, on_claim) || self.run_others_needed(ctx, on_claim)
+        self.run_own_needed(ctx, on_claim)
+            || self.run_others_needed(ctx, on_claim, self.first_victim(ctx))
     }
 
     /// Run a job from our own `needed` deque (a local pop: cheap when empty).
@@ -169,15 +176,27 @@ impl Registry {
         false
     }
 
-    /// Run a job from another context's `needed` deque.
-    fn run_others_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
+    /// A random context index to start a sweep over the others at
+    /// (`victims`): one random number and one division per search.
+    #[inline]
+    fn first_victim(&self, ctx: &Context) -> usize {
+        (ctx.next_random() % self.num_contexts() as u64) as usize
+    }
+
+    /// The contexts other than `ctx`'s, from `start` (below the number of
+    /// contexts when it was drawn; contexts are never removed) round to
+    /// `start - 1`, without a division per step.
+    #[inline]
+    fn victims<'a>(&self, ctx: &'a Context, start: usize) -> impl Iterator<Item = usize> + 'a {
         let n = self.num_contexts();
-        let start = (ctx.next_random() % n as u64) as usize;
-        for k in 0..n {
-            let v = (start + k) % n;
-            if v == ctx.index as usize {
-                continue;
-            }
+        (start..n)
+            .chain(0..start.min(n))
+            .filter(move |&v| v != ctx.index as usize)
+    }
+
+    /// Run a job from another context's `needed` deque, from victim `start`.
+    fn run_others_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut(), start: usize) -> bool {
+        for v in self.victims(ctx, start) {
             while let Some(e) = self.context(v).needed.steal() {
                 if self.run_entry(ctx, e, on_claim) {
                     return true;
@@ -188,16 +207,18 @@ impl Registry {
     }
 
     /// Steal from the `prio` deques of other threads, from a random victim.
-    fn steal_and_run(&self, ctx: &Context, prio: usize, searching: &mut bool) -> bool {
-        let n = self.num_contexts();
-        if n <= 1 {
-            return false;
-        }
-        let start = (ctx.next_random() % n as u64) as usize;
-        (0..n)
-            .map(|k| (start + k) % n)
-            .filter(|&v| v != ctx.index as usize)
-            .any(|v| self.steal_from(ctx, v, prio, searching))
+    fn steal_and_run(
+        &self,
+        ctx: &Context,
+        prio: usize,
+        searching: &mut bool,
+        start: usize,
+    ) -> bool {
+        // An empty victim costs two loads here, not a call of `steal_from`
+        // (a failed search looks at every victim's three deques).
+        self.victims(ctx, start).any(|v| {
+            !self.context(v).stealer(prio).is_empty() && self.steal_from(ctx, v, prio, searching)
+        })
     }
 
     /// Steal from context `v`'s `prio` deque until an entry runs.
