@@ -28,6 +28,12 @@
 //! The kernels and the job counter are jobsys-bench's own source files
 //! (`#[path]` below), so this measures exactly what W1 measures.
 //!
+//! `--worker-jobs` adds `"worker_jobs":[N0,N1,..]` to the line: the jobs
+//! each worker finished in the whole run, warm-up included (`worker_stats`), so a
+//! per-thread instruction count (`valgrind --tool=callgrind
+//! --separate-threads=yes`) can be divided by the jobs that thread ran; the
+//! main thread ran the rest.
+//!
 //! `--case CASE:FLOOR` (e.g. `single:floor-cl`) runs one of W1's floor
 //! kernels instead (`w1_floor.rs`: no job system, one thread), so that
 //! `scripts/w1-instructions.sh` counts them next to jobsys's; they take no
@@ -47,7 +53,8 @@ use w1_kernels::{Case, Sizes};
 
 const USAGE: &str =
     "usage: jobsys-w1 --case single|flat|nested|pfor-empty|CASE:FLOOR [--workers N] \
-[--policy P] [--samples N] [--warmup N] [--quick] [--record] [--hooks none|elsewhere|here]\n\
+[--policy P] [--samples N] [--warmup N] [--quick] [--record] [--hooks none|elsewhere|here] \
+[--worker-jobs]\n\
 floors (no job system): single:floor-cl single:floor-cl-nofence flat:floor-cl \
 flat:floor-cl-nofence flat:floor-mem128 flat:floor-mem64 nested:floor-fence";
 
@@ -63,6 +70,8 @@ struct Args {
     quick: bool,
     record: bool,
     hooks: Hooks,
+    /// `--worker-jobs`: print each worker's finished jobs.
+    worker_jobs: bool,
 }
 
 /// Where profiler hooks (that do nothing) are installed.
@@ -98,6 +107,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         quick: false,
         record: false,
         hooks: Hooks::None,
+        worker_jobs: false,
     };
     let mut case = None;
     while let Some(arg) = it.next() {
@@ -122,6 +132,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--warmup" => a.warmup = number("--warmup", value("--warmup")?)?,
             "--quick" => a.quick = true,
             "--record" => a.record = true,
+            "--worker-jobs" => a.worker_jobs = true,
             "--hooks" => {
                 a.hooks = match value("--hooks")?.as_str() {
                     "none" => Hooks::None,
@@ -250,9 +261,16 @@ fn run(a: &Args) -> Result<String, String> {
             events += ev;
         }
     }
+    let worker_jobs: Vec<u64> = js.worker_stats().iter().map(|s| s.jobs_finished).collect();
     drop(js); // joins the workers
     let events = events as f64 / samples.len().max(1) as f64;
-    Ok(json_line(a, a.case.name(), jobs, events, &samples))
+    let mut line = json_line(a, a.case.name(), jobs, events, &samples);
+    if a.worker_jobs {
+        let list: Vec<String> = worker_jobs.iter().map(|n| n.to_string()).collect();
+        line.pop(); // the closing brace
+        line.push_str(&format!(",\"worker_jobs\":[{}]}}", list.join(",")));
+    }
+    Ok(line)
 }
 
 /// `--case CASE:FLOOR`: the floor kernel's samples, in the same line

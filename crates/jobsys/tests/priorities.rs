@@ -49,6 +49,40 @@ fn queued_high_runs_before_normal_before_low() {
     });
 }
 
+/// A worker's own deques: the jobs a job queues on its own thread run High,
+/// then Normal, then Low, whatever order they were queued in (a busy
+/// worker's search looks at its own High deque before every Normal job).
+#[test]
+fn jobs_a_worker_queues_on_itself_run_high_then_normal_then_low() {
+    watchdog(60, || {
+        let js = JobSystem::builder().workers(1).build().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let js2 = js.clone();
+        js.schedule(move || {
+            let order = [
+                Priority::Normal,
+                Priority::Low,
+                Priority::Normal,
+                Priority::High,
+                Priority::Low,
+                Priority::High,
+                Priority::Normal,
+            ];
+            // Queued on this worker's own deques; they run after this job
+            // returns (the main thread only reads the channel: no helping).
+            for (i, &p) in order.iter().enumerate() {
+                let tx = tx.clone();
+                js2.schedule_with(p, move || tx.send((p, i)).unwrap());
+            }
+        });
+        let ran: Vec<(Priority, usize)> = (0..7).map(|_| rx.recv().unwrap()).collect();
+        let prios: Vec<Priority> = ran.iter().map(|r| r.0).collect();
+        let mut sorted = prios.clone();
+        sorted.sort();
+        assert_eq!(prios, sorted, "ran in order {ran:?}");
+    });
+}
+
 #[test]
 fn priorities_apply_to_parallel_for_and_jobs_released_by_dependencies() {
     watchdog(60, || {
