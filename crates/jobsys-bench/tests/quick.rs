@@ -164,6 +164,13 @@ fn quick_with_floors(cmd: &str, plots: &[&str]) -> Vec<Row> {
         }
     }
     assert_eq!(floors.len(), want, "{cmd}: stray floor rows");
+    // The xfloor column: jobsys and rayon over the same group's floor.
+    use jobsys_bench::workloads::static_floor::xfloor;
+    for r in &rows {
+        let cell = xfloor(r, &rows);
+        let measured = r.imp == "jobsys" || r.imp == "rayon";
+        assert_eq!(cell.ends_with('x'), measured, "{cmd}: {cell} for {r:?}");
+    }
     rows
 }
 

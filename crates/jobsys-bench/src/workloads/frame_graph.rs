@@ -526,7 +526,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         &notes,
         &rows,
         false,
-        &[("xideal", &xideal)],
+        &[("xideal", &xideal), ("xfloor", &static_floor::xfloor)],
     )?;
     let svg = crate::plot::frame_graph(&rows, &ctx.out)?;
     ctx.progress.print(&format!("   plot: {}\n", svg.display()));

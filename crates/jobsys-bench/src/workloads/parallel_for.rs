@@ -226,6 +226,6 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         &notes,
         &rows,
         false,
-        &[("speedup", &speedup)],
+        &[("speedup", &speedup), ("xfloor", &static_floor::xfloor)],
     )
 }

@@ -21,7 +21,7 @@ use super::frame_graph::Frame;
 use super::parallel_for::kernel_slice;
 use crate::count;
 use crate::error::{check, Result};
-use crate::json::Label;
+use crate::json::{Label, Row};
 use crate::runner::Contestant;
 use crate::static_split::{share, StaticSplit};
 use std::hint::black_box;
@@ -51,6 +51,21 @@ pub fn label(imp: &str, workers: usize, threads: usize) -> Label {
         policy: None,
         workers: Some(workers),
         threads: Some(threads),
+    }
+}
+
+/// Table cell `xfloor`: the row's median over the `floor-static` row's of
+/// its case and worker count ("-" for the references themselves).
+pub fn xfloor(r: &Row, all: &[Row]) -> String {
+    if r.n == 0 || r.imp == "serial" || r.imp.starts_with(CORES) {
+        return "-".into();
+    }
+    match all
+        .iter()
+        .find(|f| f.imp == CORES && f.case == r.case && f.workers == r.workers)
+    {
+        Some(f) if f.median > 0.0 => format!("{:.2}x", r.median / f.median),
+        _ => "-".into(),
     }
 }
 
