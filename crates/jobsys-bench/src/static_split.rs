@@ -207,6 +207,12 @@ impl StaticSplit {
         self.shared.shares
     }
 
+    /// Helpers asleep on the start word (or about to sleep): all of them,
+    /// soon after a frame, when no next frame comes within [`SPIN`].
+    pub fn asleep(&self) -> usize {
+        self.shared.sleepers.load(Ordering::Acquire) as usize
+    }
+
     /// One frame: start the helpers, run share 0, wait for every share.
     /// An error if a helper's share panicked (the helpers keep running).
     pub fn run(&self) -> Result<()> {
@@ -243,6 +249,15 @@ impl Drop for StaticSplit {
 mod tests {
     use super::*;
 
+    /// Wait until `n` helpers of `split` sleep; fail after 10 s.
+    fn wait_until_asleep(split: &StaticSplit, n: usize) {
+        let t = Instant::now();
+        while split.asleep() != n {
+            assert!(t.elapsed() < Duration::from_secs(10), "helpers never slept");
+            std::thread::yield_now();
+        }
+    }
+
     #[test]
     fn shares_partition_the_work() {
         for total in [0usize, 1, 7, 100, 10_301] {
@@ -275,9 +290,10 @@ mod tests {
             .unwrap();
             assert_eq!(split.shares(), n);
             for frame in 1..=4u32 {
-                if frame == 3 {
-                    // Long enough that every helper has gone to sleep.
-                    std::thread::sleep(SPIN * 20);
+                if frame >= 3 {
+                    // Every helper goes to sleep between frames (none
+                    // spins forever), and the next frame wakes them.
+                    wait_until_asleep(&split, n - 1);
                 }
                 split.run().unwrap();
                 // `run` returned: every share's writes are visible.
