@@ -7,7 +7,8 @@
 //! Module map: [`cli`] (arguments), [`pools`] (the implementations and
 //! worker-count semantics), [`runner`] (interleaved sampling), [`spin`] (the
 //! one busy-wait), [`count`] (result checks), [`graph`] (the W3 frame-graph
-//! generator), [`stats`], [`table`], [`json`], [`plot`], [`progress`],
+//! generator), [`futex_floor`] and [`static_split`] (the threads of the
+//! floor rows), [`stats`], [`table`], [`json`], [`plot`], [`progress`],
 //! one module per workload under [`workloads`], and the `soak` command
 //! (random frames checked against a serial replay) in [`soak`].
 
@@ -23,6 +24,7 @@ pub mod progress;
 pub mod runner;
 pub mod soak;
 pub mod spin;
+pub mod static_split;
 pub mod stats;
 pub mod table;
 pub mod workloads;

@@ -55,17 +55,21 @@ fn opt(v: Option<usize>) -> String {
 }
 
 /// The note line that defines the ratio columns among `header` (`xserial`,
-/// `xrayon`, `xideal`): what each divides by, and that lower is better
+/// `xrayon`, `xideal`, `xfloor`): what each divides by, and that lower is better
 /// (every unit here is a cost: time, time per job, CPU cores). `None` when
 /// `header` has none of them.
 pub fn ratio_note(header: &[String]) -> Option<String> {
-    const DEFS: [(&str, &str); 3] = [
+    const DEFS: [(&str, &str); 4] = [
         ("xserial", "xserial = median / the serial row's (same case)"),
         (
             "xrayon",
             "xrayon = median / the rayon row's (same case and workers)",
         ),
         ("xideal", "xideal = median / the ideal row's (same case)"),
+        (
+            "xfloor",
+            "xfloor = median / the floor-static row's (same case and workers)",
+        ),
     ];
     let defs: Vec<&str> = DEFS
         .iter()
@@ -205,6 +209,12 @@ mod tests {
         assert!(n.contains("lower is better"), "{n}");
         let n = ratio_note(&h(&["xserial", "xrayon", "xideal"])).unwrap();
         assert!(n.contains("xideal = median / the ideal row's"), "{n}");
+        let n = ratio_note(&h(&["xserial", "xfloor"])).unwrap();
+        assert!(
+            n.contains("xfloor = median / the floor-static row's"),
+            "{n}"
+        );
+        assert!(!n.contains("xideal"), "{n}");
         assert_eq!(ratio_note(&h(&["case", "median"])), None);
     }
 }

@@ -25,6 +25,11 @@ fn run(args: &[&str]) -> jobsys_bench::Result<()> {
 /// Run `cmd --quick`, check its JSON (and the listed plots); the rows.
 fn quick(cmd: &str, extra: &[&str], plots: &[&str]) -> Vec<Row> {
     let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    quick_held(cmd, extra, plots)
+}
+
+/// [`quick`], the caller holding `ONE_AT_A_TIME`.
+fn quick_held(cmd: &str, extra: &[&str], plots: &[&str]) -> Vec<Row> {
     let out = out_dir(cmd);
     let out_s = out.to_str().expect("utf-8 temp dir");
     let mut args = vec![cmd, "--quick", "--out", out_s];
@@ -118,18 +123,104 @@ fn policy_selection() {
     assert!(policies.iter().all(|p| p == "always-spin"), "{policies:?}");
 }
 
+/// Run `cmd --quick` (W2 or W3) and check its static-split floor rows:
+/// for every case and worker count (one rayon row each), one row per
+/// `static_floor::configs` entry, measured; its helper threads spawned once
+/// per row, not per frame, and all stopped once the run is over.
+fn quick_with_floors(cmd: &str, plots: &[&str]) -> Vec<Row> {
+    use jobsys_bench::static_split::{live_threads, spawned_threads};
+    use jobsys_bench::workloads::static_floor::configs;
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let spawned = spawned_threads();
+    let rows = quick_held(cmd, &[], plots);
+    assert_eq!(
+        live_threads(),
+        0,
+        "{cmd}: floor threads outlived their rows"
+    );
+    let floors: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.imp.starts_with("floor-static"))
+        .collect();
+    let helpers: u64 = floors.iter().map(|r| r.threads.unwrap() as u64 - 1).sum();
+    assert!(helpers > 0, "{cmd}: no floor ran helpers");
+    assert_eq!(
+        spawned_threads() - spawned,
+        helpers,
+        "{cmd}: spawned per row"
+    );
+    let mut want = 0;
+    for r in rows.iter().filter(|r| r.imp == "rayon") {
+        let w = r.workers.unwrap();
+        for (imp, threads) in configs(w, r.machine.cores) {
+            let mine: Vec<&&Row> = floors
+                .iter()
+                .filter(|f| f.case == r.case && f.imp == imp && f.workers == Some(w))
+                .collect();
+            assert_eq!(mine.len(), 1, "{cmd} {} {imp} w={w}", r.case);
+            assert_eq!(mine[0].threads, Some(threads));
+            assert!(mine[0].n > 0 && mine[0].policy.is_none());
+            want += 1;
+        }
+    }
+    assert_eq!(floors.len(), want, "{cmd}: stray floor rows");
+    // The xfloor column: jobsys and rayon over the same group's floor.
+    use jobsys_bench::workloads::static_floor::xfloor;
+    for r in &rows {
+        let cell = xfloor(r, &rows);
+        let measured = r.imp == "jobsys" || r.imp == "rayon";
+        assert_eq!(cell.ends_with('x'), measured, "{cmd}: {cell} for {r:?}");
+    }
+    rows
+}
+
 #[test]
 fn parallel_for_quick() {
-    let rows = quick("parallel-for", &[], &[]);
-    assert_eq!(impls(&rows), ["jobsys", "rayon", "serial"]);
+    let rows = quick_with_floors("parallel-for", &[]);
+    assert_eq!(
+        impls(&rows),
+        [
+            "floor-static",
+            "floor-static-oversub",
+            "jobsys",
+            "rayon",
+            "serial"
+        ]
+    );
     assert_eq!(rows.iter().filter(|r| r.imp == "serial").count(), 4);
 }
 
 #[test]
 fn frame_graph_quick_and_replot() {
-    let rows = quick("frame-graph", &[], &["frame-graph.svg"]);
-    assert_eq!(impls(&rows), ["ideal", "jobsys", "rayon", "serial"]);
+    let rows = quick_with_floors("frame-graph", &["frame-graph.svg"]);
+    assert_eq!(
+        impls(&rows),
+        [
+            "floor-static",
+            "floor-static-oversub",
+            "ideal",
+            "jobsys",
+            "rayon",
+            "serial"
+        ]
+    );
     assert_eq!(rows.iter().filter(|r| r.imp == "serial").count(), 4);
+    // The floor rows are printed with their ratio to the ideal row.
+    let table = jobsys_bench::table::render(
+        "W3",
+        &[],
+        &rows,
+        false,
+        &[("xideal", &jobsys_bench::workloads::frame_graph::xideal)],
+    );
+    let floor_lines = table
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("floor-static"))
+        .collect::<Vec<_>>();
+    assert!(!floor_lines.is_empty(), "{table}");
+    for l in floor_lines {
+        assert!(l.trim_end().ends_with('x'), "no xideal: {l}");
+    }
     // The plot is drawn from the JSON alone.
     let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("jobsys-bench-frame-graph");

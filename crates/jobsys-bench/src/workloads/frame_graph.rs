@@ -11,7 +11,7 @@
 //! The executors are public so W7 (contended) runs the same code.
 
 use super::frame_graph_background::Background;
-use super::{emit, serial_share};
+use super::{emit, serial_share, static_floor};
 use crate::count;
 use crate::error::{check, Result};
 use crate::graph::{FrameGraph, GraphParams, Kind};
@@ -454,6 +454,9 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 frame,
                 shape,
             ));
+            for fc in static_floor::configs(w, ctx.cores()) {
+                cs.push(static_floor::frame_contestant(fc, w, frame, shape)?);
+            }
             cs.push(contestant(
                 Label::serial(),
                 Exec::Serial,
@@ -510,6 +513,11 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 .join(", ")
         ),
         "rayon: continuations spawned when a job's atomic dependency counter hits zero (dependents precomputed), parallel jobs as par_iter().with_max_len(1), sync points sleep on a futex word after a 30 us spin".into(),
+        format!(
+            "{} / {}: no job system; the frame's pieces (dependencies and sync points ignored: a lower bound) split up front into equal contiguous shares over min(workers+1, cores) / workers+1 threads (persistent helpers + the calling thread; waits spin 30 us, then sleep), measured like the others: the machine's own floor in this run",
+            static_floor::CORES,
+            static_floor::OVERSUB
+        ),
     ];
     emit(
         ctx,
@@ -518,7 +526,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         &notes,
         &rows,
         false,
-        &[("xideal", &xideal)],
+        &[("xideal", &xideal), ("xfloor", &static_floor::xfloor)],
     )?;
     let svg = crate::plot::frame_graph(&rows, &ctx.out)?;
     ctx.progress.print(&format!("   plot: {}\n", svg.display()));
@@ -686,13 +694,15 @@ pub fn ideal_row(
 }
 
 /// Order rows: by duration, serial first, then by worker count, jobsys
-/// before rayon before ideal.
+/// before rayon before the static-split floors before ideal.
 pub fn sort_rows(rows: &mut [Row]) {
     let rank = |r: &Row| match r.imp.as_str() {
         "serial" => 0,
         "jobsys" => 1,
         "rayon" => 2,
-        _ => 3,
+        static_floor::CORES => 3,
+        static_floor::OVERSUB => 4,
+        _ => 5,
     };
     rows.sort_by(|a, b| {
         let d = |r: &Row| r.param_f64("D_us").unwrap_or(0.0);

@@ -10,6 +10,7 @@ pub mod idle_cost;
 pub mod parallel_for;
 pub mod policies;
 pub mod spawn_empty;
+pub mod static_floor;
 pub mod trace_cost;
 pub mod w1_floor;
 pub mod w1_kernels;

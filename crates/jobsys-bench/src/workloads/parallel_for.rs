@@ -7,7 +7,7 @@
 //! be folded into one multiply-add, and every implementation calls the same
 //! [`kernel`]. Every call's array is compared with the serial result.
 
-use super::{emit, rows_of, serial_share};
+use super::{emit, rows_of, serial_share, static_floor};
 use crate::error::{check, Result};
 use crate::json::{Label, Row};
 use crate::params;
@@ -153,6 +153,16 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                     per_block,
                     move || iter(Impl::Rayon, None, &mut arr),
                 ));
+                for (imp, threads) in static_floor::configs(w, ctx.cores()) {
+                    let mut floor = static_floor::LoopFloor::start(len, threads)?;
+                    cs.push(Contestant::new(
+                        static_floor::label(imp, w, threads),
+                        2,
+                        blocks,
+                        per_block,
+                        move || floor.call(init, expected),
+                    ));
+                }
                 let mut arr = init.clone();
                 cs.push(Contestant::new(
                     Label::serial(),
@@ -202,6 +212,11 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         ),
         semantics_note(),
         "jobsys: scope + parallel_for_chunked (Batch::Auto | Batch::Fixed(64)); rayon: par_iter_mut (auto), par_chunks_mut(64).with_max_len(1) (fixed-64)".into(),
+        format!(
+            "{} / {}: no job system; the loop's indices split up front into equal contiguous shares over min(workers+1, cores) / workers+1 threads (persistent helpers + the calling thread; waits spin 30 us, then sleep), same kernel, checked the same: the machine's own floor in this run",
+            static_floor::CORES,
+            static_floor::OVERSUB
+        ),
         "speedup = serial median / row median".into(),
     ];
     emit(
@@ -211,6 +226,6 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         &notes,
         &rows,
         false,
-        &[("speedup", &speedup)],
+        &[("speedup", &speedup), ("xfloor", &static_floor::xfloor)],
     )
 }
