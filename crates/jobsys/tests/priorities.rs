@@ -41,12 +41,18 @@ fn queued_high_runs_before_normal_before_low() {
             js.schedule_with(p, move || tx.send((p, i)).unwrap());
         }
         gate.wait();
-        let ran: Vec<(Priority, usize)> = (0..order.len()).map(|_| rx.recv().unwrap()).collect();
-        let prios: Vec<Priority> = ran.iter().map(|r| r.0).collect();
-        let mut sorted = prios.clone();
-        sorted.sort();
-        assert_eq!(prios, sorted, "ran in order {ran:?}");
+        assert_ran_by_priority(&rx, order.len());
     });
+}
+
+/// Read `n` (priority, index) messages: they came High first, then
+/// Normal, then Low.
+fn assert_ran_by_priority(rx: &mpsc::Receiver<(Priority, usize)>, n: usize) {
+    let ran: Vec<(Priority, usize)> = (0..n).map(|_| rx.recv().unwrap()).collect();
+    let prios: Vec<Priority> = ran.iter().map(|r| r.0).collect();
+    let mut sorted = prios.clone();
+    sorted.sort();
+    assert_eq!(prios, sorted, "ran in order {ran:?}");
 }
 
 /// A worker's own deques: the jobs a job queues on its own thread run High,
@@ -75,11 +81,7 @@ fn jobs_a_worker_queues_on_itself_run_high_then_normal_then_low() {
                 js2.schedule_with(p, move || tx.send((p, i)).unwrap());
             }
         });
-        let ran: Vec<(Priority, usize)> = (0..7).map(|_| rx.recv().unwrap()).collect();
-        let prios: Vec<Priority> = ran.iter().map(|r| r.0).collect();
-        let mut sorted = prios.clone();
-        sorted.sort();
-        assert_eq!(prios, sorted, "ran in order {ran:?}");
+        assert_ran_by_priority(&rx, 7);
     });
 }
 
