@@ -122,124 +122,41 @@ pub unsafe fn from_c(table: *const Callbacks) -> Result<Option<Arc<dyn ProfilerH
     Ok(Some(Arc::new(CHooks(cb))))
 }
 
-// Every method: one branch on the pointer, then the call.
-// SAFETY (every `unsafe` call below): the pointer came from the caller's
-// table, which `from_c`'s caller promised keeps the header's contract for
-// the system's life; the arguments are plain values, and name pointers
-// point to `len` bytes of UTF-8 valid during the call.
+/// Every method of the impl below: one branch on the table's pointer for
+/// it, then the call with `user_data` first and the listed arguments.
+macro_rules! forward {
+    ($($method:ident($($arg:ident: $ty:ty),*) => ($($c:expr),*);)*) => {
+        $(
+            #[inline]
+            fn $method(&self, $($arg: $ty),*) {
+                if let Some(f) = self.0.$method {
+                    // SAFETY: the pointer came from the caller's table,
+                    // which `from_c`'s caller promised keeps the header's
+                    // contract for the system's life; the arguments are
+                    // plain values, and name pointers point to `len` bytes
+                    // of UTF-8 valid during the call.
+                    unsafe { f(self.0.user_data, $($c),*) }
+                }
+            }
+        )*
+    };
+}
+
 impl ProfilerHooks for CHooks {
-    #[inline]
-    fn thread_start(&self, thread: u32, name: &str) {
-        if let Some(f) = self.0.thread_start {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread, name.as_ptr().cast(), name.len()) }
-        }
-    }
-    #[inline]
-    fn thread_stop(&self, thread: u32) {
-        if let Some(f) = self.0.thread_stop {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread) }
-        }
-    }
-    #[inline]
-    fn job_ready(&self, thread: u32, job: JobId) {
-        if let Some(f) = self.0.job_ready {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread, job.0) }
-        }
-    }
-    #[inline]
-    fn job_begin(&self, thread: u32, job: JobId, name: &'static str) {
-        if let Some(f) = self.0.job_begin {
-            // SAFETY: see above the impl.
-            unsafe {
-                f(
-                    self.0.user_data,
-                    thread,
-                    job.0,
-                    name.as_ptr().cast(),
-                    name.len(),
-                )
-            }
-        }
-    }
-    #[inline]
-    fn job_end(&self, thread: u32, job: JobId, name: &'static str) {
-        if let Some(f) = self.0.job_end {
-            // SAFETY: see above the impl.
-            unsafe {
-                f(
-                    self.0.user_data,
-                    thread,
-                    job.0,
-                    name.as_ptr().cast(),
-                    name.len(),
-                )
-            }
-        }
-    }
-    #[inline]
-    fn steal(&self, thread: u32, victim: u32) {
-        if let Some(f) = self.0.steal {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread, victim) }
-        }
-    }
-    #[inline]
-    fn wait_begin(&self, thread: u32, job: JobId) {
-        if let Some(f) = self.0.wait_begin {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread, job.0) }
-        }
-    }
-    #[inline]
-    fn wait_end(&self, thread: u32, job: JobId) {
-        if let Some(f) = self.0.wait_end {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread, job.0) }
-        }
-    }
-    #[inline]
-    fn sleep_begin(&self, thread: u32) {
-        if let Some(f) = self.0.sleep_begin {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread) }
-        }
-    }
-    #[inline]
-    fn sleep_end(&self, thread: u32) {
-        if let Some(f) = self.0.sleep_end {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread) }
-        }
-    }
-    #[inline]
-    fn wake(&self, thread: u32, wakee: u32) {
-        if let Some(f) = self.0.wake {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread, wakee) }
-        }
-    }
-    #[inline]
-    fn frame_begin(&self, thread: u32, frame: u64) {
-        if let Some(f) = self.0.frame_begin {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread, frame) }
-        }
-    }
-    #[inline]
-    fn frame_end(&self, thread: u32, frame: u64) {
-        if let Some(f) = self.0.frame_end {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread, frame) }
-        }
-    }
-    #[inline]
-    fn active_workers(&self, thread: u32, count: u32) {
-        if let Some(f) = self.0.active_workers {
-            // SAFETY: see above the impl.
-            unsafe { f(self.0.user_data, thread, count) }
-        }
+    forward! {
+        thread_start(thread: u32, name: &str) => (thread, name.as_ptr().cast(), name.len());
+        thread_stop(thread: u32) => (thread);
+        job_ready(thread: u32, job: JobId) => (thread, job.0);
+        job_begin(thread: u32, job: JobId, name: &'static str) => (thread, job.0, name.as_ptr().cast(), name.len());
+        job_end(thread: u32, job: JobId, name: &'static str) => (thread, job.0, name.as_ptr().cast(), name.len());
+        steal(thread: u32, victim: u32) => (thread, victim);
+        wait_begin(thread: u32, job: JobId) => (thread, job.0);
+        wait_end(thread: u32, job: JobId) => (thread, job.0);
+        sleep_begin(thread: u32) => (thread);
+        sleep_end(thread: u32) => (thread);
+        wake(thread: u32, wakee: u32) => (thread, wakee);
+        frame_begin(thread: u32, frame: u64) => (thread, frame);
+        frame_end(thread: u32, frame: u64) => (thread, frame);
+        active_workers(thread: u32, count: u32) => (thread, count);
     }
 }
