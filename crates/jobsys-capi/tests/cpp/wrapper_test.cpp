@@ -16,13 +16,7 @@
 #include <utility>
 #include <vector>
 
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            std::exit(1);                                                              \
-        }                                                                              \
-    } while (0)
+#include "../c/check.h" // CHECK: prints the failed expression and jobsys's last error, exits 1
 
 namespace {
 
