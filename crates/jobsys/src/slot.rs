@@ -731,10 +731,11 @@ impl Slot {
     /// asked to stop. Then FINISHED, the claim dropped and the slot freed
     /// are one CAS to FREE(g+1), the transition `finish` makes for such a
     /// job (FINISHED with no pins, freed); the caller must recycle the
-    /// slot. Returns
-    /// false, changing nothing, when any of that does not hold (a pin or
+    /// slot. Returns false, changing nothing, when any of that does not hold (a pin or
     /// `HAS_DEPS` may arrive between the load and the CAS: the CAS then
-    /// fails), and the caller takes `finish`.
+    /// fails), and the caller takes `finish`. A transition of its own
+    /// rather than `finish(0)` inline: driving `finish`'s general loop from
+    /// the inline path cost W1 single 367 instructions per job against 312.
     #[inline]
     pub(crate) fn finish_alone(&self) -> bool {
         let s = self.state.load(Ordering::Relaxed);
