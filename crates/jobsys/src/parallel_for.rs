@@ -197,6 +197,37 @@ pub(crate) fn vtables_chunked<F: Fn(Range<usize>)>() -> (&'static JobVTable, &'s
 }
 
 impl Registry {
+    /// Queue the rest of a loop whose pieces this thread started, so that
+    /// other threads join it. A loop some waiter needs (`WAITED`) goes on
+    /// the `needed` deque, as `make_runnable` queues such a job, and parked
+    /// waiters are woken: a waiter helps only with needed work, which it
+    /// finds on `needed` deques, and while it sleeps only `finish` or a
+    /// release wakes it, so the rest of a long needed loop started by a
+    /// worker used to run on that worker alone while the main thread slept
+    /// (W3, D = 5 us, 1 worker: docs/benchmarks.md, "Speed round 3").
+    fn offer_rest(&self, ctx: &Context, slot: &Slot, gen: u32) {
+        let e = Entry {
+            slot: NonNull::from(slot),
+            gen,
+        };
+        // A fresh load: a waiter's walk may have marked the loop after our
+        // pin. A mark that lands after this load is seen by that walk
+        // itself, which offers the loop while it is RUNNABLE.
+        let waited = slot.state() & WAITED != 0;
+        if waited && self.inheritance {
+            ctx.push_needed(e, crate::wait::still_queued);
+        } else {
+            ctx.push(e, slot.prio());
+            if waited {
+                ctx.push_needed(e, crate::wait::still_queued);
+            }
+        }
+        self.notify_work(ctx);
+        if waited {
+            self.wake_parked_waiters(ctx);
+        }
+    }
+
     /// Run pieces of the parallel_for in `slot` until none are left to
     /// grab. Returns whether any piece ran.
     pub(crate) fn run_pieces(
@@ -259,14 +290,7 @@ impl Registry {
             }
             if last < h.pieces {
                 // More to hand out: let idle workers join.
-                ctx.push(
-                    Entry {
-                        slot: NonNull::from(slot),
-                        gen,
-                    },
-                    slot.prio(),
-                );
-                self.notify_work(ctx);
+                self.offer_rest(ctx, slot, gen);
             }
             // No overflow even for ranges ending at usize::MAX: first piece
             // starts inside the range, and the end is capped by its length.
@@ -349,5 +373,74 @@ impl Registry {
         };
         self.finish(ctx, slot, gen, failed);
         true
+    }
+}
+
+#[cfg(all(test, not(loom), not(miri)))]
+mod tests {
+    use crate::{Batch, JobSystem};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::thread;
+    use std::time::{Duration, Instant};
+
+    // The main thread sleeps in `complete(x)`; x needs a loop whose
+    // dependency a worker runs. When that dependency finishes, the worker
+    // (at its top-level loop, so it wakes nobody for the loop it will run
+    // itself) starts the loop: its offer of the rest must wake the sleeping
+    // waiter, which then runs pieces too. Before `offer_rest`, the waiter
+    // slept until the worker had run every piece (the worker's pieces here
+    // hold until a piece ran on the main thread, up to 5 s, then the
+    // assertion fails).
+    #[test]
+    fn a_sleeping_waiter_joins_a_needed_loop_that_a_worker_started() {
+        let js = JobSystem::builder()
+            .workers(1)
+            .wait_spin(Duration::ZERO)
+            .build()
+            .unwrap();
+        let main = thread::current().id();
+        let (started, gate) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (s, g) = (started.clone(), gate.clone());
+        let z = js.schedule(move || {
+            s.store(true, Ordering::Release);
+            while !g.load(Ordering::Acquire) {
+                thread::yield_now();
+            }
+        });
+        // z must run on the worker: a waiter would run it itself.
+        while !started.load(Ordering::Acquire) {
+            thread::yield_now();
+        }
+        let on_main = Arc::new(AtomicUsize::new(0));
+        let om = on_main.clone();
+        let give_up = Instant::now() + Duration::from_secs(5);
+        let y = js.parallel_for_after(&[z], 0..64, Batch::Fixed(1), move |_| {
+            if thread::current().id() == main {
+                om.fetch_add(1, Ordering::Relaxed);
+            } else {
+                while om.load(Ordering::Relaxed) == 0 && Instant::now() < give_up {
+                    thread::yield_now();
+                }
+            }
+        });
+        let x = js.schedule_after(&[y], || {});
+        thread::scope(|sc| {
+            sc.spawn(|| {
+                // Open the gate once the main thread sleeps in `complete`.
+                while js.reg().waiters.parked() == 0 {
+                    thread::yield_now();
+                }
+                gate.store(true, Ordering::Release);
+            });
+            js.complete(x);
+        });
+        assert!(
+            on_main.load(Ordering::Relaxed) > 0,
+            "the waiting thread ran no piece of the loop its target needs"
+        );
     }
 }

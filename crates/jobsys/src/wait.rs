@@ -176,6 +176,12 @@ impl Waiters {
         }
     }
 
+    /// Threads parked in `complete` now (tests wait for a waiter to sleep).
+    #[cfg(test)]
+    pub(crate) fn parked(&self) -> u32 {
+        self.count.load(Ordering::SeqCst)
+    }
+
     /// `slot` finished while pinned by someone: wake its parked waiters.
     /// `on_wake(index)` runs for each waiter this wakes (for the tracer's
     /// arrows), before the store of `WOKEN` (see `wake_waiter`).
