@@ -17,6 +17,7 @@ pub mod count;
 pub mod error;
 pub mod futex_floor;
 pub mod graph;
+pub mod graph_sim;
 pub mod json;
 pub mod plot;
 pub mod pools;

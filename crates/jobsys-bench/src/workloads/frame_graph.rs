@@ -15,6 +15,7 @@ use super::{emit, serial_share, static_floor};
 use crate::count;
 use crate::error::{check, Result};
 use crate::graph::{FrameGraph, GraphParams, Kind};
+use crate::graph_sim;
 use crate::json::{Label, Row};
 use crate::params;
 use crate::pools::{rayon_label, semantics_note, BlockSystem, Pools};
@@ -362,6 +363,28 @@ pub fn graph_note(g: &FrameGraph) -> String {
     )
 }
 
+/// What a scheduler that costs nothing reaches on this graph with
+/// jobsys's rules, at the thread counts the ideal rows use
+/// (`graph_sim.rs`): the floor the graph and the rules set, without the
+/// machine.
+pub fn sim_note(g: &FrameGraph, workers: &[usize], cores: usize) -> String {
+    let mut threads: Vec<usize> = workers.iter().map(|&w| (w + 1).min(cores)).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let cells: Vec<String> = threads
+        .iter()
+        .map(|&t| {
+            let needed = graph_sim::simulate(g, t, graph_sim::Rule::Needed);
+            let any = graph_sim::simulate(g, t, graph_sim::Rule::Any);
+            format!("{t} threads {:.3}x ({:.3}x)", needed.x_ideal, any.x_ideal)
+        })
+        .collect();
+    format!(
+        "a zero-cost scheduler with jobsys's rules (graph_sim.rs: pieces of one unit, a waiting main thread runs only what its target needs, loops handed out in chunks) finishes this graph in: {} the ideal (in brackets: a waiter that may run any job)",
+        cells.join(", ")
+    )
+}
+
 /// Graph parameters as row params.
 pub fn graph_params(g: &FrameGraph, d_ns: u64) -> serde_json::Map<String, serde_json::Value> {
     params! {
@@ -513,6 +536,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 .join(", ")
         ),
         "rayon: continuations spawned when a job's atomic dependency counter hits zero (dependents precomputed), parallel jobs as par_iter().with_max_len(1), sync points sleep on a futex word after a 30 us spin".into(),
+        sim_note(g, &sw.workers, ctx.cores()),
         format!(
             "{} / {}: no job system; the frame's pieces (dependencies and sync points ignored: a lower bound) split up front into equal contiguous shares over min(workers+1, cores) / workers+1 threads (persistent helpers + the calling thread; waits spin 30 us, then sleep), measured like the others: the machine's own floor in this run",
             static_floor::CORES,
