@@ -199,13 +199,14 @@ pub(crate) fn vtables_chunked<F: Fn(Range<usize>)>() -> (&'static JobVTable, &'s
 impl Registry {
     /// Queue the rest of a loop whose pieces this thread started, so that
     /// other threads join it. A loop some waiter needs (`WAITED`) goes on
-    /// the `needed` deque, as `make_runnable` queues such a job, and parked
-    /// waiters are woken: a waiter helps only with needed work, which it
-    /// finds on `needed` deques, and while it sleeps only `finish` or a
-    /// release wakes it, so the rest of a long needed loop started by a
-    /// worker used to run on that worker alone while the main thread slept
-    /// (W3, D = 5 us, 1 worker: docs/benchmarks.md, "Speed round 3").
-    fn offer_rest(&self, ctx: &Context, slot: &Slot, gen: u32) {
+    /// the `needed` deque, as `make_runnable` queues such a job, and, if
+    /// `wake`, parked waiters are woken: a waiter helps only with needed
+    /// work, which it finds on `needed` deques, and while it sleeps only
+    /// `finish` or a release wakes it, so the rest of a long needed loop
+    /// started by a worker used to run on that worker alone while the main
+    /// thread slept (W3, D = 5 us, 1 worker: docs/design-notes.md,
+    /// "`complete` helps only with work the handle needs").
+    fn offer_rest(&self, ctx: &Context, slot: &Slot, gen: u32, wake: bool) {
         let e = Entry {
             slot: NonNull::from(slot),
             gen,
@@ -223,7 +224,7 @@ impl Registry {
             }
         }
         self.notify_work(ctx);
-        if waited {
+        if waited && wake {
             self.wake_parked_waiters(ctx);
         }
     }
@@ -283,6 +284,10 @@ impl Registry {
                 break;
             }
             let last = first.saturating_add(take).min(h.pieces);
+            // Parked waiters are woken for this call's first chunk only: a
+            // waiter that needs the loop then joins it, and one that does
+            // not is not woken again for every chunk.
+            let wake = !ran;
             if !ran {
                 ran = true;
                 on_claim();
@@ -290,7 +295,7 @@ impl Registry {
             }
             if last < h.pieces {
                 // More to hand out: let idle workers join.
-                self.offer_rest(ctx, slot, gen);
+                self.offer_rest(ctx, slot, gen, wake);
             }
             // No overflow even for ranges ending at usize::MAX: first piece
             // starts inside the range, and the end is capped by its length.
