@@ -260,6 +260,8 @@ impl Local {
 
     #[inline]
     pub(crate) fn push(&self, e: Entry) {
+        // Read before the cell stores (see `pop_fenced`).
+        let inner: &Inner = &self.inner;
         let b = self.back.get();
         let mut buf = self.buffer();
         if b.wrapping_sub(self.front_hint.get()) as usize >= buf.cap() {
@@ -269,7 +271,7 @@ impl Local {
         // Release: pairs with the Acquire load of `back` in `steal`, so a
         // thief that sees `b + 1` also sees the cell (and the job's slot,
         // written before the push).
-        self.inner
+        inner
             .line
             .back
             .store(b.wrapping_add(1), ord(Ordering::Release, "push-relaxed"));
@@ -314,17 +316,29 @@ impl Local {
 
     #[inline]
     pub(crate) fn pop(&self) -> Option<Entry> {
-        let b = self.back.get();
-        // Acquire, here and below: as in `make_room` (the hint may later
-        // let `push` overwrite a cell a thief took).
+        // Acquire, here and in `pop_fenced`: as in `make_room` (the hint
+        // may later let `push` overwrite a cell a thief took).
         let f = self.inner.front.load(Ordering::Acquire);
         self.front_hint.set(f);
         // `front` only increases: empty now means empty (no store, no
         // fence). A stale `f` only sends us down the full path.
-        if b.wrapping_sub(f) <= 0 {
+        if self.back.get().wrapping_sub(f) <= 0 {
             return None;
         }
-        let b = b.wrapping_sub(1);
+        self.pop_fenced()
+    }
+
+    /// `pop` without its empty check: the Chase-Lev pop proper, which
+    /// always stores `back` and fences. For a caller that expects an entry
+    /// (a `join` taking back the job it just pushed): the check would cost
+    /// it a load and a branch and save nothing. Correct on an empty deque
+    /// too (it restores `back` and returns `None`).
+    #[inline]
+    pub(crate) fn pop_fenced(&self) -> Option<Entry> {
+        // One read of the `Arc`'s pointer: `self` holds `Cell`s, so the
+        // compiler would reload it after every store below.
+        let inner: &Inner = &self.inner;
+        let b = self.back.get().wrapping_sub(1);
         // The store, then the fence: the store-load (Dekker) pair with the
         // thieves' `front` load, fence, `back` load in `steal`. Either we
         // see a thief's CAS of `front` past `b`, or that thief sees
@@ -334,19 +348,16 @@ impl Local {
         // buffer that the pushes before it wrote. Lê et al. store Relaxed
         // and rely on C11 release sequences, which included the releasing
         // thread's later stores; C++20 (and so Rust) dropped that.
-        self.inner.line.back.store(b, Ordering::Release);
+        inner.line.back.store(b, Ordering::Release);
         if !mutant("pop-no-fence") {
             fence(Ordering::SeqCst);
         }
-        let f = self.inner.front.load(Ordering::Acquire);
+        let f = inner.front.load(Ordering::Acquire);
         self.front_hint.set(f);
         let len = b.wrapping_sub(f);
         if len < 0 {
-            // Thieves took everything meanwhile.
-            self.inner
-                .line
-                .back
-                .store(b.wrapping_add(1), Ordering::Release);
+            // Thieves took everything meanwhile (or it was empty).
+            inner.line.back.store(b.wrapping_add(1), Ordering::Release);
             return None;
         }
         let e = self.buffer().read(b);
@@ -357,16 +368,12 @@ impl Local {
         }
         // The last entry: race the thieves for it with a CAS on `front`
         // (SeqCst: in the total order with the thieves' fences and CASes).
-        let won = self
-            .inner
+        let won = inner
             .front
             .compare_exchange(f, f.wrapping_add(1), Ordering::SeqCst, Ordering::Relaxed)
             .is_ok();
         // Either way the deque is now empty at `front == b + 1`.
-        self.inner
-            .line
-            .back
-            .store(b.wrapping_add(1), Ordering::Release);
+        inner.line.back.store(b.wrapping_add(1), Ordering::Release);
         self.front_hint.set(f.wrapping_add(1));
         won.then(|| entry(e))
     }
