@@ -165,6 +165,53 @@ impl Buffer {
     }
 }
 
+impl Buffer {
+    /// The owner's copy of this buffer's cells (`Local::ring`).
+    fn ring(&self) -> Ring {
+        Ring {
+            cells: self.cells.as_ptr(),
+            mask: self.mask,
+        }
+    }
+}
+
+/// The current buffer's cells and mask, cached by the owner: a push or a
+/// pop then reaches a cell with one load fewer than through the buffer
+/// pointer (W1 `nested`: a join pushes and pops once each).
+#[derive(Clone, Copy)]
+struct Ring {
+    cells: *const EntryCell,
+    mask: usize,
+}
+
+impl Ring {
+    #[inline]
+    fn cell(&self, i: isize) -> &EntryCell {
+        // SAFETY: `cells` points at the `mask + 1` cells of a buffer that
+        // lives until the deque is dropped (`Inner::drop`), which the
+        // `Local` holding this copy keeps alive; the index is masked.
+        unsafe { &*self.cells.add(i as usize & self.mask) }
+    }
+
+    /// As `Buffer::write`.
+    #[inline]
+    fn write(&self, i: isize, (slot, gen): (*mut Slot, u32)) {
+        let c = self.cell(i);
+        c.slot.store(slot, Ordering::Relaxed);
+        c.gen.store(gen, Ordering::Relaxed);
+    }
+
+    /// As `Buffer::read` (the owner's cells: only it writes them).
+    #[inline]
+    fn read(&self, i: isize) -> (*mut Slot, u32) {
+        let c = self.cell(i);
+        (
+            c.slot.load(Ordering::Relaxed),
+            c.gen.load(Ordering::Relaxed),
+        )
+    }
+}
+
 /// The owner's line: `back`, and the buffer pointer thieves read right
 /// after it (one line for both).
 struct BackLine {
@@ -204,10 +251,13 @@ pub(crate) struct Local {
     front_hint: Cell<isize>,
     /// The current buffer (the owner is the only one to replace it).
     buf: Cell<*mut Buffer>,
+    /// Its cells and mask.
+    ring: Cell<Ring>,
 }
 
 // SAFETY: moving the owner's end moves the owner role with it; the cached
-// pointer names a buffer kept alive by `inner`, which is `Send + Sync`.
+// pointers (`buf`, `ring`) name a buffer and its cells, kept alive by
+// `inner`, which is `Send + Sync`.
 unsafe impl Send for Local {}
 
 /// Everyone else's end. Shared by reference across threads; clones steal
@@ -236,6 +286,8 @@ fn with_capacity(cap: usize) -> (Local, Stealer) {
         back: Cell::new(0),
         front_hint: Cell::new(0),
         buf: Cell::new(buf),
+        // SAFETY: just allocated, freed only by `Inner::drop`.
+        ring: Cell::new(unsafe { &*buf }.ring()),
     };
     (local, Stealer { inner })
 }
@@ -263,11 +315,11 @@ impl Local {
         // Read before the cell stores (see `pop_fenced`).
         let inner: &Inner = &self.inner;
         let b = self.back.get();
-        let mut buf = self.buffer();
-        if b.wrapping_sub(self.front_hint.get()) as usize >= buf.cap() {
-            buf = self.make_room(b);
+        let mut ring = self.ring.get();
+        if b.wrapping_sub(self.front_hint.get()) as usize > ring.mask {
+            ring = self.make_room(b);
         }
-        buf.write(b, (e.slot.as_ptr(), e.gen));
+        ring.write(b, (e.slot.as_ptr(), e.gen));
         // Release: pairs with the Acquire load of `back` in `steal`, so a
         // thief that sees `b + 1` also sees the cell (and the job's slot,
         // written before the push).
@@ -282,7 +334,7 @@ impl Local {
     /// it really is full.
     #[cold]
     #[inline(never)]
-    fn make_room(&self, b: isize) -> &Buffer {
+    fn make_room(&self, b: isize) -> Ring {
         // Acquire: pairs with the thieves' SeqCst CAS on `front`. A cell
         // that `front` moved past is overwritten below only after its thief
         // read it (the thief's read happens before our write), so that read
@@ -291,7 +343,7 @@ impl Local {
         self.front_hint.set(f);
         let old = self.buffer();
         if (b.wrapping_sub(f) as usize) < old.cap() {
-            return old;
+            return old.ring();
         }
         let new = Buffer::alloc(old.cap() * 2, self.buf.get());
         // SAFETY: just allocated; freed only by `Inner::drop`, like every
@@ -311,7 +363,8 @@ impl Local {
             .buffer
             .store(new, ord(Ordering::Release, "grow-relaxed"));
         self.buf.set(new);
-        new_ref
+        self.ring.set(new_ref.ring());
+        new_ref.ring()
     }
 
     #[inline]
@@ -360,7 +413,7 @@ impl Local {
             inner.line.back.store(b.wrapping_add(1), Ordering::Release);
             return None;
         }
-        let e = self.buffer().read(b);
+        let e = self.ring.get().read(b);
         if len > 0 || mutant("pop-no-last-cas") {
             // More than one entry: no thief can reach `b` (see above).
             self.back.set(b);

@@ -5,8 +5,8 @@
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p jobsys
 //! --lib --release deque::loom_tests` (a few seconds for all eight). With
 //! `DEQUE_MUTANT=<name>` set, the step of that name (`mutant`/`ord` in
-//! deque.rs) is weakened, and these models fail (checked 2026-11-24; take_back_without_the_empty_check
-//! 2026-11-25):
+//! deque.rs) is weakened, and these models fail (checked 2026-11-24;
+//! take_back_without_the_empty_check 2026-11-25):
 //!
 //! | mutant | what it breaks | models that fail |
 //! | --- | --- | --- |
