@@ -369,8 +369,8 @@ impl Local {
 
     #[inline]
     pub(crate) fn pop(&self) -> Option<Entry> {
-        // Acquire, here and in `pop_fenced`: as in `make_room` (the hint
-        // may later let `push` overwrite a cell a thief took).
+        // Acquire: as in `make_room` (the hint may later let `push`
+        // overwrite a cell a thief took).
         let f = self.inner.front.load(Ordering::Acquire);
         self.front_hint.set(f);
         // `front` only increases: empty now means empty (no store, no
@@ -405,8 +405,10 @@ impl Local {
         if !mutant("pop-no-fence") {
             fence(Ordering::SeqCst);
         }
+        // Not copied into `front_hint` (one store fewer on `join`'s path):
+        // an older value is a lower bound too, and `make_room` refreshes
+        // it when it gets in the way. Acquire, as in `pop` (free on x86).
         let f = inner.front.load(Ordering::Acquire);
-        self.front_hint.set(f);
         let len = b.wrapping_sub(f);
         if len < 0 {
             // Thieves took everything meanwhile (or it was empty).
@@ -421,9 +423,13 @@ impl Local {
         }
         // The last entry: race the thieves for it with a CAS on `front`
         // (SeqCst: in the total order with the thieves' fences and CASes).
+        // Acquire on failure: it reads the winning thief's CAS, so that
+        // thief's read of cell `b` happens before a later push overwrites
+        // it on the strength of the hint below (was Relaxed; a locked
+        // instruction either way on x86).
         let won = inner
             .front
-            .compare_exchange(f, f.wrapping_add(1), Ordering::SeqCst, Ordering::Relaxed)
+            .compare_exchange(f, f.wrapping_add(1), Ordering::SeqCst, Ordering::Acquire)
             .is_ok();
         // Either way the deque is now empty at `front == b + 1`.
         inner.line.back.store(b.wrapping_add(1), Ordering::Release);
