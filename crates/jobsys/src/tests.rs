@@ -166,7 +166,11 @@ fn join_drops_each_closure_and_result_once() {
                 Counted(out_b)
             },
         );
-        assert_eq!(drops.load(Ordering::SeqCst), 2, "both closures' captures, once");
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            2,
+            "both closures' captures, once"
+        );
         drop((ra, rb));
         assert_eq!(drops.load(Ordering::SeqCst), 4, "both results, once");
 
