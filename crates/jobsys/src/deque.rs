@@ -15,8 +15,9 @@
 //!   idle searcher polls the main thread's deques; a poll only reads, so
 //!   both lines stay shared, and the owner's pop (which reads `front`)
 //!   finds its line in cache. The owner keeps its own copies of `back`, the
-//!   buffer pointer and a lower bound of `front`, so a push reads no shared
-//!   line at all and writes only the cell and `back`.
+//!   buffer pointer (and its cells and mask, `Ring`) and a lower bound of
+//!   `front`, so a push reads no shared line at all and writes only the
+//!   cell and `back`.
 //! - The buffer grows and never shrinks: a deque that drains and refills
 //!   allocates nothing (crossbeam halved it on every drain below a quarter
 //!   and regrew it on the next burst).
