@@ -15,8 +15,9 @@
 //!   idle searcher polls the main thread's deques; a poll only reads, so
 //!   both lines stay shared, and the owner's pop (which reads `front`)
 //!   finds its line in cache. The owner keeps its own copies of `back`, the
-//!   buffer pointer and a lower bound of `front`, so a push reads no shared
-//!   line at all and writes only the cell and `back`.
+//!   buffer pointer (and its cells and mask, `Ring`) and a lower bound of
+//!   `front`, so a push reads no shared line at all and writes only the
+//!   cell and `back`.
 //! - The buffer grows and never shrinks: a deque that drains and refills
 //!   allocates nothing (crossbeam halved it on every drain below a quarter
 //!   and regrew it on the next burst).
@@ -165,6 +166,53 @@ impl Buffer {
     }
 }
 
+impl Buffer {
+    /// The owner's copy of this buffer's cells (`Local::ring`).
+    fn ring(&self) -> Ring {
+        Ring {
+            cells: self.cells.as_ptr(),
+            mask: self.mask,
+        }
+    }
+}
+
+/// The current buffer's cells and mask, cached by the owner: a push or a
+/// pop then reaches a cell with one load fewer than through the buffer
+/// pointer (W1 `nested`: a join pushes and pops once each).
+#[derive(Clone, Copy)]
+struct Ring {
+    cells: *const EntryCell,
+    mask: usize,
+}
+
+impl Ring {
+    #[inline]
+    fn cell(&self, i: isize) -> &EntryCell {
+        // SAFETY: `cells` points at the `mask + 1` cells of a buffer that
+        // lives until the deque is dropped (`Inner::drop`), which the
+        // `Local` holding this copy keeps alive; the index is masked.
+        unsafe { &*self.cells.add(i as usize & self.mask) }
+    }
+
+    /// As `Buffer::write`.
+    #[inline]
+    fn write(&self, i: isize, (slot, gen): (*mut Slot, u32)) {
+        let c = self.cell(i);
+        c.slot.store(slot, Ordering::Relaxed);
+        c.gen.store(gen, Ordering::Relaxed);
+    }
+
+    /// As `Buffer::read` (the owner's cells: only it writes them).
+    #[inline]
+    fn read(&self, i: isize) -> (*mut Slot, u32) {
+        let c = self.cell(i);
+        (
+            c.slot.load(Ordering::Relaxed),
+            c.gen.load(Ordering::Relaxed),
+        )
+    }
+}
+
 /// The owner's line: `back`, and the buffer pointer thieves read right
 /// after it (one line for both).
 struct BackLine {
@@ -204,10 +252,13 @@ pub(crate) struct Local {
     front_hint: Cell<isize>,
     /// The current buffer (the owner is the only one to replace it).
     buf: Cell<*mut Buffer>,
+    /// Its cells and mask.
+    ring: Cell<Ring>,
 }
 
 // SAFETY: moving the owner's end moves the owner role with it; the cached
-// pointer names a buffer kept alive by `inner`, which is `Send + Sync`.
+// pointers (`buf`, `ring`) name a buffer and its cells, kept alive by
+// `inner`, which is `Send + Sync`.
 unsafe impl Send for Local {}
 
 /// Everyone else's end. Shared by reference across threads; clones steal
@@ -236,6 +287,8 @@ fn with_capacity(cap: usize) -> (Local, Stealer) {
         back: Cell::new(0),
         front_hint: Cell::new(0),
         buf: Cell::new(buf),
+        // SAFETY: just allocated, freed only by `Inner::drop`.
+        ring: Cell::new(unsafe { &*buf }.ring()),
     };
     (local, Stealer { inner })
 }
@@ -260,16 +313,18 @@ impl Local {
 
     #[inline]
     pub(crate) fn push(&self, e: Entry) {
+        // Read before the cell stores (see `pop_fenced`).
+        let inner: &Inner = &self.inner;
         let b = self.back.get();
-        let mut buf = self.buffer();
-        if b.wrapping_sub(self.front_hint.get()) as usize >= buf.cap() {
-            buf = self.make_room(b);
+        let mut ring = self.ring.get();
+        if b.wrapping_sub(self.front_hint.get()) as usize > ring.mask {
+            ring = self.make_room(b);
         }
-        buf.write(b, (e.slot.as_ptr(), e.gen));
+        ring.write(b, (e.slot.as_ptr(), e.gen));
         // Release: pairs with the Acquire load of `back` in `steal`, so a
         // thief that sees `b + 1` also sees the cell (and the job's slot,
         // written before the push).
-        self.inner
+        inner
             .line
             .back
             .store(b.wrapping_add(1), ord(Ordering::Release, "push-relaxed"));
@@ -280,7 +335,7 @@ impl Local {
     /// it really is full.
     #[cold]
     #[inline(never)]
-    fn make_room(&self, b: isize) -> &Buffer {
+    fn make_room(&self, b: isize) -> Ring {
         // Acquire: pairs with the thieves' SeqCst CAS on `front`. A cell
         // that `front` moved past is overwritten below only after its thief
         // read it (the thief's read happens before our write), so that read
@@ -289,7 +344,7 @@ impl Local {
         self.front_hint.set(f);
         let old = self.buffer();
         if (b.wrapping_sub(f) as usize) < old.cap() {
-            return old;
+            return old.ring();
         }
         let new = Buffer::alloc(old.cap() * 2, self.buf.get());
         // SAFETY: just allocated; freed only by `Inner::drop`, like every
@@ -309,22 +364,35 @@ impl Local {
             .buffer
             .store(new, ord(Ordering::Release, "grow-relaxed"));
         self.buf.set(new);
-        new_ref
+        self.ring.set(new_ref.ring());
+        new_ref.ring()
     }
 
     #[inline]
     pub(crate) fn pop(&self) -> Option<Entry> {
-        let b = self.back.get();
-        // Acquire, here and below: as in `make_room` (the hint may later
-        // let `push` overwrite a cell a thief took).
+        // Acquire: as in `make_room` (the hint may later let `push`
+        // overwrite a cell a thief took).
         let f = self.inner.front.load(Ordering::Acquire);
         self.front_hint.set(f);
         // `front` only increases: empty now means empty (no store, no
         // fence). A stale `f` only sends us down the full path.
-        if b.wrapping_sub(f) <= 0 {
+        if self.back.get().wrapping_sub(f) <= 0 {
             return None;
         }
-        let b = b.wrapping_sub(1);
+        self.pop_fenced()
+    }
+
+    /// `pop` without its empty check: the Chase-Lev pop proper, which
+    /// always stores `back` and fences. For a caller that expects an entry
+    /// (a `join` taking back the job it just pushed): the check would cost
+    /// it a load and a branch and save nothing. Correct on an empty deque
+    /// too (it restores `back` and returns `None`).
+    #[inline]
+    pub(crate) fn pop_fenced(&self) -> Option<Entry> {
+        // One read of the `Arc`'s pointer: `self` holds `Cell`s, so the
+        // compiler would reload it after every store below.
+        let inner: &Inner = &self.inner;
+        let b = self.back.get().wrapping_sub(1);
         // The store, then the fence: the store-load (Dekker) pair with the
         // thieves' `front` load, fence, `back` load in `steal`. Either we
         // see a thief's CAS of `front` past `b`, or that thief sees
@@ -334,22 +402,21 @@ impl Local {
         // buffer that the pushes before it wrote. Lê et al. store Relaxed
         // and rely on C11 release sequences, which included the releasing
         // thread's later stores; C++20 (and so Rust) dropped that.
-        self.inner.line.back.store(b, Ordering::Release);
+        inner.line.back.store(b, Ordering::Release);
         if !mutant("pop-no-fence") {
             fence(Ordering::SeqCst);
         }
-        let f = self.inner.front.load(Ordering::Acquire);
-        self.front_hint.set(f);
+        // Not copied into `front_hint` (one store fewer on `join`'s path):
+        // an older value is a lower bound too, and `make_room` refreshes
+        // it when it gets in the way. Acquire, as in `pop` (free on x86).
+        let f = inner.front.load(Ordering::Acquire);
         let len = b.wrapping_sub(f);
         if len < 0 {
-            // Thieves took everything meanwhile.
-            self.inner
-                .line
-                .back
-                .store(b.wrapping_add(1), Ordering::Release);
+            // Thieves took everything meanwhile (or it was empty).
+            inner.line.back.store(b.wrapping_add(1), Ordering::Release);
             return None;
         }
-        let e = self.buffer().read(b);
+        let e = self.ring.get().read(b);
         if len > 0 || mutant("pop-no-last-cas") {
             // More than one entry: no thief can reach `b` (see above).
             self.back.set(b);
@@ -357,16 +424,16 @@ impl Local {
         }
         // The last entry: race the thieves for it with a CAS on `front`
         // (SeqCst: in the total order with the thieves' fences and CASes).
-        let won = self
-            .inner
+        // Acquire on failure: it reads the winning thief's CAS, so that
+        // thief's read of cell `b` happens before a later push overwrites
+        // it on the strength of the hint below (was Relaxed; a locked
+        // instruction either way on x86).
+        let won = inner
             .front
-            .compare_exchange(f, f.wrapping_add(1), Ordering::SeqCst, Ordering::Relaxed)
+            .compare_exchange(f, f.wrapping_add(1), Ordering::SeqCst, Ordering::Acquire)
             .is_ok();
         // Either way the deque is now empty at `front == b + 1`.
-        self.inner
-            .line
-            .back
-            .store(b.wrapping_add(1), Ordering::Release);
+        inner.line.back.store(b.wrapping_add(1), Ordering::Release);
         self.front_hint.set(f.wrapping_add(1));
         won.then(|| entry(e))
     }

@@ -18,6 +18,7 @@ use crate::sleep::Futex;
 use crate::sync::Ordering;
 use crate::wait::DepthGuard;
 use std::cell::UnsafeCell;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::thread;
 
@@ -38,22 +39,30 @@ pub(crate) struct StackHeader {
     thief: std::sync::atomic::AtomicU32,
 }
 
+/// `f` and `result` carry no "taken"/"written" flag of their own: the
+/// deque entry, taken exactly once, decides who runs `f` (the joiner after
+/// popping the entry back, or `execute` on whichever thread took it), and
+/// `result` is written (by `execute`) exactly when the latch is set. So
+/// neither is ever dropped in place, and the joiner's common path tests
+/// and drops nothing.
 #[repr(C)]
 struct StackJob<F, R> {
     header: StackHeader,
-    f: UnsafeCell<Option<F>>,
-    result: UnsafeCell<Option<thread::Result<R>>>,
+    f: UnsafeCell<ManuallyDrop<F>>,
+    result: UnsafeCell<MaybeUninit<thread::Result<R>>>,
 }
 
 unsafe fn execute<F: FnOnce() -> R, R>(h: *const StackHeader) {
     // SAFETY: `h` is the header of a live `StackJob<F, R>` (repr(C), header
     // first); we are its only runner (entries are taken once).
     let job = unsafe { &*(h as *const StackJob<F, R>) };
-    // SAFETY: only the runner touches `f` and `result` before the latch.
-    let f = unsafe { (*job.f.get()).take() }.expect("stack job runs once");
+    // SAFETY: only the runner touches `f` and `result` before the latch,
+    // and this is the only take of `f`: the thread that took the entry
+    // runs the job, and the joiner, which did not take it, never reads `f`.
+    let f = unsafe { ManuallyDrop::take(&mut *job.f.get()) };
     let r = catch_unwind(AssertUnwindSafe(f));
-    // SAFETY: as above.
-    unsafe { *job.result.get() = Some(r) };
+    // SAFETY: as above; the joiner reads `result` only after the latch.
+    unsafe { (*job.result.get()).write(r) };
     let latch: *const Futex = &job.header.latch;
     // Release: the joiner's Acquire load of the latch sees the result.
     // After this swap the joiner may return and free the job.
@@ -92,8 +101,8 @@ impl Registry {
                 latch: Futex::new(PENDING),
                 thief: std::sync::atomic::AtomicU32::new(0),
             },
-            f: UnsafeCell::new(Some(a)),
-            result: UnsafeCell::new(None),
+            f: UnsafeCell::new(ManuallyDrop::new(a)),
+            result: UnsafeCell::new(MaybeUninit::uninit()),
         };
         // From a pointer to the whole job (repr(C), header first): the
         // runner reads `f` and writes `result` through it.
@@ -105,15 +114,17 @@ impl Registry {
         self.notify_work_unfenced(ctx);
         let rb = catch_unwind(AssertUnwindSafe(b));
         let ra = if self.take_back(ctx, entry) {
-            // We took our own entry back, so nobody else has it: run `a`
-            // here without touching the latch.
-            let a = job.f.into_inner().expect("stack job runs once");
+            // We took our own entry back, so nobody else has it and
+            // `execute` never runs: run `a` here without touching the latch.
+            // SAFETY: the only take of `f` (see `StackJob`).
+            let a = unsafe { ManuallyDrop::take(&mut *job.f.get()) };
             catch_unwind(AssertUnwindSafe(a))
         } else {
             self.wait_latch(ctx, &job.header);
-            // SAFETY: the latch is DONE (stored after `result`, Release),
-            // and `wait_latch` read it with Acquire.
-            unsafe { (*job.result.get()).take() }.expect("stack job ran")
+            // SAFETY: the latch is DONE, stored (Release) by `execute` after
+            // it wrote `result`, and `wait_latch` read it with Acquire; this
+            // is the only read.
+            unsafe { (*job.result.get()).assume_init_read() }
         };
         match (ra, rb) {
             (Ok(ra), Ok(rb)) => (ra, rb),
@@ -121,35 +132,47 @@ impl Registry {
         }
     }
 
-    /// Pop our entry back. Usually it is on top; if `b` left jobs above it,
-    /// lift them off and put them back in order. False if a thief took it.
+    /// Pop our entry back. Usually it is on top (one pop, inlined); if
+    /// `b` left jobs above it, `take_back_below`. False if another thread
+    /// took it, or this one did inside `b` (a wait there may run it).
+    #[inline(always)]
     fn take_back(&self, ctx: &Context, entry: Entry) -> bool {
-        match ctx.local(NORMAL).pop() {
+        match ctx.local(NORMAL).pop_fenced() {
             Some(e) if e == entry => true,
             None => false,
-            Some(e) => {
-                let mut above = vec![e];
-                let mut found = false;
-                while let Some(e) = ctx.local(NORMAL).pop() {
-                    if e == entry {
-                        found = true;
-                        break;
-                    }
-                    above.push(e);
-                }
-                for e in above.into_iter().rev() {
-                    ctx.push(e, NORMAL);
-                }
-                // They were invisible for a moment: keep them findable.
-                self.notify_work(ctx);
-                found
-            }
+            Some(e) => self.take_back_below(ctx, entry, e),
         }
+    }
+
+    /// `b` left jobs above our entry (`top` was popped already): lift them
+    /// off and put them back in order. Out of line, so that `join`'s own
+    /// frame stays small.
+    #[cold]
+    #[inline(never)]
+    fn take_back_below(&self, ctx: &Context, entry: Entry, top: Entry) -> bool {
+        let mut above = vec![top];
+        let mut found = false;
+        while let Some(e) = ctx.local(NORMAL).pop() {
+            if e == entry {
+                found = true;
+                break;
+            }
+            above.push(e);
+        }
+        for e in above.into_iter().rev() {
+            ctx.push(e, NORMAL);
+        }
+        // They were invisible for a moment: keep them findable.
+        self.notify_work(ctx);
+        found
     }
 
     /// The job was stolen: help with needed work and with the thief's
     /// deque (the stolen job's own descendants), spin a bounded time, then
-    /// sleep on the latch.
+    /// sleep on the latch. Out of line: not generic, and a stolen job's
+    /// wait dwarfs a call.
+    #[cold]
+    #[inline(never)]
     fn wait_latch(&self, ctx: &Context, job: &StackHeader) {
         let _depth = DepthGuard::new(self, ctx);
         let _trace = crate::trace::WaitTrace::of_stack(self, ctx, job);

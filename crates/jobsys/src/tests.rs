@@ -117,6 +117,85 @@ fn join_runs_both_sides_even_when_stolen() {
     assert_eq!(sum(&js, 0, top), top * (top - 1) / 2);
 }
 
+/// Counts its drops (`join`'s closures and results carry no "taken" flag:
+/// `join.rs`, `StackJob`).
+struct Counted(Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// `b`'s wait for `a` to start on the worker, bounded: `join`'s wake is
+/// unfenced (a missed one costs parallelism, not progress, unless `b`
+/// waits for `a`), so an unbounded wait could hang. Either way the
+/// assertions hold; the bound only decides whether `a` was stolen.
+fn wait_a_while_for(started: &std::sync::atomic::AtomicBool, stolen: bool) {
+    for _ in 0..n(1_000_000, 2_000) {
+        if !stolen || started.load(Ordering::SeqCst) {
+            return;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Each closure of a `join` and each result is dropped exactly once,
+/// whether the joiner takes `a` back (0 workers) or a worker runs it (1
+/// worker, `b` waits until `a` started), and when `b` panics (then `a`'s
+/// result is dropped by the unwinding join). Under Miri this also checks
+/// that `a`'s result is read only after the thief wrote it.
+#[test]
+fn join_drops_each_closure_and_result_once() {
+    for workers in [0, 1] {
+        let js = system(workers);
+        let stolen = workers == 1;
+        let drops = Arc::new(AtomicUsize::new(0));
+        let started = std::sync::atomic::AtomicBool::new(false);
+        let (in_a, in_b) = (Counted(drops.clone()), Counted(drops.clone()));
+        let (out_a, out_b) = (drops.clone(), drops.clone());
+        let (ra, rb) = js.join(
+            || {
+                started.store(true, Ordering::SeqCst);
+                drop(in_a);
+                Counted(out_a)
+            },
+            || {
+                wait_a_while_for(&started, stolen);
+                drop(in_b);
+                Counted(out_b)
+            },
+        );
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            2,
+            "both closures' captures, once"
+        );
+        drop((ra, rb));
+        assert_eq!(drops.load(Ordering::SeqCst), 4, "both results, once");
+
+        // `b` panics: `a` still runs, and its result is dropped once.
+        let drops = Arc::new(AtomicUsize::new(0));
+        let started = std::sync::atomic::AtomicBool::new(false);
+        let out_a = drops.clone();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            js.join(
+                || {
+                    started.store(true, Ordering::SeqCst);
+                    Counted(out_a)
+                },
+                || {
+                    wait_a_while_for(&started, stolen);
+                    panic!("expected test panic")
+                },
+            )
+        }));
+        assert!(r.is_err());
+        assert!(started.load(Ordering::SeqCst), "a ran");
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "a's result, once");
+    }
+}
+
 #[test]
 fn failure_reaches_dependents_and_outlives_its_slot() {
     let js = system(1);

@@ -3,16 +3,17 @@
 //! batches (up to 2 more) from 3 entries, so growth and batches fit.
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p jobsys
-//! --lib --release deque::loom_tests` (about a second for all seven). With
+//! --lib --release deque::loom_tests` (a few seconds for all eight). With
 //! `DEQUE_MUTANT=<name>` set, the step of that name (`mutant`/`ord` in
-//! deque.rs) is weakened, and these models fail (checked 2026-11-24):
+//! deque.rs) is weakened, and these models fail (checked 2026-11-24;
+//! take_back_without_the_empty_check 2026-11-25):
 //!
 //! | mutant | what it breaks | models that fail |
 //! | --- | --- | --- |
 //! | `pop-no-last-cas` | the owner takes the last entry without its CAS | all but steal_after_pops |
 //! | `pop-no-fence` | no fence between the pop's `back` store and `front` load | pop_without_cas_vs_steal, two_thieves, both batch models |
 //! | `steal-no-fence` | no fence between a steal's `front` and `back` loads | pop_without_cas_vs_steal, two_thieves, batch_steal_vs_steal_and_pop |
-//! | `push-relaxed` | `back` stored Relaxed by a push | pop_without_cas_vs_steal, steal_after_pops (a thief takes an unwritten cell) |
+//! | `push-relaxed` | `back` stored Relaxed by a push | pop_without_cas_vs_steal, steal_after_pops, take_back (a thief takes an unwritten cell) |
 //! | `grow-relaxed` | the new buffer published Relaxed | growth_while_a_thief_reads, steal_after_pops (loom: causality violation) |
 //! | `steal-buffer-relaxed` | the thief loads the buffer pointer Relaxed | the same two |
 //! | `batch-no-fence` | no fence before each further entry of a batch | both batch models |
@@ -187,5 +188,28 @@ fn steal_after_pops_sees_the_pushes_before_them() {
         taken.extend(t.join().unwrap());
         taken.extend(drain(&l));
         check(taken, 3);
+    });
+}
+
+/// `join`'s take-back (`pop_fenced`, no empty check) against a thief: the
+/// owner pushes, a thief steals, and the owner pops without first looking
+/// whether the deque is empty. If the thief emptied it, the pop must give
+/// nothing and restore `back`, so that later pushes and steals still take
+/// each entry once.
+#[test]
+fn take_back_without_the_empty_check() {
+    loom::model(|| {
+        let (l, s) = new();
+        l.push(e(0));
+        let t = thief(s.clone(), 1);
+        let mut taken: Vec<u32> = l.pop_fenced().map(|e| e.gen).into_iter().collect();
+        taken.extend(l.pop_fenced().map(|e| e.gen));
+        l.push(e(1));
+        let t2 = thief(s, 1);
+        taken.extend(l.pop_fenced().map(|e| e.gen));
+        taken.extend(t.join().unwrap());
+        taken.extend(t2.join().unwrap());
+        taken.extend(drain(&l));
+        check(taken, 2);
     });
 }

@@ -32,6 +32,23 @@ fn owner_is_lifo_thieves_are_fifo() {
     assert!(l.is_empty() && s.is_empty());
 }
 
+/// `pop_fenced` (no empty check) on an empty or emptied deque gives nothing
+/// and leaves it usable: the next push is popped and stolen normally.
+#[test]
+fn pop_fenced_on_an_empty_deque() {
+    let (l, s) = new();
+    assert!(l.pop_fenced().is_none());
+    l.push(e(0));
+    assert_eq!(gens(s.steal()), [0]);
+    assert!(l.pop_fenced().is_none() && l.is_empty());
+    l.push(e(1));
+    l.push(e(2));
+    assert_eq!(gens(l.pop_fenced()), [2]);
+    assert_eq!(gens(s.steal()), [1]);
+    assert!(l.pop_fenced().is_none() && s.steal().is_none());
+    assert!(l.is_empty() && s.is_empty());
+}
+
 #[test]
 fn pointers_and_generations_round_trip() {
     let words = [0u64; 3];
