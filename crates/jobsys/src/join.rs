@@ -108,10 +108,15 @@ impl Registry {
         // runner reads `f` and writes `result` through it.
         let entry = Entry::stack((&job as *const StackJob<A, RA>).cast::<StackHeader>());
         ctx.push(entry, NORMAL);
-        // No fence (rayon's `new_internal_jobs` does the same): a wake lost
-        // here costs parallelism, never progress, because this thread takes
-        // `a` back and runs it itself unless a thief already has it.
-        self.notify_work_unfenced(ctx);
+        // With the fence: a wake lost here is lost progress, not only
+        // parallelism, when `b` waits for something `a` does (a flag, a
+        // channel): this thread takes `a` back only after `b` returns, and
+        // a worker that was going to sleep as we pushed would miss the push
+        // without it (tests/concurrency.rs,
+        // `join_runs_a_on_another_thread_and_waits_for_it`). rayon's
+        // `new_internal_jobs` leaves it out; on this machine it costs less
+        // than the noise (W1 `floor-fence`: 0.98-1.06x serial).
+        self.notify_work(ctx);
         let rb = catch_unwind(AssertUnwindSafe(b));
         let ra = if self.take_back(ctx, entry) {
             // We took our own entry back, so nobody else has it and

@@ -31,20 +31,6 @@ impl Registry {
         }
     }
 
-    /// `notify_work` without the SeqCst fence that orders the push before
-    /// the sleepers' state: it may miss a worker that is just going to
-    /// sleep. Only for work the pusher is sure to run itself if nobody else
-    /// takes it (a `join`'s `a`), where a missed wake costs no progress.
-    #[inline]
-    pub(crate) fn notify_work_unfenced(&self, ctx: &Context) {
-        if self.num_workers != 0 {
-            let traced = |w| crate::trace::wake_issued(self, ctx, Some(w));
-            if self.sleep.notify_work_unfenced(ctx.index, traced).is_some() {
-                bump(&ctx.counters.wakes);
-            }
-        }
-    }
-
     // ---- finding work -----------------------------------------------------
 
     /// Find one runnable job and run it. Order: our own High deque, then

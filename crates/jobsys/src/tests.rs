@@ -127,10 +127,9 @@ impl Drop for Counted {
     }
 }
 
-/// `b`'s wait for `a` to start on the worker, bounded: `join`'s wake is
-/// unfenced (a missed one costs parallelism, not progress, unless `b`
-/// waits for `a`), so an unbounded wait could hang. Either way the
-/// assertions hold; the bound only decides whether `a` was stolen.
+/// `b`'s wait for `a` to start on the worker, bounded (Miri's scheduler
+/// need not run the worker soon). Either way the assertions hold; the
+/// bound only decides whether `a` was stolen.
 fn wait_a_while_for(started: &std::sync::atomic::AtomicBool, stolen: bool) {
     for _ in 0..n(1_000_000, 2_000) {
         if !stolen || started.load(Ordering::SeqCst) {

@@ -126,12 +126,9 @@ impl Sleep {
         self.notify_work_unfenced(from, on_wake)
     }
 
-    /// `notify_work` without the fence: the push may not be ordered before
-    /// the load of `state`, so a worker going to sleep right now may be
-    /// missed (its re-check may not see the push either). For pushes whose
-    /// pusher runs the work itself if nobody takes it (`join`).
+    /// `notify_work` after its fence.
     #[inline]
-    pub(crate) fn notify_work_unfenced(&self, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
+    fn notify_work_unfenced(&self, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
         let s = self.state.load(Ordering::SeqCst);
         if s & SEARCHING_MASK != 0 || (s >> 16) >= self.num_workers {
             return None;
