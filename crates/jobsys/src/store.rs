@@ -143,9 +143,9 @@ pub(crate) struct Store {
     pages: UnsafeCell<Pages>,
 }
 
-// SAFETY: `local_free` and `pages` are only touched by the thread that has
-// claimed the owning context (callers of the `unsafe fn`s promise this);
-// the rest is atomic.
+// SAFETY: `local_free`, `allocs` and `pages` are only touched by the thread
+// that has claimed the owning context (callers of the `unsafe fn`s promise
+// this); the rest is atomic.
 unsafe impl Sync for Store {}
 // SAFETY: as above.
 unsafe impl Send for Store {}
