@@ -103,6 +103,16 @@ struct Pages {
     ticks: u32,
 }
 
+impl Pages {
+    /// Count an idle moment above the mark: true on every
+    /// `TRIM_CHECK_EVERY`th, when the clock is read for a trim.
+    #[inline]
+    fn tick(&mut self) -> bool {
+        self.ticks = self.ticks.wrapping_add(1);
+        self.ticks % TRIM_CHECK_EVERY == 0
+    }
+}
+
 /// How long a store stays above its mark before its free pages are given
 /// back, and how long the trim remembers a peak (`demand.rs`): pages that
 /// a burst coming back every frame needs are never given back (a page
@@ -254,7 +264,9 @@ impl Store {
         unsafe { self.idle_above(clock) }
     }
 
-    /// `idle_tick` above the mark; `clock` is read only for a new peak.
+    /// `idle_tick` above the mark; `clock` is read only for a new peak
+    /// (`idle_peak`). Its common case is a leaf of a dozen instructions:
+    /// W1 flat runs it after each of its 65,536 `complete`s.
     ///
     /// # Safety
     /// Owner-only.
@@ -262,9 +274,25 @@ impl Store {
     unsafe fn idle_above(&self, clock: impl FnOnce() -> Instant) -> bool {
         // SAFETY: owner-only access, promised by the caller.
         let pages = unsafe { &mut *self.pages.get() };
-        pages.demand.note(self.allocs.replace(0), clock);
-        pages.ticks = pages.ticks.wrapping_add(1);
-        pages.ticks % TRIM_CHECK_EVERY == 0
+        let n = self.allocs.replace(0);
+        if !pages.demand.note(n) {
+            // SAFETY: owner-only, promised by the caller.
+            return unsafe { self.idle_peak(n, clock) };
+        }
+        pages.tick()
+    }
+
+    /// `idle_above` when `n` is a new peak.
+    ///
+    /// # Safety
+    /// Owner-only.
+    #[cold]
+    #[inline(never)]
+    unsafe fn idle_peak(&self, n: usize, clock: impl FnOnce() -> Instant) -> bool {
+        // SAFETY: owner-only access, promised by the caller.
+        let pages = unsafe { &mut *self.pages.get() };
+        pages.demand.note_peak(n, clock());
+        pages.tick()
     }
 
     /// `trim_if_due_at` now.

@@ -19,7 +19,7 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug)]
 struct Bucket {
     max: usize,
-    /// The first stamp: the bucket takes stamps for `TRIM_DELAY` after it.
+    /// The first stamp: the bucket takes stamps until `TRIM_DELAY` after it.
     start: Instant,
     /// The latest stamp: every count in the bucket happened no later.
     last: Instant,
@@ -39,31 +39,48 @@ pub(super) struct Demand {
     /// since it was last at the mark), or when a trim last left it above:
     /// no trim within `TRIM_DELAY` of it.
     pub(super) since: Option<Instant>,
-    /// Counts stamped since `cur.start`.
+    /// The bucket taking stamps now.
     cur: Option<Bucket>,
-    /// Counts stamped in the `TRIM_DELAY` before `cur.start`.
+    /// The bucket before it (its stamps are all no later than `cur.start`).
     prev: Option<Bucket>,
     /// The largest count noted since the last clock read, not yet stamped.
     unstamped: usize,
+    /// `peak()`, kept up to date: `note`'s common case reads only this
+    /// and `unstamped` (it runs on every idle moment above the mark, e.g.
+    /// after each of 65,536 `complete`s of one frame).
+    peak: usize,
 }
 
 impl Demand {
     /// The most slots allocated between two idle moments that the trim
     /// still has to keep room for.
+    #[inline]
     pub(super) fn peak(&self) -> usize {
-        let b = |b: Option<Bucket>| b.map_or(0, |b| b.max);
-        b(self.cur).max(b(self.prev)).max(self.unstamped)
+        self.peak
     }
 
-    /// An idle moment: `n` slots were allocated since the last one. Reads
-    /// `clock` only when `n` is a new peak (so a one-off burst is stamped
-    /// with its own time and forgotten on time).
-    pub(super) fn note(&mut self, n: usize, clock: impl FnOnce() -> Instant) {
-        if n > self.peak() {
-            self.read(clock(), n);
-        } else {
-            self.unstamped = self.unstamped.max(n);
+    /// An idle moment: `n` slots were allocated since the last one. False
+    /// when `n` is a new peak: then the caller reads the clock and calls
+    /// `note_peak` (so a one-off burst is stamped with its own time and
+    /// forgotten on time). A few instructions otherwise: it runs on every
+    /// idle moment above the mark (W1 flat: after each of 65,536
+    /// `complete`s).
+    #[inline]
+    pub(super) fn note(&mut self, n: usize) -> bool {
+        if n > self.peak {
+            return false;
         }
+        if n > self.unstamped {
+            // Not above `peak`, which stays.
+            self.unstamped = n;
+        }
+        true
+    }
+
+    /// `n`, noted at `now`, is a new peak (`note` returned false).
+    #[cold]
+    pub(super) fn note_peak(&mut self, n: usize, now: Instant) {
+        self.read(now, n);
     }
 
     /// A clock read at `now` (`n`: a count noted right now, or 0): stamp
@@ -77,10 +94,11 @@ impl Demand {
         if self.cur.is_some_and(|b| b.expired(now)) {
             self.cur = None;
         }
-        // Every stamp in the old `cur` is before `now - TRIM_DELAY` once the
-        // next bucket starts, so the `prev` it replaces had expired.
+        // `prev`'s stamps are no later than `cur.start`, which is more than
+        // `TRIM_DELAY` old when `cur` is closed: the `prev` it replaces had
+        // expired.
         if let Some(c) = self.cur {
-            if now.saturating_duration_since(c.start) >= TRIM_DELAY {
+            if now.saturating_duration_since(c.start) > TRIM_DELAY {
                 self.prev = Some(c);
                 self.cur = None;
             }
@@ -95,6 +113,8 @@ impl Demand {
             c.max = c.max.max(n);
             c.last = now;
         }
+        let max = |b: Option<Bucket>| b.map_or(0, |b| b.max);
+        self.peak = max(self.cur).max(max(self.prev));
     }
 }
 
@@ -102,6 +122,13 @@ impl Demand {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// An idle moment at `now` after `n` allocations, as the store notes it.
+    fn note(d: &mut Demand, n: usize, now: Instant) {
+        if !d.note(n) {
+            d.note_peak(n, now);
+        }
+    }
 
     fn ms(t0: Instant, ms: u64) -> Instant {
         t0 + Duration::from_millis(ms)
@@ -113,9 +140,9 @@ mod tests {
     fn a_count_is_kept_for_the_delay_then_forgotten() {
         let t0 = Instant::now();
         let mut d = Demand::default();
-        d.note(1000, || t0);
+        note(&mut d, 1000, t0);
         assert_eq!(d.since, Some(t0));
-        d.note(10, || unreachable!("not a new peak: no clock read"));
+        assert!(d.note(10), "not a new peak: no clock read");
         // The 10 is stamped at the first read (100 ms), in the bucket of
         // the 1000: both are kept while that stamp is under a second old.
         for t in (100..=1100).step_by(100) {
@@ -133,7 +160,7 @@ mod tests {
         let mut d = Demand::default();
         for frame in 0..600u64 {
             // 16 ms frames; a clock read on every 64th idle moment only.
-            d.note(5000, || ms(t0, frame * 16));
+            note(&mut d, 5000, ms(t0, frame * 16));
             if frame % 64 == 63 {
                 d.read(ms(t0, frame * 16), 0);
             }
@@ -147,9 +174,9 @@ mod tests {
     fn a_lower_peak_outlives_a_burst_before_it() {
         let t0 = Instant::now();
         let mut d = Demand::default();
-        d.note(1_000_000, || t0);
+        note(&mut d, 1_000_000, t0);
         for frame in 1..200u64 {
-            d.note(300, || unreachable!("not a new peak"));
+            assert!(d.note(300), "not a new peak: no clock read");
             if frame % 10 == 0 {
                 d.read(ms(t0, frame * 16), 0);
             }
