@@ -186,8 +186,10 @@ pub struct Config {
     /// Job slots each thread keeps when it is idle; whole pages of free
     /// slots beyond that are given back to the OS (a worker before it
     /// sleeps, another thread when its outermost `complete` returns, or
-    /// [`JobSystem::trim_storage`](crate::JobSystem::trim_storage)).
-    /// `None`: [`DEFAULT_RETAINED_SLOTS`]. See `docs/storage.md`.
+    /// [`JobSystem::trim_storage`](crate::JobSystem::trim_storage)), but
+    /// when idle, never those the thread's peak of the last second or two
+    /// needs (a frame loop keeps its storage). `None`:
+    /// [`DEFAULT_RETAINED_SLOTS`]. See `docs/storage.md`, "Trimming".
     pub retained_slots: Option<usize>,
     /// Follow the CPUs the process may use while it runs (affinity mask,
     /// cgroup quota, online CPUs, re-read every few milliseconds by a

@@ -44,7 +44,7 @@ impl Registry {
             if let Some(slot) = ctx.store.alloc() {
                 return slot; // jobs run by make_room freed some
             }
-            ctx.store.add_page(self.keep_pages, |page| {
+            ctx.store.add_page(|page| {
                 let slots: *const [Slot] = self.keep_page(page);
                 // SAFETY: kept by the registry until it drops.
                 &*slots
@@ -146,8 +146,10 @@ impl Registry {
     }
 
     /// `ctx`'s thread is idle (a worker about to sleep, or another thread
-    /// whose outermost `complete` returns): give back storage that has
-    /// been above `keep_pages` for `TRIM_DELAY` (`Store::trim_if_due`).
+    /// whose outermost `complete` returns): note its demand since its last
+    /// idle moment, and give back storage that has been above `keep_pages`
+    /// for `TRIM_DELAY` and that its recent peak does not need
+    /// (`Store::trim_if_due`).
     #[inline]
     pub(crate) fn idle(&self, ctx: &Context) {
         // SAFETY: `ctx` is the calling thread's claimed context.

@@ -6,13 +6,15 @@
 //! with one `swap` (no ABA: nodes are only popped by that swap). Pages are
 //! owned by the registry and freed only when it is dropped; whole free
 //! pages above a high-water mark are given back to the OS while kept
-//! mapped (`Store::trim`).
+//! mapped (`Store::trim`), but not those the owner's recent peak needs
+//! (`demand.rs`, `Store::trim_if_due_at`).
 
 pub(crate) use crate::slot::Slot;
 use crate::slot::PAGE_SLOTS;
 use crate::sync::AtomicPtr as SyncAtomicPtr;
 use crossbeam_utils::CachePadded;
-use std::cell::UnsafeCell;
+use demand::Demand;
+use std::cell::{Cell, UnsafeCell};
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -87,21 +89,34 @@ struct IdlePage {
     floor: u32,
 }
 
+mod demand;
+
 /// Owner-only page bookkeeping of a store.
 #[derive(Default)]
 struct Pages {
     idle: Vec<IdlePage>,
-    /// Since when the store has held more pages than it keeps (set when a
-    /// page is added above the mark, cleared when a trim gets back to it).
-    above_since: Option<Instant>,
+    /// The recent peak, and since when the store is above its mark; reset
+    /// when a trim gets back to the mark.
+    demand: Demand,
     /// Idle moments seen while above the mark; the clock is read on every
     /// `TRIM_CHECK_EVERY`th.
     ticks: u32,
 }
 
+impl Pages {
+    /// Count an idle moment above the mark: true on every
+    /// `TRIM_CHECK_EVERY`th, when the clock is read for a trim.
+    #[inline]
+    fn tick(&mut self) -> bool {
+        self.ticks = self.ticks.wrapping_add(1);
+        self.ticks % TRIM_CHECK_EVERY == 0
+    }
+}
+
 /// How long a store stays above its mark before its free pages are given
-/// back: bursts that come back every frame keep their pages (a page given
-/// back costs 8 page faults to take again).
+/// back, and how long the trim remembers a peak (`demand.rs`): pages that
+/// a burst coming back every frame needs are never given back (a page
+/// given back costs 8 page faults to take again).
 pub(crate) const TRIM_DELAY: Duration = Duration::from_secs(1);
 /// An idle moment above the mark reads the clock only this often.
 const TRIM_CHECK_EVERY: u32 = 64;
@@ -131,13 +146,16 @@ pub(crate) struct Store {
     remote_free: CachePadded<SyncAtomicPtr<Slot>>,
     /// Pages in use (not idle); written by the owner only, read by `stats`.
     active: AtomicUsize,
+    /// Owner-only: slots allocated since the owner's last idle moment
+    /// (`idle_tick`), the demand the trim keeps room for.
+    allocs: Cell<usize>,
     /// Owner-only.
     pages: UnsafeCell<Pages>,
 }
 
-// SAFETY: `local_free` and `pages` are only touched by the thread that has
-// claimed the owning context (callers of the `unsafe fn`s promise this);
-// the rest is atomic.
+// SAFETY: `local_free`, `allocs` and `pages` are only touched by the thread
+// that has claimed the owning context (callers of the `unsafe fn`s promise
+// this); the rest is atomic.
 unsafe impl Sync for Store {}
 // SAFETY: as above.
 unsafe impl Send for Store {}
@@ -149,6 +167,7 @@ impl Store {
             local_free: UnsafeCell::new(ptr::null_mut()),
             remote_free: CachePadded::new(SyncAtomicPtr::new(ptr::null_mut())),
             active: AtomicUsize::new(0),
+            allocs: Cell::new(0),
             pages: UnsafeCell::new(Pages::default()),
         }
     }
@@ -181,6 +200,7 @@ impl Store {
         // store and unreachable by other threads.
         let slot = unsafe { &**head };
         *head = slot.link.load(Ordering::Relaxed);
+        self.allocs.set(self.allocs.get().wrapping_add(1));
         Some(ptr::NonNull::from(slot))
     }
 
@@ -191,11 +211,7 @@ impl Store {
     /// # Safety
     /// Owner-only.
     #[cold]
-    pub(crate) unsafe fn add_page(
-        &self,
-        keep: usize,
-        new_page: impl FnOnce(Page) -> &'static [Slot],
-    ) {
+    pub(crate) unsafe fn add_page(&self, new_page: impl FnOnce(Page) -> &'static [Slot]) {
         // SAFETY: owner-only access, promised by the caller.
         let pages = unsafe { &mut *self.pages.get() };
         let slots: &[Slot] = match pages.idle.pop() {
@@ -209,11 +225,8 @@ impl Store {
             }
             None => new_page(Page::new(self.owner)),
         };
-        let active = self.active_pages() + 1;
-        self.active.store(active, Ordering::Relaxed);
-        if active > keep && pages.above_since.is_none() {
-            pages.above_since = Some(Instant::now());
-        }
+        self.active
+            .store(self.active_pages() + 1, Ordering::Relaxed);
         // SAFETY: owner-only access, promised by the caller.
         let head = unsafe { &mut *self.local_free.get() };
         for s in slots.iter().rev() {
@@ -223,56 +236,127 @@ impl Store {
     }
 
     /// The owner is idle (a worker about to sleep, or another thread whose
-    /// outermost `complete` returns) while holding more than `keep` pages:
-    /// true every `TRIM_CHECK_EVERY`th time, when the caller should call
-    /// `trim_if_due`. Two owner-only loads and a compare below the mark.
+    /// outermost `complete` returns). Above the mark, the slots allocated
+    /// since its last idle moment are noted as demand (`Demand::note`),
+    /// and every `TRIM_CHECK_EVERY`th time it returns true: the caller
+    /// should then call `trim_if_due`. Below it, one owner-only load, a
+    /// compare and a store.
     ///
     /// # Safety
     /// Owner-only.
     #[inline]
     pub(crate) unsafe fn idle_tick(&self, keep: usize) -> bool {
-        if self.active_pages() <= keep {
-            return false;
-        }
-        // SAFETY: owner-only access, promised by the caller.
-        let pages = unsafe { &mut *self.pages.get() };
-        pages.ticks = pages.ticks.wrapping_add(1);
-        pages.ticks % TRIM_CHECK_EVERY == 0
+        // SAFETY: owner-only, promised by the caller.
+        unsafe { self.idle_tick_with(keep, Instant::now) }
     }
 
-    /// Trim (`trim`) if the store has been above `keep` pages for at least
-    /// `TRIM_DELAY`. A trim that cannot get back to the mark (pages still
-    /// partly in use) is retried `TRIM_DELAY` later.
+    /// `idle_tick` with the clock passed in (tests pass made-up times).
+    ///
+    /// # Safety
+    /// Owner-only.
+    #[inline]
+    unsafe fn idle_tick_with(&self, keep: usize, clock: impl FnOnce() -> Instant) -> bool {
+        if self.active_pages() <= keep {
+            self.allocs.set(0);
+            return false;
+        }
+        // SAFETY: owner-only, promised by the caller.
+        unsafe { self.idle_above(clock) }
+    }
+
+    /// `idle_tick` above the mark; `clock` is read only for a new peak
+    /// (`idle_peak`). Its common case is a leaf of a dozen instructions:
+    /// W1 flat runs it after each of its 65,536 `complete`s.
+    ///
+    /// # Safety
+    /// Owner-only.
+    #[inline(never)]
+    unsafe fn idle_above(&self, clock: impl FnOnce() -> Instant) -> bool {
+        // SAFETY: owner-only access, promised by the caller.
+        let pages = unsafe { &mut *self.pages.get() };
+        let n = self.allocs.replace(0);
+        if !pages.demand.note(n) {
+            // SAFETY: owner-only, promised by the caller.
+            return unsafe { self.idle_peak(n, clock) };
+        }
+        pages.tick()
+    }
+
+    /// `idle_above` when `n` is a new peak.
+    ///
+    /// # Safety
+    /// Owner-only.
+    #[cold]
+    #[inline(never)]
+    unsafe fn idle_peak(&self, n: usize, clock: impl FnOnce() -> Instant) -> bool {
+        // SAFETY: owner-only access, promised by the caller.
+        let pages = unsafe { &mut *self.pages.get() };
+        pages.demand.note_peak(n, clock());
+        pages.tick()
+    }
+
+    /// `trim_if_due_at` now.
     ///
     /// # Safety
     /// Owner-only.
     pub(crate) unsafe fn trim_if_due(&self, keep: usize) -> usize {
-        let now = Instant::now();
+        // SAFETY: owner-only, promised by the caller.
+        unsafe { self.trim_if_due_at(keep, Instant::now()) }
+    }
+
+    /// Once the store has been above `keep` pages for `TRIM_DELAY`, give
+    /// back its whole free pages down to `keep`, but never below room for
+    /// the live slots plus the recent peak (`Demand::peak`, the most slots
+    /// allocated between two idle moments in the last `TRIM_DELAY` or
+    /// more) and an eighth more: a peak that recurs keeps its pages, one
+    /// that stopped recurring is given back. A trim that leaves the store
+    /// above the mark is not tried again for `TRIM_DELAY`. `now` is the
+    /// clock (tests pass made-up times).
+    ///
+    /// # Safety
+    /// Owner-only.
+    pub(crate) unsafe fn trim_if_due_at(&self, keep: usize, now: Instant) -> usize {
         // SAFETY: owner-only access, promised by the caller.
-        let since = unsafe { &mut (*self.pages.get()).above_since };
-        match *since {
-            Some(t) if now.duration_since(t) < TRIM_DELAY => return 0,
-            None => {
-                *since = Some(now);
-                return 0;
-            }
-            Some(_) => {}
+        let demand = unsafe { &mut (*self.pages.get()).demand };
+        demand.read(now, 0);
+        match demand.since {
+            Some(t) if now.saturating_duration_since(t) >= TRIM_DELAY => {}
+            _ => return 0,
+        }
+        let peak = demand.peak();
+        let room = peak.saturating_add(peak / 8);
+        // The live slots only add to what is kept: nothing to give back.
+        if self.active_pages() <= keep.max(room.div_ceil(PAGE_SLOTS)) {
+            return 0;
         }
         // SAFETY: owner-only, promised by the caller.
-        let n = unsafe { self.trim(keep) };
-        // SAFETY: as above.
-        let since = unsafe { &mut (*self.pages.get()).above_since };
-        *since = (self.active_pages() > keep).then_some(now);
+        let n = unsafe { self.give_back(keep, room) };
+        if self.active_pages() > keep {
+            // SAFETY: as above (`give_back` holds no reference any more).
+            unsafe { (*self.pages.get()).demand.since = Some(now) };
+        }
         n
     }
 
     /// Give back the memory of whole free pages while more than `keep`
-    /// pages are in use. A page is idle only if every one of its slots is
-    /// on the free lists. Returns how many pages were given back.
+    /// pages are in use (`JobSystem::trim_storage`: the recent peak is not
+    /// consulted). A page is idle only if every one of its slots is on the
+    /// free lists. Returns how many pages were given back.
     ///
     /// # Safety
     /// Owner-only.
     pub(crate) unsafe fn trim(&self, keep: usize) -> usize {
+        // SAFETY: owner-only, promised by the caller.
+        unsafe { self.give_back(keep, 0) }
+    }
+
+    /// Give back whole free pages while more are in use than `keep` and
+    /// than room for the live slots plus `room` free ones needs. Getting
+    /// back to `keep` resets the demand (`Pages::demand`).
+    ///
+    /// # Safety
+    /// Owner-only.
+    unsafe fn give_back(&self, keep: usize, room: usize) -> usize {
         // SAFETY: owner-only access, promised by the caller.
         let (head, pages) = unsafe { (&mut *self.local_free.get(), &mut *self.pages.get()) };
         let active = self.active_pages();
@@ -291,6 +375,7 @@ impl Store {
         }
         // Free slots per page, and the highest generation in each.
         let mut per_page: std::collections::HashMap<usize, (usize, u32)> = Default::default();
+        let mut free = 0;
         let mut p = *head;
         while !p.is_null() {
             // SAFETY: free slots of ours.
@@ -298,14 +383,20 @@ impl Store {
             let e = per_page.entry(page_base(p)).or_insert((0, 0));
             e.0 += 1;
             e.1 = e.1.max(s.gen_now());
+            free += 1;
             p = s.link.load(Ordering::Relaxed);
         }
+        // Live (and retired) slots, plus the room asked for.
+        let need = (active * PAGE_SLOTS)
+            .saturating_sub(free)
+            .saturating_add(room);
+        let target = keep.max(need.div_ceil(PAGE_SLOTS));
         let mut idle: Vec<(usize, u32)> = per_page
             .into_iter()
             .filter(|&(_, (n, _))| n == PAGE_SLOTS)
             .map(|(base, (_, floor))| (base, floor))
             .collect();
-        idle.truncate(active - keep);
+        idle.truncate(active.saturating_sub(target));
         if idle.is_empty() {
             return 0;
         }
@@ -329,7 +420,7 @@ impl Store {
         }
         self.active.store(active - idle.len(), Ordering::Relaxed);
         if active - idle.len() <= keep {
-            pages.above_since = None;
+            pages.demand = Demand::default();
         }
         idle.len()
     }
@@ -368,47 +459,8 @@ impl Store {
     }
 }
 
-#[cfg(all(test, loom))]
-mod loom_tests {
-    use super::*;
-    use loom::sync::Arc as LArc;
-    use loom::thread;
+#[cfg(all(test, not(loom)))]
+mod tests;
 
-    // Remote frees race with the owner draining the stack: every slot freed
-    // remotely is allocated again exactly once.
-    #[test]
-    fn remote_free_is_not_lost() {
-        loom::model(|| {
-            let slots: &'static [Slot] = Box::leak(
-                (0..2)
-                    .map(|_| Slot::new(0))
-                    .collect::<Vec<_>>()
-                    .into_boxed_slice(),
-            );
-            let store = LArc::new(Store::new(0));
-            let s2 = store.clone();
-            let t = thread::spawn(move || {
-                for s in slots {
-                    // SAFETY: the slots are owned by this thread until pushed.
-                    unsafe { s2.push_free(s, false) };
-                }
-            });
-            let mut seen = Vec::new();
-            while seen.len() < 2 {
-                let got = store.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
-                let mut p = got;
-                while !p.is_null() {
-                    seen.push(p as *const Slot);
-                    // SAFETY: `p` was pushed by the other thread with a
-                    // Release CAS that our Acquire swap synchronised with.
-                    p = unsafe { (*p).link.load(Ordering::Relaxed) };
-                }
-                thread::yield_now();
-            }
-            t.join().unwrap();
-            seen.sort();
-            seen.dedup();
-            assert_eq!(seen.len(), 2);
-        });
-    }
-}
+#[cfg(all(test, loom))]
+mod loom_tests;

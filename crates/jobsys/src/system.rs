@@ -769,10 +769,13 @@ impl JobSystem {
 
     /// Give back to the OS the job storage of the calling thread above
     /// [`Config::retained_slots`](crate::Config::retained_slots): whole pages
-    /// whose slots are all free. Happens by itself when a worker goes to
-    /// sleep and when another thread's outermost `complete` returns; call
-    /// it e.g. after a level load that queued millions of jobs. Returns the
-    /// pages (of 256 slots, 32 KiB) given back.
+    /// whose slots are all free, now, whatever the thread's recent frames
+    /// needed. Happens by itself when a worker goes to sleep and when
+    /// another thread's outermost `complete` returns, but then keeping the
+    /// pages the thread's peak of the last second or two needs
+    /// (`docs/storage.md`, "Trimming"); call it e.g. after a level load
+    /// that queued millions of jobs, not every frame. Returns the pages (of
+    /// 256 slots, 32 KiB) given back.
     pub fn trim_storage(&self) -> usize {
         let reg = self.reg();
         reg.trim(reg.current())

@@ -435,6 +435,39 @@ fn storage_above_the_mark_for_a_while_is_given_back_when_idle() {
     assert!(old.iter().all(|&h| js.is_complete(h)));
 }
 
+/// Defect: a frame loop whose per-frame peak is above `retained_slots` had
+/// the pages above the mark given back about once a second, and faulted
+/// back in the next frame. Frames of 2,048 jobs with 256 slots retained,
+/// each job completed on its own (an idle moment each), for at least
+/// 2.5 × `TRIM_DELAY` of wall time (the old rule trimmed after one): the
+/// job slots never change after the first frame. (Not a wait on the
+/// clock: it runs frames until enough time has passed.)
+#[test]
+#[cfg_attr(miri, ignore)] // seconds of frames
+fn a_frame_loop_above_the_mark_keeps_its_storage() {
+    let js = JobSystem::builder()
+        .workers(0)
+        .retained_slots(256)
+        .build()
+        .unwrap();
+    let frame = || {
+        let hs: Vec<_> = (0..2048).map(|_| js.schedule(|| {})).collect();
+        for h in hs {
+            js.complete(h);
+        }
+    };
+    frame();
+    let slots = js.stats().job_slots;
+    assert!(slots >= 2048, "{slots}");
+    let start = std::time::Instant::now();
+    let mut frames = 0;
+    while start.elapsed() < crate::store::TRIM_DELAY * 5 / 2 || frames < 100 {
+        frame();
+        frames += 1;
+        assert_eq!(js.stats().job_slots, slots, "frame {frames}");
+    }
+}
+
 // ---- engine integration: the new transitions under Miri ------------------
 
 /// Counts drops of the closure it is moved into.
