@@ -109,6 +109,26 @@ struct EntryCell {
     gen: AtomicU32,
 }
 
+impl EntryCell {
+    /// Relaxed: publication is `back`'s Release store (owner) or the
+    /// buffer pointer's (growth); see `Local::push`.
+    #[inline]
+    fn write(&self, (slot, gen): (*mut Slot, u32)) {
+        self.slot.store(slot, Ordering::Relaxed);
+        self.gen.store(gen, Ordering::Relaxed);
+    }
+
+    /// Relaxed: see above; a thief trusts the value only once its CAS on
+    /// `front` succeeded.
+    #[inline]
+    fn read(&self) -> (*mut Slot, u32) {
+        (
+            self.slot.load(Ordering::Relaxed),
+            self.gen.load(Ordering::Relaxed),
+        )
+    }
+}
+
 /// A ring of `mask + 1` cells (a power of two), indexed modulo its length.
 struct Buffer {
     mask: usize,
@@ -144,26 +164,6 @@ impl Buffer {
         // SAFETY: `i as usize & mask` is below `mask + 1 == cells.len()`.
         unsafe { self.cells.get_unchecked(i as usize & self.mask) }
     }
-
-    /// Relaxed: publication is `back`'s Release store (owner) or the
-    /// buffer pointer's (growth); see `Local::push`.
-    #[inline]
-    fn write(&self, i: isize, (slot, gen): (*mut Slot, u32)) {
-        let c = self.cell(i);
-        c.slot.store(slot, Ordering::Relaxed);
-        c.gen.store(gen, Ordering::Relaxed);
-    }
-
-    /// Relaxed: see `EntryCell`; a thief trusts the value only once its CAS
-    /// on `front` succeeded.
-    #[inline]
-    fn read(&self, i: isize) -> (*mut Slot, u32) {
-        let c = self.cell(i);
-        (
-            c.slot.load(Ordering::Relaxed),
-            c.gen.load(Ordering::Relaxed),
-        )
-    }
 }
 
 impl Buffer {
@@ -192,24 +192,6 @@ impl Ring {
         // lives until the deque is dropped (`Inner::drop`), which the
         // `Local` holding this copy keeps alive; the index is masked.
         unsafe { &*self.cells.add(i as usize & self.mask) }
-    }
-
-    /// As `Buffer::write`.
-    #[inline]
-    fn write(&self, i: isize, (slot, gen): (*mut Slot, u32)) {
-        let c = self.cell(i);
-        c.slot.store(slot, Ordering::Relaxed);
-        c.gen.store(gen, Ordering::Relaxed);
-    }
-
-    /// As `Buffer::read` (the owner's cells: only it writes them).
-    #[inline]
-    fn read(&self, i: isize) -> (*mut Slot, u32) {
-        let c = self.cell(i);
-        (
-            c.slot.load(Ordering::Relaxed),
-            c.gen.load(Ordering::Relaxed),
-        )
     }
 }
 
@@ -320,7 +302,7 @@ impl Local {
         if b.wrapping_sub(self.front_hint.get()) as usize > ring.mask {
             ring = self.make_room(b);
         }
-        ring.write(b, (e.slot.as_ptr(), e.gen));
+        ring.cell(b).write((e.slot.as_ptr(), e.gen));
         // Release: pairs with the Acquire load of `back` in `steal`, so a
         // thief that sees `b + 1` also sees the cell (and the job's slot,
         // written before the push).
@@ -353,7 +335,7 @@ impl Local {
         let mut i = f;
         while i != b {
             // The owner's own writes (thieves never write cells).
-            new_ref.write(i, old.read(i));
+            new_ref.cell(i).write(old.cell(i).read());
             i = i.wrapping_add(1);
         }
         // Release: pairs with the Acquire load of the buffer in `steal`: a
@@ -416,7 +398,7 @@ impl Local {
             inner.line.back.store(b.wrapping_add(1), Ordering::Release);
             return None;
         }
-        let e = self.ring.get().read(b);
+        let e = self.ring.get().cell(b).read();
         if len > 0 || mutant("pop-no-last-cas") {
             // More than one entry: no thief can reach `b` (see above).
             self.back.set(b);
@@ -482,7 +464,7 @@ impl Stealer {
             .load(ord(Ordering::Acquire, "steal-buffer-relaxed"));
         // SAFETY: buffers are freed only when `inner` is dropped, which
         // `self` keeps alive; a replaced one is never written again.
-        let e = unsafe { &*buf }.read(f);
+        let e = unsafe { &*buf }.cell(f).read();
         // SeqCst: in the total order with the owner's fence in `pop` (and
         // its CAS for the last entry). On failure, `e` may be torn or
         // overwritten and is dropped unread.
@@ -580,7 +562,7 @@ impl Stealer {
         }
         // SAFETY: as in `take`.
         let buf = unsafe { &*self.inner.line.buffer.load(Ordering::Acquire) };
-        let cells: Vec<_> = (0..n).map(|k| buf.read(f.wrapping_add(k))).collect();
+        let cells: Vec<_> = (0..n).map(|k| buf.cell(f.wrapping_add(k)).read()).collect();
         self.inner
             .front
             .compare_exchange(f, f.wrapping_add(n), Ordering::SeqCst, Ordering::Relaxed)
