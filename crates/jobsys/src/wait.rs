@@ -675,7 +675,9 @@ impl Registry {
             return Err(e);
         }
         // Re-check after registering; pairs with the SeqCst count loads in
-        // `finish` (via `wake_target`) and `make_runnable`.
+        // `finish` (via `wake_target`), `make_runnable` and `offer_rest`
+        // (via `wake_all_parked`, after their push and `notify_work`'s
+        // fence).
         fence(Ordering::SeqCst);
         let s = slot.state();
         let helped = if phase_of(s) == FINISHED {
