@@ -44,18 +44,11 @@ impl Registry {
         let mut saw_work = false;
         // Jobs since this worker last looked whether the CPUs changed.
         let mut since_poll = 0u32;
-        // SpinThenSleep: the spin budget is `spin >> shrink`. Each spin that
-        // ends in a park halves the next one (down to `spin / 16`); it is
-        // restored when a longer spin would have paid: a spin that saw work
-        // only after more than `spin / 16`, or a park that ended in work
-        // within `spin` (sleep/README.md, "Who may search").
-        let mut shrink = 0u32;
-        let (full_spin, min_spin) = match self.policy {
-            IdlePolicy::SpinThenSleep { spin } => (spin, spin / (1 << MAX_SHRINK)),
-            _ => (Duration::ZERO, Duration::ZERO),
-        };
-        // The last park ended within `full_spin`.
-        let mut short_park = false;
+        // SpinThenSleep's budget (see `SpinBudget`).
+        let mut spin_budget = SpinBudget::new(match self.policy {
+            IdlePolicy::SpinThenSleep { spin } => spin,
+            _ => Duration::ZERO,
+        });
         loop {
             if idx as u32 >= self.sleep.active() && !self.terminating.load(Ordering::Relaxed) {
                 self.benched_round(ctx, idx, &mut searching);
@@ -76,11 +69,7 @@ impl Registry {
                 if let (Some(a), Some(t)) = (&mut adaptive, looked) {
                     a.found_work(t);
                 }
-                if std::mem::take(&mut short_park) {
-                    // Spinning `full_spin` would have found this without
-                    // the wake (which cost its waker 6-9 us).
-                    shrink = 0;
-                }
+                spin_budget.looked(true);
                 woken = false;
                 contention = 0;
                 saw_work = false;
@@ -92,7 +81,7 @@ impl Registry {
                 continue;
             }
             since_poll = 0;
-            short_park = false;
+            spin_budget.looked(false);
             self.poll_cpus(ctx);
             if std::mem::take(&mut saw_work) {
                 contention = (contention + 1).min(3);
@@ -111,7 +100,7 @@ impl Registry {
             let budget = match self.policy {
                 _ if never_sleep => NEVER_SLEEP_ROUND,
                 _ if !searching => Duration::ZERO,
-                IdlePolicy::SpinThenSleep { spin } => spin / (1 << shrink),
+                IdlePolicy::SpinThenSleep { .. } => spin_budget.budget(),
                 IdlePolicy::WhippingBoy => WHIPPING_BOY_ROUND,
                 IdlePolicy::Adaptive { .. } => match &mut adaptive {
                     Some(a) => a.budget(Instant::now()),
@@ -128,20 +117,12 @@ impl Registry {
             if let Some(a) = &mut adaptive {
                 a.spun(spun);
             }
+            if !budget.is_zero() && !never_sleep {
+                spin_budget.spun(found, spun);
+            }
             if found || never_sleep {
-                // Work seen within the shortest budget is no reason to
-                // spin longer: at the end of a burst a thief that lost the
-                // last jobs to their owner still sees them for a moment,
-                // and restoring the budget then made every burst end in a
-                // whole `spin` (W5: ~30 us of CPU per frame and worker).
-                if found && spun > min_spin {
-                    shrink = 0;
-                }
                 crate::trace::search_begin(&self, ctx);
                 continue;
-            }
-            if !budget.is_zero() {
-                shrink = (shrink + 1).min(MAX_SHRINK);
             }
             // The whipping boy (the last searcher) does not park; it goes
             // round again.
@@ -168,7 +149,7 @@ impl Registry {
             crate::trace::sleep_begin(&self, ctx);
             let parked = Instant::now();
             woken_by = self.sleep.park(idx);
-            short_park = parked.elapsed() < full_spin;
+            spin_budget.parked(parked.elapsed());
             crate::trace::sleep_end(&self, ctx);
             searching = true;
             woken = true;
@@ -303,5 +284,128 @@ impl Registry {
             }
             self.drained.wait(seen);
         }
+    }
+}
+
+/// SpinThenSleep's spin budget: `spin >> shrink`. Each spin that ends with
+/// no work halves the next one, down to `spin >> MAX_SHRINK`; the whole
+/// `spin` comes back only when a longer spin would have paid: a spin that
+/// saw work after more than the shortest budget, or a park that ended in
+/// work within `spin` (the wake a full spin would have saved). Work seen
+/// sooner restores nothing: at the end of a burst a thief that lost the
+/// last jobs to their owner still sees them for a moment, and restoring
+/// the budget then made every burst end in a whole `spin` (W5: ~30 us of
+/// CPU per frame and worker; sleep/README.md, "Who may search").
+#[derive(Clone, Copy, Debug)]
+struct SpinBudget {
+    full: Duration,
+    shrink: u32,
+    /// The last park ended within `full`; the next look decides.
+    short_park: bool,
+}
+
+impl SpinBudget {
+    fn new(full: Duration) -> SpinBudget {
+        SpinBudget {
+            full,
+            shrink: 0,
+            short_park: false,
+        }
+    }
+
+    /// The next spin's length.
+    fn budget(&self) -> Duration {
+        self.full / (1 << self.shrink)
+    }
+
+    /// A spin of `budget()` ended after `spun`, having seen work or not.
+    fn spun(&mut self, found: bool, spun: Duration) {
+        if !found {
+            self.shrink = (self.shrink + 1).min(MAX_SHRINK);
+        } else if spun > self.full / (1 << MAX_SHRINK) {
+            self.shrink = 0;
+        }
+    }
+
+    /// A park ended after `slept`.
+    fn parked(&mut self, slept: Duration) {
+        self.short_park = slept < self.full;
+    }
+
+    /// A look for work found some or not.
+    fn looked(&mut self, found: bool) {
+        if std::mem::take(&mut self.short_park) && found {
+            self.shrink = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SpinBudget, MAX_SHRINK};
+    use std::time::Duration;
+
+    const SPIN: Duration = Duration::from_micros(32);
+    const SHORTEST: Duration = Duration::from_micros(32 >> MAX_SHRINK);
+
+    fn shrunk() -> SpinBudget {
+        let mut b = SpinBudget::new(SPIN);
+        for _ in 0..10 {
+            b.spun(false, b.budget());
+        }
+        b
+    }
+
+    #[test]
+    fn spins_that_find_nothing_halve_the_budget_down_to_a_sixteenth() {
+        let mut b = SpinBudget::new(SPIN);
+        let mut seen = vec![b.budget()];
+        for _ in 0..6 {
+            b.spun(false, b.budget());
+            seen.push(b.budget());
+        }
+        let us = |d: &Duration| d.as_micros();
+        assert_eq!(
+            seen.iter().map(us).collect::<Vec<_>>(),
+            [32, 16, 8, 4, 2, 2, 2]
+        );
+        assert_eq!(b.budget(), SHORTEST);
+    }
+
+    #[test]
+    fn work_seen_within_the_shortest_budget_restores_nothing() {
+        // The end of a burst: the thief sees the owner's last jobs at once.
+        let mut b = shrunk();
+        b.spun(true, SHORTEST / 4);
+        b.spun(true, SHORTEST);
+        assert_eq!(b.budget(), SHORTEST);
+    }
+
+    #[test]
+    fn work_seen_after_the_shortest_budget_restores_the_whole_spin() {
+        let mut b = shrunk();
+        // A spin that ran past the shortest budget (its yield) and then saw work.
+        b.spun(true, SHORTEST + Duration::from_nanos(1));
+        assert_eq!(b.budget(), SPIN);
+    }
+
+    #[test]
+    fn a_short_park_that_ends_in_work_restores_the_whole_spin() {
+        let mut b = shrunk();
+        b.parked(SPIN / 2);
+        b.looked(true);
+        assert_eq!(b.budget(), SPIN);
+    }
+
+    #[test]
+    fn a_long_park_or_a_futile_wake_restores_nothing() {
+        let mut b = shrunk();
+        b.parked(SPIN * 100); // W5: the next frame comes 2 ms later
+        b.looked(true);
+        assert_eq!(b.budget(), SHORTEST);
+        b.parked(SPIN / 2); // woken, but nothing to do
+        b.looked(false);
+        b.looked(true); // a later look does not count the old park
+        assert_eq!(b.budget(), SHORTEST);
     }
 }
