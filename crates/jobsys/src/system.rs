@@ -891,11 +891,15 @@ impl JobSystem {
     ///
     /// ```
     /// use jobsys::{JobError, JobSystem};
+    /// use std::sync::{atomic::{AtomicBool, Ordering}, Arc};
     /// let js = JobSystem::builder().workers(1).build().unwrap();
-    /// let gate = js.schedule(|| {});
+    /// let open = Arc::new(AtomicBool::new(false));
+    /// let o = open.clone();
+    /// let gate = js.schedule(move || while !o.load(Ordering::Acquire) {}); // still running...
     /// let level = js.schedule_after(&[gate], || unreachable!("cancelled"));
     /// let after = js.schedule_after(&[level], || unreachable!("cancelled too"));
-    /// js.cancel(level);
+    /// js.cancel(level); // ...when `level` is cancelled
+    /// open.store(true, Ordering::Release);
     /// assert!(matches!(js.try_complete(after), Err(JobError::Cancelled(_))));
     /// ```
     ///
