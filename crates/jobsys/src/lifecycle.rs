@@ -455,6 +455,18 @@ impl Registry {
             self.push_pinned(ctx, e, target);
             return waited;
         }
+        self.queue_runnable(ctx, e, prio, waited);
+        if waited && !ctx.is_top_level_worker() {
+            self.wake_parked_waiters(ctx);
+        }
+        waited
+    }
+
+    /// Put a runnable job (or the rest of a started loop) where threads
+    /// look for it, and tell idle workers. A job some waiter needs
+    /// (`waited`) also goes on the `needed` deque, which waiters search.
+    #[inline]
+    pub(crate) fn queue_runnable(&self, ctx: &Context, e: Entry, prio: usize, waited: bool) {
         if waited && self.inheritance {
             // Only on the needed deque, which every thread searches right
             // after its own High work: one entry, no stale twin to pop later.
@@ -466,10 +478,6 @@ impl Registry {
             }
         }
         self.notify_work(ctx);
-        if waited && !ctx.is_top_level_worker() {
-            self.wake_parked_waiters(ctx);
-        }
-        waited
     }
 
     // ---- running ----------------------------------------------------------

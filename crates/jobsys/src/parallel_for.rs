@@ -199,7 +199,7 @@ pub(crate) fn vtables_chunked<F: Fn(Range<usize>)>() -> (&'static JobVTable, &'s
 impl Registry {
     /// Queue the rest of a loop whose pieces this thread started, so that
     /// other threads join it. A loop some waiter needs (`WAITED`) goes on
-    /// the `needed` deque, as `make_runnable` queues such a job, and, if
+    /// the `needed` deque (`queue_runnable`, as `make_runnable` does), and, if
     /// `wake`, parked waiters are woken: a waiter helps only with needed
     /// work, which it finds on `needed` deques, and while it sleeps only
     /// `finish` or a release wakes it, so the rest of a long needed loop
@@ -215,15 +215,7 @@ impl Registry {
         // pin. A mark that lands after this load is seen by that walk
         // itself, which offers the loop while it is RUNNABLE.
         let waited = slot.state() & WAITED != 0;
-        if waited && self.inheritance {
-            ctx.push_needed(e, crate::wait::still_queued);
-        } else {
-            ctx.push(e, slot.prio());
-            if waited {
-                ctx.push_needed(e, crate::wait::still_queued);
-            }
-        }
-        self.notify_work(ctx);
+        self.queue_runnable(ctx, e, slot.prio(), waited);
         if waited && wake {
             self.wake_parked_waiters(ctx);
         }
