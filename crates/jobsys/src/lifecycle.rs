@@ -444,7 +444,11 @@ impl Registry {
                 self.cancel_with(ctx, h, crate::pinned::PINNED_GONE, false);
             }
         }
-        let s = slot.release();
+        let Some(s) = slot.release() else {
+            // A canceller is dropping the closure: it queues the job after
+            // the drop (`Slot::end_cancel_drop`, in `cancel_with`).
+            return false;
+        };
         let e = Entry {
             slot: NonNull::from(slot),
             gen: gen_of(s),
@@ -654,6 +658,19 @@ impl Registry {
                 if outcome == Cancel::Claimed {
                     self.finish(ctx, slot, h.gen, FAILED);
                 } else {
+                    // Until here the job could not become runnable, so
+                    // nobody saw it finish while its closure was being
+                    // dropped. If its last dependency finished meanwhile,
+                    // its release was left to us (our pin keeps the slot).
+                    if slot.end_cancel_drop()
+                        && self.make_runnable(ctx, slot)
+                        && ctx.is_top_level_worker()
+                    {
+                        // `make_runnable` leaves waking parked waiters to a
+                        // top-level worker's next job; this worker goes on
+                        // with its own.
+                        self.wake_parked_waiters(ctx);
+                    }
                     self.unpin(ctx, slot);
                 }
                 true

@@ -39,7 +39,7 @@ pub(crate) const PAYLOAD_BYTES: usize = 64;
 pub(crate) const PAGE_SLOTS: usize = 256;
 
 // ---- the state word -------------------------------------------------------
-// bits 0..32: generation; bits 32..35: phase; 35..43: flags; 43..64: pins.
+// bits 0..32: generation; bits 32..35: phase; 35..44: flags; 44..64: pins.
 //
 // The phases of one generation (→ is one CAS or a store by the slot's owner
 // before publication; every transition keeps the generation except the
@@ -52,9 +52,15 @@ pub(crate) const PAGE_SLOTS: usize = 256;
 //   WAITING(g) ──last dep done────┘  FINISHED(g) ◀──finish──────────┘
 //
 // Cancelling (`cancel`, one CAS whose outcome depends on the phase):
-//   WAITING        → WAITING | CANCELLED (+pin): the canceller drops the
-//                    closure; the job later goes RUNNABLE → RUNNING →
-//                    FINISHED without running.
+//   WAITING        → WAITING | CANCELLED | DROPPING (+pin): the canceller
+//                    drops the closure, then clears DROPPING
+//                    (`end_cancel_drop`); the job later goes RUNNABLE →
+//                    RUNNING → FINISHED without running. While DROPPING is
+//                    set the job cannot become RUNNABLE: a `release` then
+//                    only clears DROPPING, which leaves the release to the
+//                    canceller, after its drop. So nobody sees the job
+//                    finished while its closure is still being dropped (a
+//                    scope's borrowed data must outlive that drop).
 //   RUNNABLE       → RUNNING | CANCELLED (+pin, a claim): the canceller
 //                    drops the closure and finishes the job.
 //   RUNNABLE|PFOR,
@@ -66,7 +72,7 @@ pub(crate) const PAGE_SLOTS: usize = 256;
 //   EDGES(g): an edge block, private to its job, freed with it.
 //
 // Flags: FAILED, POISONED (skipped: a dependency failed), CANCELLED (the
-// canceller owns the closure), STOP (cancelled after it started), WAITED
+// canceller owns the closure), DROPPING (and is dropping it now), STOP (cancelled after it started), WAITED
 // (a waiter needs it), PFOR, HAS_DEPS (dependents attached), TRACED (a
 // wait on it checks the tracer). Pins: waiters,
 // attachers, a canceller and the runner (the claim) each hold one; a
@@ -103,7 +109,11 @@ pub(crate) const STOP: u64 = 1 << 41;
 /// check per job, at submit, instead of one per event (trace/README.md,
 /// "Cost"). 0 without the `trace` feature.
 pub(crate) const TRACED: u64 = if cfg!(feature = "trace") { 1 << 42 } else { 0 };
-pub(crate) const PIN_SHIFT: u32 = 43;
+/// A canceller is dropping the closure of a WAITING job: the job may not
+/// become RUNNABLE (and so not finish) before that drop ends
+/// (`Slot::release`, `Slot::end_cancel_drop`).
+pub(crate) const DROPPING: u64 = 1 << 43;
+pub(crate) const PIN_SHIFT: u32 = 44;
 pub(crate) const PIN_ONE: u64 = 1 << PIN_SHIFT;
 
 #[inline]
@@ -459,7 +469,7 @@ impl Slot {
                 return Cancel::No;
             }
             let (new, outcome) = match phase_of(s) {
-                WAITING => (s | CANCELLED, Cancel::Waiting),
+                WAITING => (s | CANCELLED | DROPPING, Cancel::Waiting),
                 RUNNABLE if s & PFOR == 0 => {
                     ((s & !PHASE_MASK) | RUNNING | CANCELLED, Cancel::Claimed)
                 }
@@ -488,18 +498,55 @@ impl Slot {
 
     /// The last dependency finished: `WAITING` → `RUNNABLE` (flags kept,
     /// `CANCELLED` included). Called once per job, by whoever made
-    /// `pending` reach 0. Returns the state before.
+    /// `pending` reach 0. Returns the state before, or `None` when a
+    /// canceller is still dropping the closure (`DROPPING`): then only
+    /// `DROPPING` is cleared, and the canceller's `end_cancel_drop` tells
+    /// it to make the job runnable itself, after the drop.
     #[inline]
-    pub(crate) fn release(&self) -> u64 {
+    pub(crate) fn release(&self) -> Option<u64> {
         let mut s = self.state.load(Ordering::Acquire);
         loop {
             debug_assert_eq!(phase_of(s), WAITING);
-            let new = (s & !PHASE_MASK) | RUNNABLE;
+            let new = if s & DROPPING != 0 {
+                s & !DROPPING
+            } else {
+                (s & !PHASE_MASK) | RUNNABLE
+            };
+            // SeqCst, as every state CAS; with DROPPING, pairs with the
+            // canceller's CAS in `end_cancel_drop`: exactly one of the two
+            // clears the flag, and the other one releases.
             match self
                 .state
                 .compare_exchange_weak(s, new, Ordering::SeqCst, Ordering::Acquire)
             {
-                Ok(_) => return s,
+                Ok(_) if s & DROPPING != 0 => return None,
+                Ok(_) => return Some(s),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// A canceller (`Cancel::Waiting`) has dropped the closure: clear
+    /// `DROPPING`. Returns true when the last dependency finished during
+    /// the drop (its `release` cleared the flag and left): the caller must
+    /// now release the job (`release` again, and queue it). Caller holds
+    /// the canceller's pin.
+    pub(crate) fn end_cancel_drop(&self) -> bool {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if s & DROPPING == 0 {
+                return true;
+            }
+            // SeqCst, as every state CAS; Release also publishes the drop's
+            // effects to whoever later claims and finishes the job (the
+            // release and the claim read this value through the CAS chain).
+            match self.state.compare_exchange_weak(
+                s,
+                s & !DROPPING,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return false,
                 Err(now) => s = now,
             }
         }
@@ -1051,37 +1098,66 @@ mod loom_tests {
     // while its last dependency finishes and a worker claims and runs it.
     // Whatever the interleaving, exactly one party owns the closure (the
     // worker runs it, or the canceller drops it), a job cancelled after it
-    // started cannot finish as a success, and the slot is freed once.
+    // started cannot finish as a success, a cancelled job finishes only
+    // after the canceller's drop (a scope's borrowed data must outlive
+    // it), and the slot is freed once.
     #[test]
     fn cancel_races_release_claim_and_finish() {
+        use loom::sync::atomic::AtomicBool;
+        use loom::sync::Arc;
+        // Release (if not deferred), claim and finish as a worker does;
+        // `None` when there was nothing to run.
+        fn release_and_run(s: &Slot, dropped: &AtomicBool) -> Option<(bool, u64)> {
+            s.release()?;
+            let claimed = s.claim(5)?;
+            // A CANCELLED claim skips the closure and fails (run_claimed).
+            let ran = claimed & CANCELLED == 0;
+            if !ran {
+                assert!(
+                    dropped.load(Ordering::Acquire),
+                    "a cancelled job is claimed only after the canceller's drop"
+                );
+            }
+            let first = if ran { 0 } else { FAILED };
+            let (flags, (_, claim_dropped, _)) = match s.finish(first) {
+                Some(r) => (first, r),
+                // STOP: cancelled while it ran; it must fail instead.
+                None => (FAILED, s.finish(FAILED).expect("FAILED is never refused")),
+            };
+            if !claim_dropped {
+                s.unpin();
+            }
+            Some((ran, flags))
+        }
         loom::model(|| {
             let s = slot_in(WAITING, 0);
-            let t = thread::spawn(move || {
-                s.release();
-                let claimed = s.claim(5)?;
-                // A CANCELLED claim skips the closure and fails (run_claimed).
-                let ran = claimed & CANCELLED == 0;
-                let first = if ran { 0 } else { FAILED };
-                let (flags, (_, dropped, _)) = match s.finish(first) {
-                    Some(r) => (first, r),
-                    // STOP: cancelled while it ran; it must fail instead.
-                    None => (FAILED, s.finish(FAILED).expect("FAILED is never refused")),
-                };
-                if !dropped {
-                    s.unpin();
-                }
-                Some((ran, flags))
-            });
+            let dropped = Arc::new(AtomicBool::new(false));
+            let d = dropped.clone();
+            let t = thread::spawn(move || release_and_run(s, &d));
             let outcome = s.cancel(5, true);
-            if outcome == Cancel::Claimed {
-                // We own the closure and the claim: finish it, failed.
-                let (_, dropped, un) = s.finish(FAILED).expect("FAILED is never refused");
-                if !dropped {
-                    s.unpin();
+            let mut mine = None;
+            match outcome {
+                Cancel::Claimed => {
+                    // We own the closure and the claim: finish it, failed.
+                    dropped.store(true, Ordering::Release);
+                    let (_, claim_dropped, _) = s.finish(FAILED).expect("FAILED is never refused");
+                    if !claim_dropped {
+                        s.unpin();
+                    }
                 }
-                let _ = un;
+                Cancel::Waiting => {
+                    assert_eq!(phase_of(s.state.load(Ordering::Relaxed)), WAITING);
+                    // The drop of the closure; then the release, if the
+                    // worker's was left to us.
+                    dropped.store(true, Ordering::Release);
+                    if s.end_cancel_drop() {
+                        mine = release_and_run(s, &dropped);
+                        assert!(mine.is_some(), "the release left to us runs it");
+                    }
+                }
+                _ => {}
             }
-            let worker = t.join().unwrap();
+            let worker = t.join().unwrap().or(mine);
             match (outcome, worker) {
                 (Cancel::Waiting, Some((ran, flags))) => {
                     assert!(!ran, "the worker saw the cancel and did not run it");

@@ -395,6 +395,62 @@ fn drop_of_a_cancelled_closure_waiting_on_its_own_handle_gets_wait_on_self() {
     });
 }
 
+/// The same, when the job's last dependency finishes while its closure is
+/// being dropped. The job must not become runnable (let alone finish)
+/// before the drop ends: the wait in the `Drop` gets `WaitOnSelf`. Before
+/// the `DROPPING` flag (slot.rs) a worker made the job runnable and
+/// finished it during the drop, so this wait returned `Cancelled`, and a
+/// scope could end while a closure borrowing its data was still being
+/// dropped on another thread.
+#[test]
+fn drop_of_a_cancelled_closure_gets_wait_on_self_after_its_deps_finish() {
+    struct ReleaseThenWait {
+        js: JobSystem,
+        go: mpsc::Sender<()>,
+        dep: JobHandle,
+        me: Arc<OnceLock<JobHandle>>,
+        got: Arc<Mutex<Option<String>>>,
+    }
+    impl Drop for ReleaseThenWait {
+        fn drop(&mut self) {
+            self.go.send(()).unwrap();
+            // The worker runs `dep`; its finish makes our job runnable.
+            while !self.js.is_complete(self.dep) {
+                std::hint::spin_loop();
+            }
+            let r = match self.me.get() {
+                Some(&me) => format!("{:?}", self.js.try_complete(me)),
+                None => "own handle not published".into(),
+            };
+            *self.got.lock().unwrap() = Some(r);
+        }
+    }
+    watchdog(SECS, || {
+        let js = system(1);
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let dep = js.schedule(move || {
+            let _ = go_rx.recv();
+        });
+        let me = Arc::new(OnceLock::new());
+        let got = Arc::new(Mutex::new(None));
+        let guard = ReleaseThenWait {
+            js: js.clone(),
+            go: go_tx,
+            dep,
+            me: me.clone(),
+            got: got.clone(),
+        };
+        let h = js.schedule_after(&[dep], move || {
+            let _g = guard;
+            unreachable!("cancelled before it started");
+        });
+        me.set(h).unwrap();
+        assert!(js.cancel(h));
+        assert_eq!(got.lock().unwrap().as_deref(), Some("Err(WaitOnSelf)"));
+        assert_cancelled(&js, h, "cancelled");
+    });
+}
+
 /// `is_cancelled()` is false outside jobs (the builder, an unrelated
 /// thread) and inside a job nobody cancelled.
 #[test]
