@@ -7,16 +7,16 @@
 # Usage: bash scripts/w1-budget.sh
 #
 # The budgets are the counts of 2026-11-24 (docs/benchmarks.md, "Speed
-# round 2: the inline finish ...": single 312, pfor-empty 13.05 at 0
-# workers) and of 2026-11-25 (nested 56.0, "Speed round 3: join"; flat
-# 340.16, "Speed round 3 (2026-11-25)"), plus about 5 %, room for a
+# round 2: the inline finish ...": pfor-empty 13.05 at 0 workers) and of
+# 2026-11-25 (nested 56.0, "Speed round 3: join"; single 298 and flat
+# 330.16, "Speed round 4"), plus about 5 %, room for a
 # compiler update; a change that needs more should say why and raise them
 # here. `flat` is checked since the storage trim no longer gives back the
 # pages of a steady frame loop (its count had moved by up to 15 % from run
 # to run with a trim that depended on wall time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-declare -A budget=([single]=328 [flat]=357 [nested]=59 [pfor-empty]=14)
+declare -A budget=([single]=313 [flat]=347 [nested]=59 [pfor-empty]=14)
 cases="single flat nested pfor-empty"
 off=$(W1_CASES=$cases bash scripts/w1-instructions.sh)
 on=$(W1_CASES=$cases W1_FEATURES='--features trace' bash scripts/w1-instructions.sh)
@@ -34,6 +34,15 @@ for c in $cases; do
   if awk -v n="$n" -v b="${budget[$c]}" 'BEGIN { exit !(n > b) }'; then
     echo "w1-budget: $c costs $n instructions per job, budget ${budget[$c]}" >&2
     fail=1
+  fi
+  if awk -v n="$n" -v t="$t" 'BEGIN { exit !(t - n > 5) }'; then
+    # Counted again once: a count can move by ~0.1 per job from run to run
+    # (pages taken and given back at wall-clock moments, which callgrind's
+    # slowdown shifts; flat read 335.26 once and 335.16 in every other
+    # run), which is not what the tracer costs.
+    n=$(W1_CASES=$c bash scripts/w1-instructions.sh | awk -v c="$c" '$1 == c { print $2 }')
+    t=$(W1_CASES=$c W1_FEATURES='--features trace' bash scripts/w1-instructions.sh | awk -v c="$c" '$1 == c { print $2 }')
+    echo "w1-budget: $c counted again: $n, tracer off $t"
   fi
   if awk -v n="$n" -v t="$t" 'BEGIN { exit !(t - n > 5) }'; then
     echo "w1-budget: $c with the tracer compiled in but off costs $t, $n without: more than 5 per job" >&2

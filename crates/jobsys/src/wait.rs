@@ -382,17 +382,6 @@ impl Registry {
             return self.observe_recycled(h);
         }
         let ctx = self.current();
-        if phase_of(s) == FINISHED {
-            return self.observe(ctx, h);
-        }
-        // Nothing may wait forever on a batch this thread forgot to flush.
-        if ctx.batch_pending() != 0 {
-            self.flush(ctx);
-        }
-        if ctx.is_running(slot, h.gen) {
-            return Err(JobError::WaitOnSelf);
-        }
-        let _depth = DepthGuard::new(self, ctx);
         // Fast path: `h` is on top of our own deque (fork/join, W1 single)
         // and was published with the tracer off (no `TRACED`: `submit`
         // checked it, for the job's ready event). This path has no event
@@ -402,18 +391,67 @@ impl Registry {
         // wait, the wait and the job it runs here are left out of the
         // capture whole, as the job's ready is. A wait that does not end
         // here is traced from `wait_slow` on.
+        //
+        // No look at the running stack either: it holds claimed jobs
+        // (RUNNING), loops (PFOR, RUNNABLE while their pieces run),
+        // closures a canceller drops (CANCELLED, which may turn RUNNABLE
+        // meanwhile) and `*_now` events (WAITING until their guard is
+        // gone), so a RUNNABLE job with none of those flags is not on it.
+        if s & (PHASE_MASK | PFOR | TRACED | CANCELLED) == RUNNABLE && ctx.batch_pending() == 0 {
+            let _depth = DepthGuard::new(self, ctx);
+            self.run_if_on_top::<false>(ctx, h);
+            return self.wait_after_top(ctx, h, must_finish);
+        }
+        self.wait_general(ctx, h, s, must_finish)
+    }
+
+    /// `wait_with` of a job it saw in state `s` that is not a plain
+    /// runnable one, or with a batch to flush first.
+    #[inline(never)]
+    fn wait_general(
+        &self,
+        ctx: &Context,
+        h: JobHandle,
+        s: u64,
+        must_finish: bool,
+    ) -> Result<(), JobError> {
+        if phase_of(s) == FINISHED {
+            return self.observe(ctx, h);
+        }
+        // Nothing may wait forever on a batch this thread forgot to flush.
+        if ctx.batch_pending() != 0 {
+            self.flush(ctx);
+        }
+        if ctx.is_running(h.slot(), h.gen) {
+            return Err(JobError::WaitOnSelf);
+        }
+        let _depth = DepthGuard::new(self, ctx);
+        // The fast path (see `wait_with`) of a job that has the CANCELLED
+        // flag or that waited for the flush.
         if s & (PHASE_MASK | PFOR | TRACED) == RUNNABLE {
             self.run_if_on_top::<false>(ctx, h);
-            let s = slot.state();
-            if gen_of(s) != h.gen {
-                return self.observe_recycled(h);
-            }
-            if phase_of(s) == FINISHED {
-                return self.observe(ctx, h);
-            }
-            return self.wait_slow(ctx, h, None, must_finish);
+            return self.wait_after_top(ctx, h, must_finish);
         }
         self.wait_slow(ctx, h, Some(s), must_finish)
+    }
+
+    /// The rest of a wait after `run_if_on_top`: done if it ran `h` (or
+    /// `h` finished meanwhile), else the traced slow path.
+    #[inline(always)]
+    fn wait_after_top(
+        &self,
+        ctx: &Context,
+        h: JobHandle,
+        must_finish: bool,
+    ) -> Result<(), JobError> {
+        let s = h.slot().state();
+        if gen_of(s) != h.gen {
+            return self.observe_recycled(h);
+        }
+        if phase_of(s) == FINISHED {
+            return self.observe(ctx, h);
+        }
+        self.wait_slow(ctx, h, None, must_finish)
     }
 
     /// `wait_with` past its fast path, or for a `TRACED` job: the traced
