@@ -636,6 +636,72 @@ fn waits_and_cancels_on_recycled_foreign_and_dead_handles() {
     });
 }
 
+/// Handles of jobs whose page of slots was given back to the OS
+/// (`trim_storage`) and then reused: 0 workers, retained_slots 0. Proves:
+/// the old handles (a success, a panic, a cancelled job) read complete
+/// before and after the reuse, report their own outcome (the failures from
+/// the log), `cancel` on them is false and leaves the page's new jobs
+/// alone, and the new jobs (blocked on a gate until the end) are untouched
+/// by every call on the old handles.
+#[test]
+fn handles_of_a_trimmed_and_reused_page_keep_their_own_outcome() {
+    watchdog(SECS, || {
+        let js = JobSystem::builder()
+            .workers(0)
+            .retained_slots(0)
+            .build()
+            .unwrap();
+        let ok = js.schedule(|| {});
+        let failed = js.schedule(|| panic!("old failure"));
+        let cancelled = js.schedule(|| unreachable!("cancelled"));
+        assert!(js.cancel(cancelled));
+        let many: Vec<JobHandle> = (0..600).map(|_| js.schedule(|| {})).collect();
+        for h in &many {
+            js.complete(*h);
+        }
+        js.complete(ok);
+        let _ = js.try_complete(failed);
+        assert!(js.trim_storage() > 0, "whole free pages to give back");
+        let check = |when: &str| {
+            for h in [ok, failed, cancelled] {
+                assert!(js.is_complete(h), "{when}: an old handle reads complete");
+                assert!(!js.cancel(h), "{when}: cancel of an old handle");
+            }
+            assert!(js.try_complete(ok).is_ok(), "{when}");
+            match js.try_complete(failed) {
+                Err(JobError::Panicked(p)) => assert_eq!(p.message(), "old failure", "{when}"),
+                other => panic!("{when}: the old failure, got {other:?}"),
+            }
+            assert!(
+                matches!(js.try_complete(cancelled), Err(JobError::Cancelled(_))),
+                "{when}"
+            );
+        };
+        check("after the trim");
+        let gate = Arc::new(Gate::default());
+        let ran = Arc::new(AtomicUsize::new(0));
+        let new: Vec<JobHandle> = (0..600)
+            .map(|_| {
+                let (g, r) = (gate.clone(), ran.clone());
+                js.schedule(move || {
+                    g.wait();
+                    r.fetch_add(1, SeqCst);
+                })
+            })
+            .collect();
+        check("after the reuse");
+        assert!(
+            new.iter().all(|h| !js.is_complete(*h)),
+            "new jobs untouched"
+        );
+        gate.open();
+        for h in &new {
+            js.complete(*h);
+        }
+        assert_eq!(ran.load(SeqCst), new.len());
+    });
+}
+
 /// A job K waits for a gated dependency D and is cancelled by another
 /// thread; its closure's drop opens D's gate and, once D finished, tells
 /// this thread. Proves: while the drop still runs, K reads incomplete
@@ -939,6 +1005,46 @@ fn shutdown_leaves_every_closure_run_or_dropped() {
             }
             exit_tx.send(()).unwrap();
             o.join().unwrap();
+        }
+    });
+}
+
+thread_local! {
+    /// Holds the last `JobSystem` clone of a thread that exits (see below).
+    static LAST_CLONE: std::cell::RefCell<Option<JobSystem>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// An outside thread touches a thread-local of its own first (so its
+/// destructor runs after jobsys's), registers, schedules a job queued on
+/// its own deque and one pinned to itself, puts the last `JobSystem` clone
+/// into that thread-local, and exits. Proves, with 0 and 2 workers: the
+/// thread's teardown cancels the pinned job (dropped once, unrun), then the
+/// shutdown in the later destructor (on a context claimed through
+/// `LATE_CLAIMS`) runs the queued job before returning, and the thread
+/// exits (no hang, no panic).
+#[test]
+fn the_last_clone_dropped_by_a_late_thread_local_destructor_shuts_down() {
+    watchdog(SECS, || {
+        for workers in [0, 2] {
+            let js = system(workers);
+            let (queued, pinned) = (Tally::default(), Tally::default());
+            let (q, p) = (queued.job(), pinned.job());
+            let (go_tx, go_rx) = mpsc::channel::<()>();
+            let js2 = js.clone();
+            let o = thread::spawn(move || {
+                LAST_CLONE.with(|c| c.borrow_mut().take());
+                let me = Pin::Thread(js2.register_thread());
+                js2.schedule(q);
+                js2.schedule_pinned(me, p);
+                LAST_CLONE.with(|c| *c.borrow_mut() = Some(js2));
+                let _ = go_rx.recv();
+            });
+            drop(js);
+            go_tx.send(()).unwrap();
+            o.join().expect("the exiting thread");
+            assert_eq!(queued.counts(), (1, 1), "workers {workers}: queued job");
+            assert_eq!(pinned.counts(), (0, 1), "workers {workers}: pinned job");
         }
     });
 }
