@@ -1167,3 +1167,60 @@ fn a_register_during_thread_exit_does_not_reopen_the_dead_threads_queue() {
         assert_eq!(t.counts(), (0, 1));
     });
 }
+
+/// A registered thread's exit races a user's `cancel` of the jobs pinned
+/// to it: a queued one and one waiting for a dependency that finishes at
+/// the same moment (a barrier lines the three threads up). Proves, over
+/// many rounds with 0 and 2 workers: whoever wins, each closure is dropped
+/// exactly once and never runs, each job reports `Cancelled`, and the
+/// exiting thread does not hang.
+#[test]
+fn a_thread_exit_racing_a_cancel_of_its_pinned_jobs_drops_each_closure_once() {
+    watchdog(SECS, || {
+        for workers in [0, 2] {
+            let js = system(workers);
+            for round in 0..ROUNDS * 5 {
+                let (queued, waiting) = (Tally::default(), Tally::default());
+                let barrier = Arc::new(std::sync::Barrier::new(3));
+                let (idx_tx, idx_rx) = mpsc::channel();
+                let (js2, b2) = (js.clone(), barrier.clone());
+                let o = thread::spawn(move || {
+                    idx_tx.send(js2.register_thread()).unwrap();
+                    b2.wait();
+                });
+                let me = Pin::Thread(idx_rx.recv().unwrap());
+                let (go_tx, go_rx) = mpsc::channel::<()>();
+                let dep = js.schedule(move || {
+                    let _ = go_rx.recv();
+                });
+                let hq = js.schedule_pinned(me, queued.job());
+                let hw = js.schedule_pinned_after(me, &[dep], waiting.job());
+                let b3 = barrier.clone();
+                let opener = thread::spawn(move || {
+                    b3.wait();
+                    drop(go_tx);
+                });
+                barrier.wait();
+                js.cancel(hq);
+                js.cancel(hw);
+                o.join().unwrap();
+                opener.join().unwrap();
+                if workers == 0 {
+                    js.complete(dep);
+                }
+                for (what, h, t) in [("queued", hq, &queued), ("waiting", hw, &waiting)] {
+                    let r = js.try_complete(h);
+                    assert!(
+                        matches!(r, Err(JobError::Cancelled(_))),
+                        "workers {workers}, round {round}, {what}: {r:?}"
+                    );
+                    assert_eq!(
+                        t.counts(),
+                        (0, 1),
+                        "workers {workers}, round {round}, {what}"
+                    );
+                }
+            }
+        }
+    });
+}
