@@ -11,8 +11,11 @@
 //! scope) returned; a borrowed frame that is gone by then is what ASan's
 //! `detect_stack_use_after_return` reports (scripts/asan.sh).
 //!
-//! Tests marked `#[ignore = "bug: ..."]` fail (hang) on the current code;
-//! they document a bug and pass once it is fixed.
+//! Tests marked `#[ignore = "bug: ..."]` fail on the current code (all
+//! but one by hanging until the watchdog fires, leaving a spinning or
+//! parked thread behind); each documents a bug in its doc comment and
+//! passes once it is fixed: `cargo test -p jobsys --test lifecycle_attacks
+//! -- --ignored`.
 
 mod common;
 
