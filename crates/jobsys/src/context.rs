@@ -231,6 +231,13 @@ impl Context {
         }
     }
 
+    /// Forget every job this thread was inside of (its claim ends: see
+    /// `Claim::drop`).
+    pub(crate) fn clear_running(&self) {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.running.clear();
+    }
+
     /// Is this thread inside any job?
     #[inline]
     pub(crate) fn inside_job(&self) -> bool {

@@ -59,17 +59,25 @@ impl FailureLog {
             self.forgotten.fetch_add(1, Ordering::Relaxed);
             return;
         }
+        // Records pushed out are dropped after the lock is released: the
+        // last reference to a panic payload runs the user's `Drop`, which
+        // may wait on a job, and a wait that fails looks up this log (it
+        // locked the mutex it held: a self-deadlock).
+        let mut gone = Vec::new();
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if g.map.insert((slot, gen), rec).is_none() {
-            g.order.push_back((slot, gen));
+        match g.map.insert((slot, gen), rec) {
+            None => g.order.push_back((slot, gen)),
+            Some(old) => gone.push(old),
         }
         while g.order.len() > self.capacity {
             if let Some(old) = g.order.pop_front() {
-                g.map.remove(&old);
+                gone.extend(g.map.remove(&old));
                 self.forgotten.fetch_add(1, Ordering::Relaxed);
             }
         }
         self.len.store(g.order.len(), Ordering::Release);
+        drop(g);
+        drop(gone);
     }
 
     /// No failure is remembered (one load).

@@ -600,6 +600,11 @@ impl Registry {
     pub(crate) fn cancel(&self, ctx: &Context, h: JobHandle) -> bool {
         let mut todo = vec![h];
         let mut members = Vec::new();
+        // `h` is a group that had not finished: true, whatever the race
+        // below (cancelling the members may let the group finish, as
+        // failed, before `cancel_with` reaches it, which then reads
+        // "finished" and returns false).
+        let mut unfinished_group = false;
         while let Some(g) = todo.pop() {
             let slot = g.slot();
             let Some(st) = slot.pin(g.gen) else { continue };
@@ -607,6 +612,7 @@ impl Registry {
                 && st & PFOR == 0
                 && std::ptr::eq(slot.vtable(), &NOOP_VTABLE);
             if is_group {
+                unfinished_group |= g == h;
                 // SAFETY: pinned and WAITING: its edges are final.
                 unsafe {
                     slot.for_each_dep(|dep, gen| {
@@ -625,7 +631,7 @@ impl Registry {
         for m in members {
             self.cancel_with(ctx, m, CANCELLED_BY_USER, true);
         }
-        self.cancel_with(ctx, h, CANCELLED_BY_USER, true)
+        self.cancel_with(ctx, h, CANCELLED_BY_USER, true) || unfinished_group
     }
 
     /// Cancel the job `h` (`Slot::cancel`), recording `why`. A job that

@@ -78,6 +78,12 @@ struct Inner {
     /// A thread that runs pinned jobs holds this context (always for a
     /// worker; for an outside thread, from `register` to its exit).
     open: bool,
+    /// Closed because its thread exits (or the system shut down): a
+    /// `register` during that exit (a `Drop` of a job cancelled by the
+    /// close, say) must not open it again, or jobs pinned to the dead
+    /// thread would wait for ever. Cleared for the context's next owner
+    /// (`reopen_for_new_owner`).
+    closed_for_good: bool,
 }
 
 impl PinnedQueue {
@@ -86,6 +92,7 @@ impl PinnedQueue {
             inner: Mutex::new(Inner {
                 entries: VecDeque::new(),
                 open: worker.is_some(),
+                closed_for_good: false,
             }),
             len: AtomicUsize::new(0),
             index: AtomicU32::new(worker.map_or(UNASSIGNED, |i| i + 1)),
@@ -125,6 +132,7 @@ impl PinnedQueue {
     fn close(&self) -> Vec<Entry> {
         let mut q = lock(&self.inner);
         q.open = false;
+        q.closed_for_good = true;
         self.open.store(false, Ordering::Release);
         self.len.store(0, Ordering::Release);
         q.entries.drain(..).collect()
@@ -137,10 +145,20 @@ impl PinnedQueue {
         self.open.load(Ordering::Acquire)
     }
 
+    /// Open the queue for its thread, unless it was closed for good.
     fn set_open(&self) {
         let mut q = lock(&self.inner);
+        if q.closed_for_good {
+            return;
+        }
         q.open = true;
         self.open.store(true, Ordering::Release);
+    }
+
+    /// A new thread claims the context (`Registry::claim_external`): it may
+    /// register again.
+    pub(crate) fn reopen_for_new_owner(&self) {
+        lock(&self.inner).closed_for_good = false;
     }
 }
 

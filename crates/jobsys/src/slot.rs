@@ -526,6 +526,20 @@ impl Slot {
         }
     }
 
+    /// A job of generation `gen` cancelled while it waited for its
+    /// dependencies (it still waits): `Some(true)` once its canceller's
+    /// drop of the closure has ended, `Some(false)` while that drop goes
+    /// on (`DROPPING`), `None` for anything else (another generation, not
+    /// cancelled, or past WAITING). For a scope's wait that cannot wait
+    /// for such a job to finish (`Registry::wait_scoped`).
+    pub(crate) fn cancelled_while_waiting(&self, gen: u32) -> Option<bool> {
+        let s = self.state.load(Ordering::Acquire);
+        if gen_of(s) != gen || phase_of(s) != WAITING || s & CANCELLED == 0 {
+            return None;
+        }
+        Some(s & DROPPING == 0)
+    }
+
     /// A canceller (`Cancel::Waiting`) has dropped the closure: clear
     /// `DROPPING`. Returns true when the last dependency finished during
     /// the drop (its `release` cleared the flag and left): the caller must

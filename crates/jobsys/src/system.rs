@@ -51,10 +51,25 @@ impl Drop for Owner {
                 reg.close_pinned(me, reg.context(i));
             }
         }
-        if on_own_worker {
-            // Dropped by a job on one of our workers: that job is still
-            // running, so we cannot wait for the drain here. The workers
-            // finish every queued job and exit on their own (detached).
+        if on_own_worker || me.inside_job() {
+            // Dropped from inside one of our jobs (a job on one of our
+            // workers, or a closure this thread runs or drops, e.g. a
+            // pinned job cancelled at its thread's exit, that held the
+            // last clone): that job is outstanding until we return, so we
+            // cannot wait for the drain here (it waited for ever). The
+            // workers finish every queued job and exit on their own
+            // (detached); with none, a thread of its own drains.
+            if reg.num_workers == 0 {
+                let r = reg.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("jobsys-drain".into())
+                    .spawn(move || r.drain());
+                if let Err(e) = spawned {
+                    eprintln!(
+                        "jobsys: could not start a thread to run the jobs left at shutdown: {e}"
+                    );
+                }
+            }
             return;
         }
         reg.drain();

@@ -42,6 +42,11 @@ use std::ptr::NonNull;
 const SCOPE_CYCLE: &str = "the job was cancelled before it started: the scope that owned it \
                            could not wait for it (a job waited on itself)";
 
+/// What a scope's wait reports for a job that someone else cancelled while
+/// it waited on the job the scope's thread is inside of (`wait_scoped`).
+const SCOPE_CYCLE_CANCELLED: &str = "the job was cancelled before it started (it waited on the \
+                                     job its scope's thread runs)";
+
 /// Threads parked in `complete`, with the slot each waits on.
 pub(crate) struct Waiters {
     parked: crate::sync::Mutex<Vec<Parked>>,
@@ -348,7 +353,9 @@ impl Registry {
     ///   job finishes.
     ///
     /// Either way the cycle is reported as `Err(WaitOnSelf)`, after the
-    /// closure is gone.
+    /// closure is gone. A job in such a cycle that was cancelled already
+    /// (by `JobSystem::cancel`) is reported as cancelled, once its
+    /// canceller has dropped its closure.
     pub(crate) fn wait_scoped(&self, h: JobHandle) -> Result<(), JobError> {
         let mut cycle = false;
         loop {
@@ -364,10 +371,44 @@ impl Registry {
                     if self.cancel_with(ctx, h, SCOPE_CYCLE, false) {
                         return Err(JobError::WaitOnSelf);
                     }
+                    // Cancelled already (`JobSystem::cancel`, or another
+                    // scope's cycle): it cannot finish before the job this
+                    // thread is inside of, but its closure is gone once its
+                    // canceller's drop has ended. Before this check the
+                    // loop met the same cycle again at once, for ever.
+                    if self.wait_cancelled_drop(h) {
+                        return Err(JobError::Cancelled(SCOPE_CYCLE_CANCELLED.into()));
+                    }
                     // Runnable, running or finished: wait again.
                 }
                 _ if cycle => return Err(JobError::WaitOnSelf),
                 r => return r,
+            }
+        }
+    }
+
+    /// If `h` was cancelled while it waits for its dependencies, wait until
+    /// its canceller has dropped its closure (another thread's drop may
+    /// still use what the closure borrows) and return true; false if `h`
+    /// is not such a job (any more). Spins, then sleeps in growing steps:
+    /// only a scope in a wait cycle whose job another thread cancelled
+    /// gets here, and the drop runs the user's code.
+    #[cold]
+    fn wait_cancelled_drop(&self, h: JobHandle) -> bool {
+        let mut backoff = self.backoff();
+        let mut nap = std::time::Duration::from_micros(20);
+        loop {
+            match h.slot().cancelled_while_waiting(h.gen) {
+                None => return false,
+                Some(true) => return true,
+                Some(false) => {}
+            }
+            let spent = backoff.elapsed();
+            if spent < self.wait_spin {
+                backoff.snooze(spent);
+            } else {
+                std::thread::sleep(nap);
+                nap = (nap * 2).min(std::time::Duration::from_millis(1));
             }
         }
     }

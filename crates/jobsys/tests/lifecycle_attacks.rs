@@ -15,11 +15,9 @@
 //! scope) returned; a borrowed frame that is gone by then is what ASan's
 //! `detect_stack_use_after_return` reports (scripts/asan.sh).
 //!
-//! Tests marked `#[ignore = "bug: ..."]` fail on the current code (all
-//! but one by hanging until the watchdog fires, leaving a spinning or
-//! parked thread behind); each documents a bug in its doc comment and
-//! passes once it is fixed: `cargo test -p jobsys --test lifecycle_attacks
-//! -- --ignored`.
+//! Tests whose doc comment tells of a bug found them (2026-11-25): each
+//! failed on the code of that day (most by hanging until the watchdog
+//! fired) and passes since its fix.
 
 mod common;
 
@@ -401,7 +399,7 @@ fn a_scope_with_a_panicking_job_and_a_cancelled_one_reraises_after_the_drop() {
 /// already, so nothing borrows the frame any more: the scope should end
 /// (with the wait-on-self panic, or quietly, as a cancelled job).
 ///
-/// Bug: `Registry::wait_scoped` (crates/jobsys/src/wait.rs, the loop at the
+/// Before its fix (2026-11-25): `Registry::wait_scoped` (crates/jobsys/src/wait.rs, the loop at the
 /// top) answers the cycle's `WaitOnSelf` by cancelling K itself; that
 /// cancel finds K cancelled already (`Cancel::No`) and returns false, which
 /// the loop reads as "runnable, running or finished: wait again". The next
@@ -411,7 +409,6 @@ fn a_scope_with_a_panicking_job_and_a_cancelled_one_reraises_after_the_drop() {
 /// still be dropping K's closure). The loop must tell "K's closure is
 /// gone" (CANCELLED) from "K started".
 #[test]
-#[ignore = "bug: a scope spins forever on its job that the user cancelled while it waits on the scope's owner (wait.rs wait_scoped: cancel_with returns false for a job cancelled already)"]
 fn a_scope_ends_when_its_user_cancelled_job_waits_on_the_scope_owner() {
     watchdog(30, || {
         let js = system(1);
@@ -461,9 +458,8 @@ fn a_scope_ends_when_its_user_cancelled_job_waits_on_the_scope_owner() {
 /// bug above that returns as soon as it sees K cancelled would free the
 /// frame under the other thread's drop (this test then fails on `ended`).
 ///
-/// Bug: hangs, as the test above (same loop in `wait_scoped`).
+/// Before its fix (2026-11-25): hangs, as the test above (same loop in `wait_scoped`).
 #[test]
-#[ignore = "bug: a scope spins forever on its job that another thread cancelled while it waits on the scope's owner (wait.rs wait_scoped)"]
 fn a_scope_in_a_wait_cycle_outlives_another_threads_drop_of_its_cancelled_job() {
     watchdog(30, || {
         let js = system(1);
@@ -522,7 +518,7 @@ fn a_scope_in_a_wait_cycle_outlives_another_threads_drop_of_its_cancelled_job() 
 /// should return true. The member's closure opens the dependency's gate in
 /// its `Drop`, so the member can finish right after its cancel.
 ///
-/// Bug (minor, contract; timing-dependent): `Registry::cancel`
+/// Before its fix (2026-11-25; minor, contract, timing-dependent): `Registry::cancel`
 /// (crates/jobsys/src/lifecycle.rs) cancels the members first; the
 /// member's release is left to the canceller after its drop, which queues
 /// it; a worker runs it (cancelled), which releases the group, and runs
@@ -532,7 +528,6 @@ fn a_scope_in_a_wait_cycle_outlives_another_threads_drop_of_its_cancelled_job() 
 /// run it; seen in 2 to 13 of 300 rounds per run on a loaded 2-CPU
 /// machine (not seen with `always-spin`).
 #[test]
-#[ignore = "bug: cancel of a not-finished combine group can return false (lifecycle.rs Registry::cancel: a worker finishes the group between the members' cancel and the group's); timing-dependent"]
 fn cancel_of_an_unfinished_group_returns_true() {
     struct OpenOnDrop(JobSystem, Option<mpsc::Sender<()>>, JobHandle);
     impl Drop for OpenOnDrop {

@@ -7,10 +7,9 @@
 //! handles; the same rules hold: interleavings forced with channels,
 //! gates and barriers, every test under `common::watchdog`.
 //!
-//! Tests marked `#[ignore = "bug: ..."]` fail on the current code (by
-//! hanging until the watchdog fires, or with a wrong result); each
-//! documents a bug in its doc comment and passes once it is fixed:
-//! `cargo test -p jobsys --test teardown_attacks -- --ignored`.
+//! Tests whose doc comment tells of a bug found them (2026-11-25): each
+//! failed on the code of that day (by hanging until the watchdog fired, or
+//! with a wrong result) and passes since its fix.
 
 mod common;
 
@@ -147,7 +146,7 @@ fn a_pinned_closure_dropped_at_thread_exit_can_schedule_and_wait() {
 /// cancels the job, dropping the closure drops the last clone, the system
 /// shuts down, and the thread exits.
 ///
-/// Bug: it hangs. The registry's `Claim::drop` (crates/jobsys/src/registry.rs)
+/// Before its fix (2026-11-25): it hangs. The registry's `Claim::drop` (crates/jobsys/src/registry.rs)
 /// calls `close_pinned` → `cancel_pinned_entry` → `cancel_with`
 /// (lifecycle.rs), which claims the runnable job (`Cancel::Claimed`) and
 /// drops its closure *before* finishing it. That drop runs `Owner::drop`
@@ -160,7 +159,6 @@ fn a_pinned_closure_dropped_at_thread_exit_can_schedule_and_wait() {
 /// internal cancel (no caller holding a `JobSystem`) drops a closure owning
 /// the last clone on a non-worker thread.
 #[test]
-#[ignore = "bug: thread exit hangs when cancelling a job pinned to it drops the last JobSystem clone (registry.rs Claim::drop -> cancel_with -> Owner::drop -> drain waits for the job being dropped)"]
 fn a_thread_exit_that_drops_the_last_clone_with_a_pinned_closure_does_not_hang() {
     watchdog(30, || {
         let js = system(1);
@@ -323,7 +321,7 @@ impl Drop for WaitingPayload {
 /// Expected: the wait in that `Drop` returns `Ok` (the old job succeeded)
 /// and the later failure is reported.
 ///
-/// Bug: self-deadlock. `FailureLog::record` (crates/jobsys/src/failures.rs)
+/// Before its fix (2026-11-25): self-deadlock. `FailureLog::record` (crates/jobsys/src/failures.rs)
 /// evicts the oldest entry (`g.map.remove(&old)`, and `insert` replacing
 /// an entry) while it holds the log's mutex; the evicted `Arc<Failure>` is
 /// the last one, so the payload is dropped under that lock, and a wait on
@@ -334,7 +332,6 @@ impl Drop for WaitingPayload {
 /// the guard is released fixes it. (The same payload drop also runs user
 /// code inside `Slot::reset_for_reuse`, in `recycle`.)
 #[test]
-#[ignore = "bug: a panic payload dropped by failure-log eviction runs its Drop under the log's mutex; a wait in it self-deadlocks (failures.rs FailureLog::record)"]
 fn a_panic_payload_dropped_by_the_failure_log_can_wait() {
     watchdog(30, || {
         let js = JobSystem::builder()
@@ -377,7 +374,7 @@ fn a_panic_payload_dropped_by_the_failure_log_can_wait() {
 /// that thread's index. Expected: the thread is gone, so the new job is
 /// cancelled (`Err(Cancelled)`), as for any job pinned to an exited thread.
 ///
-/// Bug: hang. `Claim::drop` (crates/jobsys/src/registry.rs) closes the
+/// Before its fix (2026-11-25): hang. `Claim::drop` (crates/jobsys/src/registry.rs) closes the
 /// pinned queue (`close_pinned`), and the cancel inside it runs the drop,
 /// whose `register_thread` (pinned.rs `Registry::register` → `set_open`)
 /// reopens the queue of the context being released; `Claim::drop` then
@@ -386,7 +383,6 @@ fn a_panic_payload_dropped_by_the_failure_log_can_wait() {
 /// ever (until another thread happens to claim that context, which then
 /// runs them although it never registered).
 #[test]
-#[ignore = "bug: a register_thread from a closure dropped at thread exit reopens the dead thread's pinned queue; jobs pinned to it then wait for ever (registry.rs Claim::drop, pinned.rs register)"]
 fn a_register_during_thread_exit_does_not_reopen_the_dead_threads_queue() {
     struct RegisterOnDrop(JobSystem);
     impl Drop for RegisterOnDrop {
@@ -505,7 +501,7 @@ thread_local! {
 /// on J. Expected: X's wait blocks until T's destructor drops the guard,
 /// then returns `Ok`.
 ///
-/// Bug: X's wait fails at once with `WaitOnSelf` (`complete` would panic
+/// Before its fix (2026-11-25): X's wait fails at once with `WaitOnSelf` (`complete` would panic
 /// "waits on itself"; a scope would cancel its job). The guard's event
 /// stays on the released context's `running` stack
 /// (access/now.rs: `Event::drop` removes it from the context `current()`
@@ -514,7 +510,6 @@ thread_local! {
 /// of that context, looks "inside" the event, and the walk
 /// (wait.rs `mark_needed`) reads the wait as a wait on itself.
 #[test]
-#[ignore = "bug: a now-guard outliving its thread's jobsys context (thread-local teardown) leaves its event on the released context's running stack; the next thread to claim it gets a spurious WaitOnSelf (access/now.rs Event::drop, registry.rs Claim::drop)"]
 fn a_now_guard_outliving_its_threads_context_does_not_poison_the_next_owner() {
     watchdog(30, || {
         let js = system(1);
