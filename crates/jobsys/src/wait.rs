@@ -435,8 +435,9 @@ impl Registry {
         //
         // No look at the running stack either: it holds claimed jobs
         // (RUNNING), loops (PFOR, RUNNABLE while their pieces run),
-        // closures a canceller drops (CANCELLED, which may turn RUNNABLE
-        // meanwhile) and `*_now` events (WAITING until their guard is
+        // closures a canceller drops (CANCELLED; `DROPPING` keeps such a
+        // job WAITING until the drop ends, and the flag is checked here
+        // all the same) and `*_now` events (WAITING until their guard is
         // gone), so a RUNNABLE job with none of those flags is not on it.
         if s & (PHASE_MASK | PFOR | TRACED | CANCELLED) == RUNNABLE && ctx.batch_pending() == 0 {
             let _depth = DepthGuard::new(self, ctx);
