@@ -1,0 +1,252 @@
+//! Attacks on the C API, calling the `extern "C"` functions directly from
+//! Rust (as a C program would, keeping the header's rules): handles used
+//! twice, on the wrong system, NULL arguments, destroy while jobs are
+//! queued, pinned to a thread that never calls in, or from callbacks.
+//!
+//! The promises under attack (include/jobsys.h): bad input is an error
+//! code, never a hang or UB; `jobsys_destroy` runs every scheduled job and
+//! returns; nothing hangs. Tests marked `#[ignore = "bug: …"]` found a bug
+//! (2026-11-25); their doc comments say what happens.
+
+use jobsys_capi::config::{jobsys_config_init, Config};
+use jobsys_capi::engine::{jobsys_register_thread, Pin, PIN_THREAD};
+use jobsys_capi::errors::Code;
+use jobsys_capi::handles::Handle;
+use jobsys_capi::jobs::{
+    jobsys_cancel, jobsys_combine, jobsys_complete, jobsys_is_complete, jobsys_schedule,
+    jobsys_schedule_after, jobsys_schedule_batched, jobsys_schedule_pinned, JobDesc,
+};
+use jobsys_capi::system::{jobsys_create, jobsys_destroy, System};
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Run `body` on its own thread; fail if it has not finished in `secs`.
+fn watchdog<F: FnOnce() + Send + 'static>(secs: u64, body: F) {
+    let (tx, rx) = mpsc::channel();
+    let t = std::thread::spawn(move || {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+        let _ = tx.send(r);
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(Ok(())) => t.join().unwrap(),
+        Ok(Err(p)) => std::panic::resume_unwind(p),
+        Err(_) => panic!("watchdog: test body did not finish within {secs} s (hang / deadlock)"),
+    }
+}
+
+/// A system with `workers` workers (a raw pointer, as C holds it).
+fn create(workers: i32) -> *mut System {
+    let mut c = std::mem::MaybeUninit::<Config>::uninit();
+    // SAFETY: `c` is writable; init fills every field.
+    let mut c = unsafe {
+        assert_eq!(jobsys_config_init(c.as_mut_ptr()), Code::Ok);
+        c.assume_init()
+    };
+    c.workers = workers;
+    let mut sys = null_mut();
+    // SAFETY: valid config and out-pointer.
+    assert_eq!(unsafe { jobsys_create(&c, &mut sys) }, Code::Ok);
+    sys
+}
+
+/// The `data` of `count`: an `&'static AtomicUsize` it increments.
+unsafe extern "C" fn count(data: *mut c_void) {
+    // SAFETY: every caller passes a leaked `AtomicUsize`.
+    unsafe { &*(data as *const AtomicUsize) }.fetch_add(1, SeqCst);
+}
+
+fn counter() -> &'static AtomicUsize {
+    Box::leak(Box::new(AtomicUsize::new(0)))
+}
+
+fn data(c: &'static AtomicUsize) -> *mut c_void {
+    c as *const AtomicUsize as *mut c_void
+}
+
+/// Schedule `count(c)` on `sys`; its handle.
+fn schedule(sys: *mut System, c: &'static AtomicUsize) -> Handle {
+    let mut h = Handle::default();
+    // SAFETY: live system; `count` may run on any thread.
+    assert_eq!(
+        unsafe { jobsys_schedule(sys, null(), Some(count), data(c), &mut h) },
+        Code::Ok
+    );
+    h
+}
+
+/// A handle completed twice, on several threads at once, checked with
+/// `is_complete`, cancelled after it finished: all OK, the job ran once.
+/// A handle of another live system, a zeroed one, and one with a forged
+/// generation are clear errors on every call that takes one, including
+/// `combine` and `schedule_after`, and schedule nothing.
+#[test]
+fn handles_completed_twice_or_on_the_wrong_system_are_clear() {
+    watchdog(60, || {
+        let a = create(2);
+        let b = create(1);
+        let c = counter();
+        let h = schedule(a, c);
+        // SAFETY (all calls below): live systems, valid pointers.
+        unsafe {
+            assert_eq!(jobsys_complete(a, h), Code::Ok);
+            assert_eq!(jobsys_complete(a, h), Code::Ok);
+            let (sa, sb) = (a as usize, b as usize);
+            let ts: Vec<_> = (0..4)
+                .map(|_| std::thread::spawn(move || jobsys_complete(sa as *mut System, h)))
+                .collect();
+            for t in ts {
+                assert_eq!(t.join().unwrap(), Code::Ok);
+            }
+            let mut done = false;
+            assert_eq!(jobsys_is_complete(a, h, &mut done), Code::Ok);
+            assert!(done);
+            let mut stopped = true;
+            assert_eq!(jobsys_cancel(a, h, &mut stopped), Code::Ok);
+            assert!(!stopped);
+            assert_eq!(c.load(SeqCst), 1);
+
+            // Another live system's handle.
+            assert_eq!(jobsys_complete(b, h), Code::ForeignHandle);
+            assert_eq!(jobsys_is_complete(b, h, &mut done), Code::ForeignHandle);
+            assert_eq!(jobsys_cancel(b, h, &mut stopped), Code::ForeignHandle);
+            let mut out = Handle::default();
+            assert_eq!(jobsys_combine(b, &h, 1, &mut out), Code::ForeignHandle);
+            assert_eq!(
+                out,
+                Handle::default(),
+                "an out-parameter written on failure"
+            );
+            let c2 = counter();
+            assert_eq!(
+                jobsys_schedule_after(b, null(), &h, 1, Some(count), data(c2), &mut out),
+                Code::ForeignHandle
+            );
+            // Zeroed and forged handles.
+            let zero = Handle::default();
+            assert_eq!(jobsys_complete(a, zero), Code::InvalidHandle);
+            let forged = Handle {
+                id: h.id,
+                gen: h.gen + 1_000_000,
+            };
+            assert_eq!(jobsys_complete(a, forged), Code::InvalidHandle);
+            let forged = Handle {
+                id: h.id | 0x03FF_FFFF,
+                gen: 1,
+            };
+            assert_eq!(jobsys_complete(a, forged), Code::InvalidHandle);
+            // NULL arguments.
+            assert_eq!(jobsys_complete(null(), h), Code::NullArgument);
+            assert_eq!(jobsys_is_complete(a, h, null_mut()), Code::NullArgument);
+            assert_eq!(
+                jobsys_schedule(a, null(), None, null_mut(), &mut out),
+                Code::NullArgument
+            );
+            assert_eq!(jobsys_combine(a, null(), 1, &mut out), Code::NullArgument);
+            assert_eq!(jobsys_destroy(b), Code::Ok);
+            assert_eq!(jobsys_destroy(a), Code::Ok);
+            let _ = (sa, sb);
+            assert_eq!(c2.load(SeqCst), 0, "a rejected schedule_after ran its job");
+        }
+    });
+}
+
+/// `jobsys_destroy` with many jobs still queued (plain, batched and never
+/// flushed, and after dependencies) runs every one of them before it
+/// returns, with 0 and with 2 workers.
+#[test]
+fn destroy_with_queued_jobs_runs_them_all_first() {
+    for workers in [0, 2] {
+        watchdog(60, move || {
+            let sys = create(workers);
+            let c = counter();
+            let mut last = Handle::default();
+            for i in 0..300 {
+                // SAFETY: live system, valid pointers.
+                unsafe {
+                    let code = match i % 3 {
+                        0 => jobsys_schedule(sys, null(), Some(count), data(c), &mut last),
+                        1 => jobsys_schedule_batched(sys, null(), Some(count), data(c), null_mut()),
+                        _ => {
+                            let dep = last;
+                            jobsys_schedule_after(
+                                sys,
+                                null(),
+                                &dep,
+                                1,
+                                Some(count),
+                                data(c),
+                                &mut last,
+                            )
+                        }
+                    };
+                    assert_eq!(code, Code::Ok);
+                }
+            }
+            // SAFETY: live system, no other thread uses it.
+            assert_eq!(unsafe { jobsys_destroy(sys) }, Code::Ok);
+            assert_eq!(c.load(SeqCst), 300);
+        });
+    }
+}
+
+/// Bug: `jobsys_destroy` hangs when a job is pinned to a registered thread
+/// that is alive but does not call in. The header forbids that thread to
+/// use the system during `jobsys_destroy`, so the job can never run; the
+/// library's own shutdown cancels such jobs ("At shutdown, jobs pinned to
+/// outside threads other than the one dropping the last `JobSystem` are
+/// cancelled", docs/engine.md), but `System::drain`
+/// (crates/jobsys-capi/src/system.rs) runs first and calls
+/// `try_complete` on the pinned job, which waits for its thread for ever.
+/// The same program in Rust (drop the last `JobSystem`) returns and
+/// reports the job cancelled.
+#[test]
+#[ignore = "bug: jobsys_destroy hangs on a job pinned to a registered thread that does not call in (Rust's shutdown cancels it)"]
+fn destroy_with_a_job_pinned_to_an_idle_registered_thread_returns() {
+    watchdog(20, || {
+        let sys = create(1);
+        let (idx_tx, idx_rx) = mpsc::channel();
+        let (end_tx, end_rx) = mpsc::channel::<()>();
+        let s = sys as usize;
+        // A render thread: registers, then waits (alive) until told to end.
+        let render = std::thread::spawn(move || {
+            let mut idx = 0u32;
+            // SAFETY: live system (destroy has not started yet).
+            assert_eq!(
+                unsafe { jobsys_register_thread(s as *const System, &mut idx) },
+                Code::Ok
+            );
+            idx_tx.send(idx).unwrap();
+            let _ = end_rx.recv();
+        });
+        let idx = idx_rx.recv().unwrap();
+        let c = counter();
+        let pin = Pin {
+            kind: PIN_THREAD,
+            index: idx,
+        };
+        let mut h = Handle::default();
+        let desc = JobDesc {
+            name: null(),
+            priority: 0,
+            release: None,
+        };
+        // SAFETY: live system, valid pointers.
+        unsafe {
+            assert_eq!(
+                jobsys_schedule_pinned(sys, pin, &desc, Some(count), data(c), &mut h),
+                Code::Ok
+            );
+            // The render thread no longer uses the system.
+            let code = jobsys_destroy(sys);
+            assert!(
+                matches!(code, Code::Ok | Code::BadState),
+                "destroy: {code:?}"
+            );
+        }
+        end_tx.send(()).unwrap();
+        render.join().unwrap();
+    });
+}
