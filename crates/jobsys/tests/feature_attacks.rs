@@ -69,7 +69,9 @@ fn a_guard_kept_past_its_job_does_not_stop_the_last_drop_from_draining() {
         // workers(0): this thread runs the job.
         js.complete(keep);
         // The guard ends here, on the thread that made it.
-        let g = KEPT_READ.with(|k| k.borrow_mut().take()).expect("job kept its guard");
+        let g = KEPT_READ
+            .with(|k| k.borrow_mut().take())
+            .expect("job kept its guard");
         assert_eq!(*g, 7);
         drop(g);
         // A queued job, then the last clone: the drop must run it here.
@@ -274,7 +276,8 @@ fn a_huge_loop_with_two_panicking_pieces_finishes_failed() {
         // The worker is still there (a debug build's overflow panic in
         // `run_pieces` killed it, and this pinned job then waited for ever).
         let on_worker = js.schedule_pinned(jobsys::Pin::Worker(0), || {});
-        js.try_complete(on_worker).expect("the worker runs its pinned job");
+        js.try_complete(on_worker)
+            .expect("the worker runs its pinned job");
     });
 }
 
@@ -349,6 +352,125 @@ fn a_piece_waiting_on_its_own_loop_is_wait_on_self() {
             js.complete(h);
             assert_eq!(ran.load(SeqCst), 64);
             assert_eq!(self_waits.load(SeqCst), 64);
+        });
+    }
+}
+
+/// The library side of capi_attacks.rs's
+/// `destroy_with_a_job_pinned_to_an_idle_registered_thread_returns`: a
+/// job pinned to a registered thread that is alive but never calls in
+/// again is cancelled when the last clone is dropped elsewhere; the drop
+/// returns and the closure is dropped unrun.
+#[test]
+fn shutdown_cancels_a_job_pinned_to_an_idle_registered_thread() {
+    watchdog(SECS, || {
+        let js = system(1);
+        let (idx_tx, idx_rx) = mpsc::channel();
+        let (end_tx, end_rx) = mpsc::channel::<()>();
+        let js2 = js.clone();
+        let render = thread::spawn(move || {
+            idx_tx.send(js2.register_thread()).unwrap();
+            drop(js2);
+            let _ = end_rx.recv();
+        });
+        let idx = idx_rx.recv().unwrap();
+        let ran = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let (r2, d) = (ran.clone(), common::DropCount(dropped.clone()));
+        js.schedule_pinned(jobsys::Pin::Thread(idx), move || {
+            let _d = &d;
+            r2.store(true, SeqCst);
+        });
+        drop(js);
+        assert!(!ran.load(SeqCst));
+        assert_eq!(dropped.load(SeqCst), 1);
+        end_tx.send(()).unwrap();
+        render.join().unwrap();
+    });
+}
+
+// ---- join -------------------------------------------------------------------
+
+/// `join` on a thread that is not the system's creator, with `a` taken by
+/// the worker (forced: `b` waits until `a` started elsewhere) and both
+/// sides panicking: the join unwinds only after `a` finished writing the
+/// joiner's frame, with one of the two payloads, on every round.
+#[test]
+fn join_from_an_outside_thread_with_both_sides_panicking_waits_for_a() {
+    watchdog(SECS, || {
+        let js = system(1);
+        let outside = thread::spawn(move || {
+            for round in 0..50 {
+                let mut frame = 0usize;
+                let ended = AtomicBool::new(false);
+                let me = thread::current().id();
+                let (started_tx, started_rx) = mpsc::channel();
+                let gate = Gate::default();
+                let r = catch_unwind(AssertUnwindSafe(|| {
+                    js.join(
+                        || {
+                            let _ = started_tx.send(thread::current().id());
+                            gate.wait();
+                            for _ in 0..100 {
+                                thread::yield_now();
+                            }
+                            frame = round + 1;
+                            ended.store(true, SeqCst);
+                            panic!("a panics");
+                        },
+                        || {
+                            // `a` can only start on the worker while we
+                            // are in `b`.
+                            let ran_on = started_rx.recv().unwrap();
+                            gate.open();
+                            assert_ne!(ran_on, me, "a ran on the joiner inside b");
+                            panic!("b panics");
+                        },
+                    )
+                }));
+                let msg = panic_message(&*r.unwrap_err());
+                assert!(msg == "a panics" || msg == "b panics", "{msg}");
+                assert!(ended.load(SeqCst), "join unwound before a finished");
+                assert_eq!(frame, round + 1);
+            }
+            js
+        });
+        let js = outside.join().unwrap();
+        assert_eq!(js.join(|| 1, || 2), (1, 2));
+    });
+}
+
+/// `join` inside scope jobs that borrow the scope's data, with a sibling
+/// scope job cancelled and another panicking: every join's halves ran
+/// exactly once, the scope reports the panic, and nothing borrowed is
+/// touched after the scope returns.
+#[test]
+fn joins_inside_a_scope_with_cancelled_and_panicking_siblings() {
+    for workers in [0, 1, 3] {
+        watchdog(SECS, move || {
+            let js = system(workers);
+            let halves = AtomicUsize::new(0);
+            let hold = Gate::default();
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                js.scope(|s| {
+                    let blocker = s.schedule(|| hold.wait());
+                    let victim = s.schedule_after(&[blocker], || unreachable!("cancelled"));
+                    for _ in 0..8 {
+                        s.schedule(|| {
+                            let (x, y) = s.system().join(
+                                || halves.fetch_add(1, SeqCst),
+                                || halves.fetch_add(1, SeqCst),
+                            );
+                            assert_ne!(x, y);
+                        });
+                    }
+                    s.schedule(|| panic!("sibling panics"));
+                    assert!(s.system().cancel(victim));
+                    hold.open();
+                })
+            }));
+            assert_eq!(panic_message(&*r.unwrap_err()), "sibling panics");
+            assert_eq!(halves.load(SeqCst), 16);
         });
     }
 }
