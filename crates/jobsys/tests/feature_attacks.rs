@@ -474,3 +474,144 @@ fn joins_inside_a_scope_with_cancelled_and_panicking_siblings() {
         });
     }
 }
+
+// ---- active workers -------------------------------------------------------
+
+/// With 0 active workers, jobs pinned to each (benched) worker run when
+/// waited on, and so do the jobs those pinned jobs schedule into their
+/// benched worker's own deque, waited on from the main thread; then the
+/// active count toggles on another thread while the main thread completes
+/// a chain of 2000 jobs that alternate pinned and free. Every job runs
+/// exactly once; nothing hangs.
+#[test]
+fn benched_workers_run_their_pinned_jobs_and_own_deques_while_the_count_toggles() {
+    watchdog(SECS, || {
+        let js = system(3);
+        js.set_active_workers(0).unwrap();
+        assert_eq!(js.active_workers(), 0);
+        let ran = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = mpsc::channel();
+        let mut pinned = Vec::new();
+        for w in 0..3 {
+            let (js2, ran2, tx) = (js.clone(), ran.clone(), tx.clone());
+            pinned.push(js.schedule_pinned(jobsys::Pin::Worker(w), move || {
+                // Children land in the benched worker's own deque.
+                for _ in 0..10 {
+                    let r = ran2.clone();
+                    tx.send(js2.schedule(move || {
+                        r.fetch_add(1, SeqCst);
+                    }))
+                    .unwrap();
+                }
+            }));
+        }
+        drop(tx);
+        for h in pinned {
+            js.complete(h);
+        }
+        for h in rx {
+            js.complete(h);
+        }
+        assert_eq!(ran.load(SeqCst), 30);
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let (js2, stop2) = (js.clone(), stop.clone());
+        let toggler = thread::spawn(move || {
+            let mut n = 0;
+            while !stop2.load(SeqCst) {
+                js2.set_active_workers(n % 4).unwrap();
+                n += 1;
+                thread::yield_now();
+            }
+            js2.set_active_workers(0).unwrap();
+        });
+        let count = Arc::new(AtomicUsize::new(0));
+        let mut prev = js.schedule(|| {});
+        for i in 0..2000 {
+            let c = count.clone();
+            let body = move || {
+                c.fetch_add(1, SeqCst);
+            };
+            prev = if i % 3 == 0 {
+                js.schedule_pinned_after(jobsys::Pin::Worker(i % 3), &[prev], body)
+            } else {
+                js.schedule_after(&[prev], body)
+            };
+        }
+        js.complete(prev);
+        assert_eq!(count.load(SeqCst), 2000);
+        stop.store(true, SeqCst);
+        toggler.join().unwrap();
+        // All benched: a pinned job still runs, and a free one runs here.
+        let p = js.schedule_pinned(jobsys::Pin::Worker(2), || {});
+        js.complete(p);
+        let f = js.schedule(|| {});
+        js.complete(f);
+    });
+}
+
+// ---- batched scheduling ---------------------------------------------------
+
+/// Batches never flushed: by an outside thread that exits (with 0 workers,
+/// and with every worker benched), waited on from the main thread or left
+/// to shutdown; and a batched job that waits on a later batched job of the
+/// same unflushed batch. Each job runs exactly once, nothing hangs.
+#[test]
+fn unflushed_batches_of_exited_threads_and_waits_inside_batches_run_once() {
+    for (workers, active) in [(0, 0), (2, 0), (2, 2)] {
+        watchdog(SECS, move || {
+            let js = system(workers);
+            js.set_active_workers(active).unwrap();
+            let ran = Arc::new(AtomicUsize::new(0));
+            // Waited on by the main thread after the batching thread exited.
+            let (js2, ran2) = (js.clone(), ran.clone());
+            let hs = thread::spawn(move || {
+                (0..50)
+                    .map(|_| {
+                        let r = ran2.clone();
+                        js2.schedule_batched(move || {
+                            r.fetch_add(1, SeqCst);
+                        })
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .join()
+            .unwrap();
+            for h in hs {
+                js.complete(h);
+            }
+            assert_eq!(ran.load(SeqCst), 50);
+            // A batched job that waits on a later job of the same batch.
+            let later = Arc::new(std::sync::OnceLock::new());
+            let (js2, later2, ran2) = (js.clone(), later.clone(), ran.clone());
+            let first = js.schedule_batched(move || {
+                let h: &jobsys::JobHandle = later2.get().unwrap();
+                js2.complete(*h);
+                ran2.fetch_add(1, SeqCst);
+            });
+            let r = ran.clone();
+            later
+                .set(js.schedule_batched(move || {
+                    r.fetch_add(1, SeqCst);
+                }))
+                .unwrap();
+            js.complete(first);
+            assert_eq!(ran.load(SeqCst), 52);
+            // Left to shutdown: batched by a thread that exited, never
+            // waited on.
+            let (js2, ran2) = (js.clone(), ran.clone());
+            thread::spawn(move || {
+                for _ in 0..20 {
+                    let r = ran2.clone();
+                    js2.schedule_batched(move || {
+                        r.fetch_add(1, SeqCst);
+                    });
+                }
+            })
+            .join()
+            .unwrap();
+            drop(js);
+            assert_eq!(ran.load(SeqCst), 72);
+        });
+    }
+}
