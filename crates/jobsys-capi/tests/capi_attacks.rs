@@ -70,10 +70,8 @@ fn data(c: &'static AtomicUsize) -> *mut c_void {
 fn schedule(sys: *mut System, c: &'static AtomicUsize) -> Handle {
     let mut h = Handle::default();
     // SAFETY: live system; `count` may run on any thread.
-    assert_eq!(
-        unsafe { jobsys_schedule(sys, null(), Some(count), data(c), &mut h) },
-        Code::Ok
-    );
+    let code = unsafe { jobsys_schedule(sys, null(), Some(count), data(c), &mut h) };
+    assert_eq!(code, Code::Ok);
     h
 }
 
@@ -89,11 +87,12 @@ fn handles_completed_twice_or_on_the_wrong_system_are_clear() {
         let b = create(1);
         let c = counter();
         let h = schedule(a, c);
-        // SAFETY (all calls below): live systems, valid pointers.
+        // SAFETY: every call below gets live systems (until their
+        // destroy, last) and valid or NULL pointers, as the header asks.
         unsafe {
             assert_eq!(jobsys_complete(a, h), Code::Ok);
             assert_eq!(jobsys_complete(a, h), Code::Ok);
-            let (sa, sb) = (a as usize, b as usize);
+            let sa = a as usize;
             let ts: Vec<_> = (0..4)
                 .map(|_| std::thread::spawn(move || jobsys_complete(sa as *mut System, h)))
                 .collect();
@@ -147,7 +146,6 @@ fn handles_completed_twice_or_on_the_wrong_system_are_clear() {
             assert_eq!(jobsys_combine(a, null(), 1, &mut out), Code::NullArgument);
             assert_eq!(jobsys_destroy(b), Code::Ok);
             assert_eq!(jobsys_destroy(a), Code::Ok);
-            let _ = (sa, sb);
             assert_eq!(c2.load(SeqCst), 0, "a rejected schedule_after ran its job");
         }
     });
@@ -214,10 +212,8 @@ fn destroy_with_a_job_pinned_to_an_idle_registered_thread_returns() {
         let render = std::thread::spawn(move || {
             let mut idx = 0u32;
             // SAFETY: live system (destroy has not started yet).
-            assert_eq!(
-                unsafe { jobsys_register_thread(s as *const System, &mut idx) },
-                Code::Ok
-            );
+            let code = unsafe { jobsys_register_thread(s as *const System, &mut idx) };
+            assert_eq!(code, Code::Ok);
             idx_tx.send(idx).unwrap();
             let _ = end_rx.recv();
         });

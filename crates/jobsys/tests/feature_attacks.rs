@@ -615,3 +615,87 @@ fn unflushed_batches_of_exited_threads_and_waits_inside_batches_run_once() {
         });
     }
 }
+
+// ---- profiler hooks -------------------------------------------------------
+
+/// Hooks that break the "must not call into any `JobSystem`" rule
+/// (docs/profiling.md) from safe code: `job_end` schedules a job, and
+/// `job_begin` schedules one and waits for it (each guarded against
+/// recursion by a thread-local flag). The docs allow a deadlock here but
+/// never UB; this checks what happens (run it under scripts/asan.sh too).
+#[derive(Default)]
+struct ReentrantHooks {
+    js: std::sync::Mutex<Option<JobSystem>>,
+    scheduled: std::sync::Mutex<Vec<jobsys::JobHandle>>,
+    nested_ran: AtomicUsize,
+}
+
+thread_local! {
+    static IN_HOOK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl ReentrantHooks {
+    fn reenter(&self, f: impl FnOnce(&JobSystem)) {
+        if IN_HOOK.with(|h| h.replace(true)) {
+            return;
+        }
+        let js = self.js.lock().unwrap().clone();
+        if let Some(js) = js {
+            f(&js);
+        }
+        IN_HOOK.with(|h| h.set(false));
+    }
+}
+
+impl jobsys::ProfilerHooks for ReentrantHooks {
+    fn job_begin(&self, _thread: u32, _job: jobsys::trace::JobId, _name: &'static str) {
+        self.reenter(|js| {
+            let h = js.schedule(|| {});
+            js.complete(h);
+            self.nested_ran.fetch_add(1, SeqCst);
+        });
+    }
+    fn job_end(&self, _thread: u32, _job: jobsys::trace::JobId, _name: &'static str) {
+        self.reenter(|js| {
+            let h = js.schedule(|| {});
+            self.scheduled.lock().unwrap().push(h);
+        });
+    }
+}
+
+#[test]
+fn hooks_that_schedule_and_wait_do_not_corrupt_the_system() {
+    for workers in [0, 2] {
+        watchdog(SECS, move || {
+            let hooks = Arc::new(ReentrantHooks::default());
+            let js = JobSystem::builder()
+                .workers(workers)
+                .profiler(hooks.clone())
+                .build()
+                .unwrap();
+            *hooks.js.lock().unwrap() = Some(js.clone());
+            let count = Arc::new(AtomicUsize::new(0));
+            let hs: Vec<_> = (0..200)
+                .map(|_| {
+                    let c = count.clone();
+                    js.schedule(move || {
+                        c.fetch_add(1, SeqCst);
+                    })
+                })
+                .collect();
+            for h in hs {
+                js.complete(h);
+            }
+            let l = js.parallel_for(0..1000, Batch::Fixed(10), |_| {});
+            js.complete(l);
+            // Stop re-entering before draining what the hooks scheduled.
+            hooks.js.lock().unwrap().take();
+            let extra = std::mem::take(&mut *hooks.scheduled.lock().unwrap());
+            for h in extra {
+                js.complete(h);
+            }
+            assert_eq!(count.load(SeqCst), 200);
+            assert!(hooks.nested_ran.load(SeqCst) > 0);
+        });
+    }
+}
