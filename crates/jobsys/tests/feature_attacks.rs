@@ -369,8 +369,10 @@ fn shutdown_cancels_a_job_pinned_to_an_idle_registered_thread() {
         let (end_tx, end_rx) = mpsc::channel::<()>();
         let js2 = js.clone();
         let render = thread::spawn(move || {
-            idx_tx.send(js2.register_thread()).unwrap();
+            let idx = js2.register_thread();
+            // Its clone goes first: the main thread's drop is the last.
             drop(js2);
+            idx_tx.send(idx).unwrap();
             let _ = end_rx.recv();
         });
         let idx = idx_rx.recv().unwrap();
