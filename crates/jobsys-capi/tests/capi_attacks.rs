@@ -246,3 +246,88 @@ fn destroy_with_a_job_pinned_to_an_idle_registered_thread_returns() {
         render.join().unwrap();
     });
 }
+
+/// What a job of `destroy_runs_jobs_scheduled_by_release_callbacks` gets.
+struct Chain {
+    sys: usize,
+    ran: &'static AtomicUsize,
+    released: &'static AtomicUsize,
+    generation: u32,
+}
+
+unsafe extern "C" fn chain_run(data: *mut c_void) {
+    // SAFETY: `data` is a live `Chain` until its release.
+    let c = unsafe { &*(data as *const Chain) };
+    c.ran.fetch_add(1, SeqCst);
+}
+
+/// The release callback: schedules the next generation (a callback that
+/// calls back into the API, during `jobsys_destroy`'s drain too), then
+/// frees its own data.
+unsafe extern "C" fn chain_release(data: *mut c_void) {
+    // SAFETY: `data` came from `Box::into_raw` in `schedule_chain`; this is
+    // its one release.
+    let c = unsafe { Box::from_raw(data as *mut Chain) };
+    c.released.fetch_add(1, SeqCst);
+    if c.generation < 3 {
+        // SAFETY: the system is alive: this job is one of its jobs, and
+        // destroy waits for it.
+        let code = unsafe { schedule_chain(c.sys, c.ran, c.released, c.generation + 1) };
+        assert_eq!(code, Code::Ok);
+    }
+}
+
+/// # Safety
+/// `sys` is a live system.
+unsafe fn schedule_chain(
+    sys: usize,
+    ran: &'static AtomicUsize,
+    released: &'static AtomicUsize,
+    generation: u32,
+) -> Code {
+    let data = Box::into_raw(Box::new(Chain {
+        sys,
+        ran,
+        released,
+        generation,
+    }));
+    let desc = JobDesc {
+        name: null(),
+        priority: 0,
+        release: Some(chain_release),
+    };
+    // SAFETY: live system (the caller's promise), valid desc and data.
+    unsafe {
+        jobsys_schedule(
+            sys as *mut System,
+            &desc,
+            Some(chain_run),
+            data as *mut c_void,
+            null_mut(),
+        )
+    }
+}
+
+/// `jobsys_destroy` right after scheduling jobs whose release callbacks
+/// schedule the next generation (three deep): every generation runs and
+/// is released before destroy returns, with 0 and with 2 workers.
+#[test]
+fn destroy_runs_jobs_scheduled_by_release_callbacks() {
+    for workers in [0, 2] {
+        watchdog(60, move || {
+            let sys = create(workers);
+            let (ran, released) = (counter(), counter());
+            for _ in 0..50 {
+                // SAFETY: live system.
+                assert_eq!(
+                    unsafe { schedule_chain(sys as usize, ran, released, 1) },
+                    Code::Ok
+                );
+            }
+            // SAFETY: live system; only its own jobs use it meanwhile.
+            assert_eq!(unsafe { jobsys_destroy(sys) }, Code::Ok);
+            assert_eq!(ran.load(SeqCst), 150);
+            assert_eq!(released.load(SeqCst), 150);
+        });
+    }
+}
