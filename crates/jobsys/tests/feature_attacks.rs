@@ -701,3 +701,65 @@ fn hooks_that_schedule_and_wait_do_not_corrupt_the_system() {
         });
     }
 }
+
+/// Captures started and stopped over and over on another thread (with a
+/// buffer size that changes every time, so the owners re-allocate their
+/// buffers at the next event) while the workers, the main thread and
+/// short-lived outside threads run jobs, loops and joins: no crash, every
+/// job runs once (memory errors here are for scripts/asan.sh to see).
+#[test]
+fn captures_toggled_while_jobs_run_and_threads_come_and_go() {
+    watchdog(SECS, || {
+        let js = system(3);
+        let stop = Arc::new(AtomicBool::new(false));
+        let (js2, stop2) = (js.clone(), stop.clone());
+        let toggler = thread::spawn(move || {
+            let mut n = 0usize;
+            while !stop2.load(SeqCst) {
+                let cap = if n % 2 == 0 { 16 } else { 4096 };
+                assert!(js2.trace_start_with(jobsys::trace::TraceConfig {
+                    events_per_thread: cap,
+                }));
+                thread::yield_now();
+                let t = js2.trace_stop();
+                let _ = t.dropped();
+                n += 1;
+            }
+            n
+        });
+        let ran = Arc::new(AtomicUsize::new(0));
+        for round in 0..40 {
+            let r = ran.clone();
+            let l = js.parallel_for(0..256, Batch::Fixed(4), move |_| {
+                r.fetch_add(1, SeqCst);
+            });
+            let outs: Vec<_> = (0..2)
+                .map(|_| {
+                    let (js3, r) = (js.clone(), ran.clone());
+                    thread::spawn(move || {
+                        let hs: Vec<_> = (0..16)
+                            .map(|_| {
+                                let r = r.clone();
+                                js3.schedule(move || {
+                                    r.fetch_add(1, SeqCst);
+                                })
+                            })
+                            .collect();
+                        for h in hs {
+                            js3.complete(h);
+                        }
+                    })
+                })
+                .collect();
+            let (a, b) = js.join(|| round * 2, || round * 3);
+            assert_eq!(a + b, round * 5);
+            js.complete(l);
+            for t in outs {
+                t.join().unwrap();
+            }
+        }
+        stop.store(true, SeqCst);
+        assert!(toggler.join().unwrap() > 0);
+        assert_eq!(ran.load(SeqCst), 40 * (256 + 32));
+    });
+}
