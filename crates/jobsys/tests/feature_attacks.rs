@@ -763,3 +763,60 @@ fn captures_toggled_while_jobs_run_and_threads_come_and_go() {
         assert_eq!(ran.load(SeqCst), 40 * (256 + 32));
     });
 }
+
+/// A `read_now` waiting (or about to wait) on a writer that is then cancelled (before it
+/// started) returns with the value as it was and no poison; one blocked on
+/// a writer that then panics panics itself with the poison's message.
+/// The blocked thread is a worker's waiter or the main thread's.
+#[test]
+fn read_now_blocked_on_a_writer_that_is_cancelled_or_panics() {
+    for workers in [1, 3] {
+        watchdog(SECS, move || {
+            let js = system(workers);
+            for panics in [false, true] {
+                let r = Arc::new(Resource::named("blocked", 1u32));
+                let gate = Arc::new(Gate::default());
+                let g2 = gate.clone();
+                let blocker = js.schedule(move || g2.wait());
+                let writer = js.schedule_access_after(&[blocker], r.write(), move |v| {
+                    *v = 2;
+                    if panics {
+                        panic!("writer panics");
+                    }
+                });
+                let (r2, js2) = (r.clone(), js.clone());
+                let (tx, rx) = mpsc::channel();
+                let reader = thread::spawn(move || {
+                    tx.send(()).unwrap();
+                    catch_unwind(AssertUnwindSafe(|| *r2.read_now(&js2)))
+                        .map_err(|p| panic_message(&*p))
+                });
+                rx.recv().unwrap();
+                if panics {
+                    gate.open();
+                } else {
+                    // Not started: its dependency is held by the gate.
+                    assert!(js.cancel(writer));
+                    gate.open();
+                }
+                let got = reader.join().unwrap();
+                if panics {
+                    let msg = got.unwrap_err();
+                    assert!(
+                        msg.contains("poisoned") && msg.contains("writer panics"),
+                        "{msg}"
+                    );
+                    assert!(r.is_poisoned());
+                } else {
+                    assert_eq!(got.unwrap(), 1);
+                    assert!(!r.is_poisoned());
+                    assert!(matches!(
+                        js.try_complete(writer),
+                        Err(JobError::Cancelled(_))
+                    ));
+                }
+                js.complete(blocker);
+            }
+        });
+    }
+}
