@@ -820,3 +820,29 @@ fn read_now_blocked_on_a_writer_that_is_cancelled_or_panics() {
         });
     }
 }
+
+fn join_chain(js: &JobSystem, depth: usize) -> usize {
+    if depth == 0 {
+        return 0;
+    }
+    let (a, b) = js.join(|| join_chain(js, depth - 1), || 1);
+    a + b
+}
+
+/// A chain of 1000 nested `join`s (each `a` recursing), from the main
+/// thread and from inside a job on a worker, with 0 and 3 workers: no
+/// stack overflow at that depth, the right sum.
+#[test]
+fn deep_join_recursion() {
+    for workers in [0, 3] {
+        watchdog(SECS, move || {
+            let js = system(workers);
+            assert_eq!(join_chain(&js, 1000), 1000);
+            let js2 = js.clone();
+            let (tx, rx) = mpsc::channel();
+            let h = js.schedule(move || tx.send(join_chain(&js2, 1000)).unwrap());
+            js.complete(h);
+            assert_eq!(rx.recv().unwrap(), 1000);
+        });
+    }
+}
