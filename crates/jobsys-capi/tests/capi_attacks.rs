@@ -319,10 +319,8 @@ fn destroy_runs_jobs_scheduled_by_release_callbacks() {
             let (ran, released) = (counter(), counter());
             for _ in 0..50 {
                 // SAFETY: live system.
-                assert_eq!(
-                    unsafe { schedule_chain(sys as usize, ran, released, 1) },
-                    Code::Ok
-                );
+                let code = unsafe { schedule_chain(sys as usize, ran, released, 1) };
+                assert_eq!(code, Code::Ok);
             }
             // SAFETY: live system; only its own jobs use it meanwhile.
             assert_eq!(unsafe { jobsys_destroy(sys) }, Code::Ok);
