@@ -859,7 +859,6 @@ fn a_loop_cancelled_while_a_piece_panics() {
             for _ in 0..20 {
                 let started = Arc::new(AtomicUsize::new(0));
                 let ended = Arc::new(AtomicUsize::new(0));
-                let cancelled = Arc::new(AtomicBool::new(false));
                 let dropped = Arc::new(AtomicUsize::new(0));
                 let gate = Arc::new(Gate::default());
                 let (tx, rx) = mpsc::channel::<()>();
