@@ -241,7 +241,7 @@ fn a_job_panicking_while_it_holds_a_guard_releases_it() {
 /// the `has_failure` branch each thread reaches on its next turn of the
 /// loop) reads `ABANDONED` back as a real position and counts
 /// `pieces - ABANDONED` (2^63) again. `done.fetch_add(n) + n`
-/// (parallel_for.rs:262, and :308) then overflows: in a debug build that is
+/// (parallel_for.rs:262, and :313) then overflows: in a debug build that is
 /// an arithmetic-overflow panic outside any job, either on the worker (the
 /// thread dies holding its pin; a job pinned to it never runs, so this
 /// test hangs there) or on the thread in `complete` (the unwind panics
