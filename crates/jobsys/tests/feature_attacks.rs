@@ -941,3 +941,50 @@ fn a_cancelled_loop_starts_no_more_pieces() {
         assert_eq!(n, 0, "{n} pieces started after cancel returned");
     });
 }
+
+/// Long chains a frame loop builds without thinking: 100,000 jobs each
+/// after the previous one, the first cancelled; and a group grown one
+/// job at a time (`all = combine(&[all, h])`), 100,000 deep, then
+/// cancelled and waited on. The failure travels the whole chain and the
+/// nested group without running out of stack (no recursion per link).
+#[test]
+fn long_chains_and_deeply_nested_groups_fail_and_cancel_without_recursion() {
+    for workers in [0, 2] {
+        watchdog(SECS, move || {
+            let js = system(workers);
+            let ran = Arc::new(AtomicUsize::new(0));
+            let gate = Arc::new(Gate::default());
+            let g2 = gate.clone();
+            let blocker = js.schedule(move || g2.wait());
+            let first = js.schedule_after(&[blocker], || {});
+            let mut prev = first;
+            for _ in 0..100_000 {
+                let r = ran.clone();
+                prev = js.schedule_after(&[prev], move || {
+                    r.fetch_add(1, SeqCst);
+                });
+            }
+            assert!(js.cancel(first));
+            gate.open();
+            assert!(matches!(js.try_complete(prev), Err(JobError::Cancelled(_))));
+            assert_eq!(ran.load(SeqCst), 0);
+
+            let gate = Arc::new(Gate::default());
+            let g2 = gate.clone();
+            let blocker = js.schedule(move || g2.wait());
+            let mut all = js.combine(&[]);
+            for _ in 0..100_000 {
+                let r = ran.clone();
+                let h = js.schedule_after(&[blocker], move || {
+                    r.fetch_add(1, SeqCst);
+                });
+                all = js.combine(&[all, h]);
+            }
+            assert!(js.cancel(all));
+            gate.open();
+            assert!(js.try_complete(all).is_err());
+            assert_eq!(ran.load(SeqCst), 0);
+            js.complete(blocker);
+        });
+    }
+}
