@@ -527,3 +527,66 @@ fn an_api_error_in_a_release_at_thread_exit_does_not_abort() {
         out.status
     );
 }
+
+/// What `destroy_from_job` gets: its own system, another one to destroy,
+/// and where to put the codes.
+struct DestroyFromJob {
+    own: usize,
+    other: usize,
+    own_code: AtomicUsize,
+    other_code: AtomicUsize,
+}
+
+unsafe extern "C" fn destroy_from_job(data: *mut c_void) {
+    // SAFETY: a live `DestroyFromJob` (the test waits for this job).
+    let d = unsafe { &*(data as *const DestroyFromJob) };
+    // SAFETY: both systems are live; the other one is used by nobody else.
+    unsafe {
+        d.own_code
+            .store(jobsys_destroy(d.own as *mut System) as usize, SeqCst);
+        d.other_code
+            .store(jobsys_destroy(d.other as *mut System) as usize, SeqCst);
+    }
+}
+
+/// A job that destroys its own system gets `JOBSYS_ERR_BAD_STATE` (and the
+/// system goes on working); destroying *another* system from inside a job
+/// is allowed and runs that system's queued jobs first.
+#[test]
+fn destroy_from_inside_a_job_own_and_other_system() {
+    for workers in [0, 2] {
+        watchdog(60, move || {
+            let own = create(workers);
+            let other = create(1);
+            let c = counter();
+            for _ in 0..20 {
+                schedule(other, c);
+            }
+            let d = DestroyFromJob {
+                own: own as usize,
+                other: other as usize,
+                own_code: AtomicUsize::new(usize::MAX),
+                other_code: AtomicUsize::new(usize::MAX),
+            };
+            let mut h = Handle::default();
+            // SAFETY: live system; `d` outlives the job (waited for below).
+            unsafe {
+                let p = &d as *const DestroyFromJob as *mut c_void;
+                let code = jobsys_schedule(own, null(), Some(destroy_from_job), p, &mut h);
+                assert_eq!(code, Code::Ok);
+                assert_eq!(jobsys_complete(own, h), Code::Ok);
+            }
+            assert_eq!(d.own_code.load(SeqCst), Code::BadState as usize);
+            assert_eq!(d.other_code.load(SeqCst), Code::Ok as usize);
+            assert_eq!(c.load(SeqCst), 20);
+            let c2 = counter();
+            let h = schedule(own, c2);
+            // SAFETY: `own` is still live (its destroy was refused).
+            unsafe {
+                assert_eq!(jobsys_complete(own, h), Code::Ok);
+                assert_eq!(jobsys_destroy(own), Code::Ok);
+            }
+            assert_eq!(c2.load(SeqCst), 1);
+        });
+    }
+}
