@@ -61,8 +61,14 @@ pub(crate) struct OwnerState {
     /// Nesting depth of `complete` calls on this thread.
     pub wait_depth: u32,
     /// Jobs this thread is running right now (innermost last), for
-    /// wait-on-self detection.
+    /// wait-on-self detection. Strictly nested: a job leaves it with a pop.
     pub running: Vec<(*const Slot, u32)>,
+    /// The events of the `read_now`/`write_now` guards this thread holds,
+    /// for the same detection. Apart from `running`: a guard may outlive
+    /// the job that made it (kept in a thread-local) or be dropped out of
+    /// order, and when its event sat on `running` the job's pop took the
+    /// event off and left the finished job on for good.
+    pub guards: Vec<(*const Slot, u32)>,
     pub rng: u64,
     /// Jobs queued by `schedule_batched` since the last `flush`.
     pub batch_pending: usize,
@@ -158,6 +164,7 @@ impl Context {
             owner: UnsafeCell::new(OwnerState {
                 wait_depth: 0,
                 running: Vec::with_capacity(16),
+                guards: Vec::new(),
                 batch_pending: 0,
                 stale_hint: 0,
                 wait_scratch: WaitScratch::with_initial_capacity(),
@@ -214,20 +221,31 @@ impl Context {
         unsafe { self.owner() }.running.push((slot, gen));
     }
 
-    /// Leave the job entered last.
+    /// Leave the job entered last (`(slot, gen)`, checked in debug builds).
     #[inline]
-    pub(crate) fn running_pop(&self) {
+    pub(crate) fn running_pop(&self, slot: *const Slot, gen: u32) {
         // SAFETY: as in `running_push`.
-        unsafe { self.owner() }.running.pop();
+        let top = unsafe { self.owner() }.running.pop();
+        debug_assert_eq!(
+            top,
+            Some((slot, gen)),
+            "jobs leave the running stack in order"
+        );
     }
 
-    /// Leave job `(slot, gen)` wherever it is on the stack (a
-    /// `read_now`/`write_now` guard may be dropped out of order).
-    pub(crate) fn running_remove(&self, slot: *const Slot, gen: u32) {
+    /// A `read_now`/`write_now` guard's event: wait-on-self detection sees
+    /// this thread inside it until `guard_remove`.
+    pub(crate) fn guard_push(&self, slot: *const Slot, gen: u32) {
         // SAFETY: as in `running_push`.
-        let r = &mut unsafe { self.owner() }.running;
-        if let Some(i) = r.iter().rposition(|&e| e == (slot, gen)) {
-            r.remove(i);
+        unsafe { self.owner() }.guards.push((slot, gen));
+    }
+
+    /// The guard of event `(slot, gen)` is gone (in any order).
+    pub(crate) fn guard_remove(&self, slot: *const Slot, gen: u32) {
+        // SAFETY: as in `running_push`.
+        let g = &mut unsafe { self.owner() }.guards;
+        if let Some(i) = g.iter().rposition(|&e| e == (slot, gen)) {
+            g.remove(i);
         }
     }
 
@@ -235,14 +253,17 @@ impl Context {
     /// `Claim::drop`).
     pub(crate) fn clear_running(&self) {
         // SAFETY: as in `running_push`.
-        unsafe { self.owner() }.running.clear();
+        let st = unsafe { self.owner() };
+        st.running.clear();
+        st.guards.clear();
     }
 
-    /// Is this thread inside any job?
+    /// Is this thread inside any job (or a guard's event)?
     #[inline]
     pub(crate) fn inside_job(&self) -> bool {
         // SAFETY: as in `running_push`.
-        !unsafe { self.owner() }.running.is_empty()
+        let st = unsafe { self.owner() };
+        !st.running.is_empty() || !st.guards.is_empty()
     }
 
     /// A copy of the jobs this thread is inside of (innermost last), in the
@@ -253,6 +274,7 @@ impl Context {
         let st = unsafe { self.owner() };
         let mut copy = std::mem::take(&mut st.park_running);
         copy.clear();
+        copy.extend_from_slice(&st.guards);
         copy.extend_from_slice(&st.running);
         copy
     }
@@ -375,10 +397,9 @@ impl Context {
     #[inline]
     pub(crate) fn is_running(&self, slot: *const Slot, gen: u32) -> bool {
         // SAFETY: owner-only read.
-        unsafe { self.owner() }
-            .running
-            .iter()
-            .any(|&(s, g)| s == slot && g == gen)
+        let st = unsafe { self.owner() };
+        let is = |&(s, g): &(*const Slot, u32)| s == slot && g == gen;
+        st.running.iter().any(is) || st.guards.iter().any(is)
     }
 
     /// xorshift64: a random starting victim for steals.

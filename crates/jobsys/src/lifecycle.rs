@@ -578,7 +578,7 @@ impl Registry {
         // exactly once, here.
         let r = catch_unwind(AssertUnwindSafe(|| unsafe { (vt.run)(slot.payload_ptr()) }));
         drop(outer);
-        ctx.running_pop();
+        ctx.running_pop(slot, gen);
         // The end is recorded before `finish`: whoever sees the job finished
         // (a waiter that then stops the capture) also sees its end event.
         if let Some(name) = traced {
@@ -866,6 +866,6 @@ pub(crate) unsafe fn drop_as_job(ctx: &Context, slot: &Slot, gen: u32) -> std::t
     let r = catch_unwind(AssertUnwindSafe(|| unsafe {
         (vt.drop)(slot.payload_ptr())
     }));
-    ctx.running_pop();
+    ctx.running_pop(slot, gen);
     r
 }

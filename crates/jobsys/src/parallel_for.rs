@@ -28,7 +28,8 @@ pub enum Batch {
     #[default]
     Auto,
     /// Pieces of exactly this many indices (the last may be shorter).
-    /// Must be at least 1.
+    /// Must be at least 1. (A range of more than `usize::MAX / 4` pieces
+    /// gets longer ones: a loop has at most `usize::MAX / 4` pieces.)
     Fixed(usize),
 }
 
@@ -55,7 +56,15 @@ struct Header {
     end: usize,
     batch: usize,
 }
+/// What `next` is swapped to when a loop stops handing out pieces. Above
+/// any real position: a loop has at most `MAX_PIECES` pieces, and `next`
+/// overshoots `pieces` by at most one chunk per thread.
 const ABANDONED: usize = usize::MAX / 2;
+/// Most pieces of one loop: a longer range gets longer pieces. Before this
+/// cap, `0..usize::MAX` in pieces of 1 put `pieces` above `ABANDONED`, and
+/// a loop with two failing pieces counted the rest done twice (an overflow
+/// panic inside jobsys in debug builds).
+const MAX_PIECES: usize = usize::MAX / 4;
 const CLOSURE_ROOM: usize = PAYLOAD_BYTES - size_of::<Header>();
 const _: () = assert!(size_of::<Header>() % 16 == 0);
 
@@ -65,7 +74,7 @@ unsafe fn header(slot: &Slot) -> &Header {
     unsafe { &*slot.payload_ptr().cast::<Header>() }
 }
 
-pub(crate) unsafe fn no_range(_: *const u8, _: usize, _: usize, _: usize) {}
+pub(crate) unsafe fn no_range(_: *const u8, _: usize, _: usize, _: usize, _: &AtomicUsize) {}
 
 trait RangeVTable {
     const VTABLE: JobVTable;
@@ -94,33 +103,68 @@ unsafe fn drop_closure<F, const BOXED: bool>(p: *mut u8) {
         }
     }
 }
+/// The loop hands out no more pieces (cancelled, or a piece failed): its
+/// dispenser `next` was swapped to `ABANDONED`, which it passes only that
+/// way (a loop's own overshoot stays below). The runners look between two
+/// pieces of the chunk they grabbed, so none starts after `cancel` returns
+/// (before, a thread went on with up to a quarter of the loop).
+#[inline]
+fn stopped(next: &AtomicUsize) -> bool {
+    next.load(Ordering::Relaxed) >= ABANDONED
+}
+
+/// Calls `f(i)` for every index of pieces `[a, b)`, none after `stopped`.
 unsafe fn run_per_index<F: Fn(usize), const BOXED: bool>(
     p: *const u8,
     a: usize,
     b: usize,
-    _batch: usize,
+    batch: usize,
+    next: &AtomicUsize,
 ) {
     // SAFETY: initialised closure, shared (`Fn`) access only.
     let f = unsafe { &*closure::<F, BOXED>(p) };
-    for i in a..b {
-        f(i);
+    if batch == 1 {
+        // A piece per index: one load between two calls (W1 pfor-empty).
+        for i in a..b {
+            f(i);
+            if stopped(next) {
+                return;
+            }
+        }
+        return;
+    }
+    let mut lo = a;
+    loop {
+        let hi = lo + batch.min(b - lo);
+        for i in lo..hi {
+            f(i);
+        }
+        lo = hi;
+        if lo >= b || stopped(next) {
+            return;
+        }
     }
 }
 /// One call per piece, so `Batch::Fixed(n)` means calls of exactly `n`
-/// indices (the last may be shorter) even when a runner grabbed several.
+/// indices (the last may be shorter) even when a runner grabbed several;
+/// none after `stopped`.
 unsafe fn run_chunked<F: Fn(Range<usize>), const BOXED: bool>(
     p: *const u8,
     a: usize,
     b: usize,
     batch: usize,
+    next: &AtomicUsize,
 ) {
     // SAFETY: initialised closure, shared (`Fn`) access only.
     let f = unsafe { &*closure::<F, BOXED>(p) };
     let mut lo = a;
-    while lo < b {
+    loop {
         let hi = lo + batch.min(b - lo);
         f(lo..hi);
         lo = hi;
+        if lo >= b || stopped(next) {
+            return;
+        }
     }
 }
 unsafe fn unreachable_run(_: *mut u8) {
@@ -157,6 +201,7 @@ pub(crate) unsafe fn write_pfor<F: Send + Sync>(
     boxed_vt: &'static JobVTable,
 ) {
     let len = range.end - range.start;
+    let batch = batch.max(len.div_ceil(MAX_PIECES));
     let p = slot.payload_ptr();
     // SAFETY: the payload is 64 bytes, 16-aligned, unused; the header takes
     // the first 48, the closure (or its box) the rest.
@@ -299,10 +344,10 @@ impl Registry {
             // SAFETY: pieces [first, last) were handed to us alone; the
             // closure is initialised and only shared (`Fn`) while RUNNABLE.
             let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-                (vt.run_range)(closure, lo, hi, h.batch)
+                (vt.run_range)(closure, lo, hi, h.batch, &h.next)
             }));
             drop(outer);
-            ctx.running_pop();
+            ctx.running_pop(slot, gen);
             let mut finished_pieces = last - first;
             if let Err(p) = r {
                 slot.set_failure(Arc::new(Failure::from_panic(p)));

@@ -194,11 +194,11 @@ impl Drop for Claim {
                 }
             });
             // A `read_now`/`write_now` guard kept in a thread-local that is
-            // destroyed after this one still has its event on our running
-            // stack: the next owner would look "inside" it and read its
-            // waits on that event's job as waits on itself. The guard's
-            // drop removes the entry from whatever context it finds then
-            // (a fresh one), so nothing else will.
+            // destroyed after this one still has its event in our `guards`:
+            // the next owner would look "inside" it and read its waits on
+            // that event's job as waits on itself. The guard's drop removes
+            // the entry from whatever context it finds then (a fresh one),
+            // so nothing else will.
             ctx.clear_running();
             // Release: the next claimer (Acquire under claim_lock) sees all
             // our owner-only writes (free list, deque).

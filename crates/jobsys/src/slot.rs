@@ -30,7 +30,7 @@ use crate::sync::AtomicU64 as StateWord;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Bytes of closure a slot stores inline.
@@ -166,8 +166,10 @@ pub(crate) struct JobVTable {
     /// The closure's type name (unnamed jobs are reported by it).
     pub type_name: fn() -> &'static str,
     /// For parallel_for: run indices `[begin, end)` of the closure, which
-    /// is whole pieces of `batch` indices (the last may be shorter).
-    pub run_range: unsafe fn(*const u8, usize, usize, usize),
+    /// is whole pieces of `batch` indices (the last may be shorter), and
+    /// start no further piece once the loop stops handing out pieces (the
+    /// `AtomicUsize` is its dispenser: parallel_for.rs `stopped`).
+    pub run_range: unsafe fn(*const u8, usize, usize, usize, &AtomicUsize),
 }
 
 /// One dependency edge: `dependent` waits for `dep`. Lives in an edge block
@@ -275,7 +277,7 @@ unsafe impl Sync for Slot {}
 unsafe impl Send for Slot {}
 
 unsafe fn noop(_: *mut u8) {}
-unsafe fn noop_range(_: *const u8, _: usize, _: usize, _: usize) {}
+unsafe fn noop_range(_: *const u8, _: usize, _: usize, _: usize, _: &AtomicUsize) {}
 /// The vtable of a job with nothing to run (`combine`).
 fn combine_name() -> &'static str {
     "combine"

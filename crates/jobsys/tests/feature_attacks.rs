@@ -10,8 +10,8 @@
 //! Interleavings are forced with channels and gates; anything that could
 //! hang runs under `common::watchdog`.
 //!
-//! Tests marked `#[ignore = "bug: …"]` found a bug (2026-11-25); their doc
-//! comments say what happens.
+//! Tests whose doc comment tells of a bug found it (2026-11-25): each
+//! failed on the code of that day and passes since its fix.
 
 mod common;
 
@@ -42,7 +42,7 @@ thread_local! {
 
 // ---- declared access: guards ------------------------------------------------
 
-/// Bug: a `read_now` guard kept past the job that made it (in a
+/// Before its fix (2026-11-25): a `read_now` guard kept past the job that made it (in a
 /// thread-local: safe code, with a leaked `Resource`) corrupts the thread's
 /// `running` stack. The job pushed itself, the guard pushed its event on
 /// top; when the job returns, `run_claimed` (lifecycle.rs, `running_pop`)
@@ -56,7 +56,6 @@ thread_local! {
 /// (docs/access.md "Limits" says only that wait-on-self detection may see a
 /// cycle that is not there.)
 #[test]
-#[ignore = "bug: a guard kept past its job leaves the job on the running stack; the last drop then skips the drain"]
 fn a_guard_kept_past_its_job_does_not_stop_the_last_drop_from_draining() {
     watchdog(SECS, || {
         let js = system(0);
@@ -89,7 +88,7 @@ fn a_guard_kept_past_its_job_does_not_stop_the_last_drop_from_draining() {
     });
 }
 
-/// Bug: a `write_now` guard kept past its job (thread-local, as above)
+/// Before its fix (2026-11-25): a `write_now` guard kept past its job (thread-local, as above)
 /// has its event popped off the `running` stack when the job returns (see
 /// the test above), so the thread that holds the guard no longer counts as
 /// inside it. A `complete` there of a later job that reads the resource
@@ -98,7 +97,6 @@ fn a_guard_kept_past_its_job_does_not_stop_the_last_drop_from_draining() {
 /// outside a job (access.rs,
 /// `jobs_scheduled_while_a_write_now_guard_lives_wait_for_its_drop`).
 #[test]
-#[ignore = "bug: a guard kept past its job is off the running stack: waiting on a job that needs it hangs instead of WaitOnSelf"]
 fn waiting_on_a_guard_kept_past_its_job_is_wait_on_self_not_a_hang() {
     watchdog(20, || {
         let js = system(0);
@@ -232,7 +230,7 @@ fn a_job_panicking_while_it_holds_a_guard_releases_it() {
 
 // ---- parallel_for ----------------------------------------------------------
 
-/// Bug: a loop of more than `usize::MAX / 2` pieces (`0..usize::MAX` with
+/// Before its fix (2026-11-25): a loop of more than `usize::MAX / 2` pieces (`0..usize::MAX` with
 /// `Batch::Fixed(1)`: valid input) in which two threads' pieces panic
 /// panics *inside jobsys* in a debug build. parallel_for.rs marks a failed
 /// loop by swapping `next` to `ABANDONED` (`usize::MAX / 2`) and counts the
@@ -251,7 +249,6 @@ fn a_job_panicking_while_it_holds_a_guard_releases_it() {
 /// the thread with the first chunk waits until the other thread is inside
 /// its own chunk; then both panic.
 #[test]
-#[ignore = "bug: a loop of more than usize::MAX/2 pieces with panicking pieces double-counts abandoned pieces (debug: overflow panic kills a worker)"]
 fn a_huge_loop_with_two_panicking_pieces_finishes_failed() {
     watchdog(20, || {
         let js = system(1);
@@ -901,7 +898,7 @@ fn a_loop_cancelled_while_a_piece_panics() {
     }
 }
 
-/// Bug (a broken promise, not a safety one): "A running `parallel_for`
+/// Before its fix (2026-11-25; a broken promise, not a safety one): "A running `parallel_for`
 /// hands out no more pieces; the pieces running finish" (docs/engine.md,
 /// cancellation). But a thread grabs pieces in guided chunks (up to
 /// `remaining / (2 * threads)` pieces: parallel_for.rs `run_pieces`,
@@ -913,7 +910,6 @@ fn a_loop_cancelled_while_a_piece_panics() {
 /// polls `is_cancelled` itself. Forced: the first piece waits at a gate
 /// that opens only after `cancel` returned.
 #[test]
-#[ignore = "bug: a cancelled parallel_for still starts every remaining piece of the chunks already grabbed (up to a quarter of the loop)"]
 fn a_cancelled_loop_starts_no_more_pieces() {
     watchdog(SECS, || {
         let js = system(1);

@@ -3,10 +3,12 @@
 //! A guard is recorded in the resource's history as a job (an *event*: a
 //! slot published `WAITING` whose one pending count the guard holds), so
 //! jobs scheduled while it lives and conflicting with it depend on it and
-//! wait for its drop. While it lives its event is on this thread's
-//! `running` stack: a `complete` here of a job that needs the guard to drop
-//! is a wait on oneself, and reports `JobError::WaitOnSelf` (panics, for
-//! `complete`) instead of hanging.
+//! wait for its drop. While it lives its event is in this thread's
+//! context (`guards`, beside the `running` stack, which wait-on-self
+//! detection reads with it; apart, because a guard may outlive the job that
+//! made it or be dropped out of order): a `complete` here of a job that
+//! needs the guard to drop is a wait on oneself, and reports
+//! `JobError::WaitOnSelf` (panics, for `complete`) instead of hanging.
 
 use super::{DepBuf, Mode, Resource};
 use crate::error::JobError;
@@ -18,7 +20,14 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 unsafe fn noop(_: *mut u8) {}
-unsafe fn noop_range(_: *const u8, _: usize, _: usize, _: usize) {}
+unsafe fn noop_range(
+    _: *const u8,
+    _: usize,
+    _: usize,
+    _: usize,
+    _: &std::sync::atomic::AtomicUsize,
+) {
+}
 fn read_name() -> &'static str {
     "read_now guard"
 }
@@ -126,7 +135,7 @@ impl<T> fmt::Debug for WriteNow<'_, T> {
 }
 
 /// A guard's job: held `WAITING` by one pending count until dropped.
-/// Not `Send`: it sits on this thread's `running` stack.
+/// Not `Send`: it sits in this thread's context (`guards`).
 struct Event {
     js: JobSystem,
     h: JobHandle,
@@ -138,7 +147,7 @@ impl Drop for Event {
         let reg = self.js.reg();
         let ctx = reg.current();
         let slot = self.h.slot();
-        ctx.running_remove(slot, self.h.gen);
+        ctx.guard_remove(slot, self.h.gen);
         // The guard's pending count: the last one releases the event (a
         // no-op job), which releases the jobs that waited for the guard.
         if slot.dep_done() {
@@ -259,7 +268,7 @@ impl<T: Send + Sync + 'static> Resource<T> {
                 &mut std::iter::once(super::Shared::traced((shared, mode))),
             );
         }
-        ctx.running_push(slot as *const Slot, gen);
+        ctx.guard_push(slot as *const Slot, gen);
         let ev = Event {
             js: js.clone(),
             h,
