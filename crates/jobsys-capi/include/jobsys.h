@@ -305,9 +305,9 @@ jobsys_error jobsys_create(const jobsys_config *config, jobsys_system **out);
  * close open hot zones, free the system; `sys` is invalid afterwards. No other thread may use
  * `sys` during or after the call (its own jobs may, while it drains). Errors: NULL_ARGUMENT;
  * BAD_STATE if called from inside one of this system's jobs (nothing is destroyed). Job failures
- * are not reported here. A job pinned to another outside thread that is still alive (the main
- * thread, a registered one) would be waited for forever (that thread may not call in meanwhile):
- * let that thread run it, jobsys_cancel it, or end the thread (which cancels it) first. */
+ * are not reported here. A job pinned to another outside thread (the main thread, a registered
+ * one) can never run, since that thread may not call in meanwhile: it is cancelled (CANCELLED;
+ * its release callback runs), as its dependents are. */
 jobsys_error jobsys_destroy(jobsys_system *sys);
 
 /* *out = the number of worker threads. Errors: NULL_ARGUMENT. */
@@ -387,7 +387,7 @@ jobsys_error jobsys_fail(const char *message);
  * outside thread (the main thread, a registered one) runs its pinned jobs in jobsys_run_pinned, and
  * while it waits in jobsys_complete (then it runs all of its ready pinned jobs, needed or not).
  * Until then the job waits: jobsys_complete on it from another thread blocks until that thread
- * calls in (see jobsys_destroy). If a registered thread exits, its queued pinned jobs
+ * calls in (jobsys_destroy cancels it). If a registered thread exits, its queued pinned jobs
  * are cancelled (CANCELLED), as are those pinned to it later while its index is free. Errors: as
  * jobsys_schedule, plus INVALID_ARGUMENT (unknown pin kind, MAIN with index != 0, WORKER index >=
  * workers, THREAD index no thread ever registered). */

@@ -81,7 +81,11 @@ thread_local! {
 
 fn set_last_error(message: String) {
     let c = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
-    LAST_ERROR.with(|e| *e.borrow_mut() = c);
+    // `try_with`: a failing call from a thread-local destructor (a release
+    // callback the library runs at thread exit) may come after LAST_ERROR
+    // is gone; `with` then panicked outside `catch_unwind`, out of an
+    // `extern "C"` function: an abort. The message is lost then.
+    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = c);
 }
 
 /// Run the body of the exported function `name`: its error becomes the

@@ -89,18 +89,27 @@ struct Release {
 impl Drop for Release {
     fn drop(&mut self) {
         if let Some(f) = self.f {
-            FRAMES.with(|fr| {
-                fr.borrow_mut().push(Frame {
-                    system: self.serial,
-                    failure: None,
-                    release: true,
+            // `try_with`: at thread exit the library cancels the thread's
+            // pinned jobs from a thread-local destructor, maybe after
+            // FRAMES is gone; `with` then panicked and `release` never ran.
+            // Without the frame, the callback just does not count as part
+            // of the job.
+            let pushed = FRAMES
+                .try_with(|fr| {
+                    fr.borrow_mut().push(Frame {
+                        system: self.serial,
+                        failure: None,
+                        release: true,
+                    })
                 })
-            });
+                .is_ok();
             // SAFETY: the caller of `jobsys_schedule*` passed `f` and `data`
             // for exactly this call, made once. A C function does not
             // unwind, so the frame is always popped below.
             unsafe { f(self.data.ptr()) };
-            FRAMES.with(|fr| fr.borrow_mut().pop());
+            if pushed {
+                let _ = FRAMES.try_with(|fr| fr.borrow_mut().pop());
+            }
         }
     }
 }
@@ -121,23 +130,34 @@ thread_local! {
 
 /// Is a job of system `serial` running on this thread (below us)?
 pub fn running_in(serial: u32) -> bool {
-    FRAMES.with(|f| f.borrow().iter().any(|fr| fr.system == serial))
+    FRAMES
+        .try_with(|f| f.borrow().iter().any(|fr| fr.system == serial))
+        .unwrap_or(false)
 }
 
 /// Run the C function `call` as a job of system `serial` (see the module
 /// comment).
 fn run_c(serial: u32, call: impl FnOnce()) {
     let failure = catch_unwind(AssertUnwindSafe(|| {
-        FRAMES.with(|f| {
-            f.borrow_mut().push(Frame {
-                system: serial,
-                failure: None,
-                release: false,
+        // `try_with`, as in `Release::drop`: without FRAMES (a job run from
+        // a thread-local destructor) the job cannot be failed by message.
+        let pushed = FRAMES
+            .try_with(|f| {
+                f.borrow_mut().push(Frame {
+                    system: serial,
+                    failure: None,
+                    release: false,
+                })
             })
-        });
+            .is_ok();
         call();
+        if !pushed {
+            return None;
+        }
         FRAMES
-            .with(|f| f.borrow_mut().pop())
+            .try_with(|f| f.borrow_mut().pop())
+            .ok()
+            .flatten()
             .and_then(|f| f.failure)
     }));
     match failure {
@@ -168,7 +188,7 @@ pub unsafe extern "C" fn jobsys_fail(message: *const c_char) -> Code {
                 .to_string_lossy()
                 .into_owned()
         };
-        FRAMES.with(|f| match f.borrow_mut().last_mut() {
+        let frames = FRAMES.try_with(|f| match f.borrow_mut().last_mut() {
             Some(frame) if frame.release => Err(Error::new(
                 Code::BadState,
                 "called from a release callback: the job is already done (fail it from its function)",
@@ -181,6 +201,12 @@ pub unsafe extern "C" fn jobsys_fail(message: *const c_char) -> Code {
                 Code::BadState,
                 "not called from inside a jobsys job",
             )),
+        });
+        frames.unwrap_or_else(|_| {
+            Err(Error::new(
+                Code::BadState,
+                "called while this thread exits (no job can be failed from here)",
+            ))
         })
     })
 }

@@ -182,6 +182,10 @@ pub unsafe extern "C" fn jobsys_destroy(sys: *mut System) -> Code {
                 "called from inside one of this system's own jobs (it would wait for itself); destroy it from outside",
             ));
         }
+        // No other thread may call in from here on: jobs pinned to the
+        // other outside threads can never run, and the drain waited for
+        // them for ever. Cancelled as the Rust system's shutdown does.
+        s.js.shutdown_cancel_pinned_elsewhere();
         s.drain()?;
         if std::env::var_os(STATS_ENV).is_some() {
             eprintln!(

@@ -5,8 +5,9 @@
 //!
 //! The promises under attack (include/jobsys.h): bad input is an error
 //! code, never a hang or UB; `jobsys_destroy` runs every scheduled job and
-//! returns; nothing hangs. Tests marked `#[ignore = "bug: …"]` found a bug
-//! (2026-11-25); their doc comments say what happens.
+//! returns; nothing hangs. Tests whose doc comment tells of a
+//! bug found it (2026-11-25): each failed on the code of that day and passes
+//! since its fix.
 
 use jobsys_capi::config::{jobsys_config_init, Config};
 use jobsys_capi::engine::{jobsys_register_thread, jobsys_run_pinned, Pin, PIN_THREAD};
@@ -191,7 +192,7 @@ fn destroy_with_queued_jobs_runs_them_all_first() {
     }
 }
 
-/// Bug: `jobsys_destroy` hangs when a job is pinned to a registered thread
+/// Before its fix (2026-11-25): `jobsys_destroy` hangs when a job is pinned to a registered thread
 /// that is alive but does not call in. The header forbids that thread to
 /// use the system during `jobsys_destroy`, so the job can never run; the
 /// library's own shutdown cancels such jobs ("At shutdown, jobs pinned to
@@ -202,7 +203,6 @@ fn destroy_with_queued_jobs_runs_them_all_first() {
 /// The same program in Rust (drop the last `JobSystem`) returns and
 /// reports the job cancelled.
 #[test]
-#[ignore = "bug: jobsys_destroy hangs on a job pinned to a registered thread that does not call in (Rust's shutdown cancels it)"]
 fn destroy_with_a_job_pinned_to_an_idle_registered_thread_returns() {
     watchdog(20, || {
         let sys = create(1);
@@ -342,7 +342,7 @@ unsafe extern "C" fn count_release(data: *mut c_void) {
 /// (exactly once), also when the thread had run C jobs before: the
 /// header's "called with `data` when the job is done with it".
 ///
-/// Bug (the `ran_before` case): the cancel happens in the library's
+/// Before its fix (2026-11-25; the `ran_before` case): the cancel happens in the library's
 /// `Claim::drop`, a thread-local destructor of the exiting thread.
 /// `Release::drop` (crates/jobsys-capi/src/jobs.rs) starts with
 /// `FRAMES.with(...)`; once the thread has run a C job, `FRAMES` was
@@ -354,7 +354,6 @@ unsafe extern "C" fn count_release(data: *mut c_void) {
 /// Rust panic message lands on stderr. Without a C job run on the thread
 /// before (`ran_before` false) `FRAMES` is registered late and it works.
 #[test]
-#[ignore = "bug: a pinned C job cancelled at its thread's exit never gets its release callback once that thread ran a C job (FRAMES TLS already destroyed)"]
 fn a_pinned_job_cancelled_at_its_thread_exit_is_released() {
     for ran_before in [false, true] {
         watchdog(60, move || {
@@ -487,7 +486,7 @@ fn release_error_at_thread_exit_child() {
     println!("child: ok");
 }
 
-/// Bug: a C API call that fails inside a release callback run by a thread
+/// Before its fix (2026-11-25): a C API call that fails inside a release callback run by a thread
 /// exit aborts the process. The exiting thread's pinned job is cancelled
 /// in the library's `Claim::drop` (a thread-local destructor) and its
 /// release callback runs there. `jobsys_fail` returns an error from a
@@ -500,7 +499,6 @@ fn release_error_at_thread_exit_child() {
 /// that cannot unwind"). The scenario runs in a child process (this test
 /// binary again); the parent checks that it exits normally.
 #[test]
-#[ignore = "bug: an API error inside a release callback run at thread exit aborts the process (LAST_ERROR TLS destroyed; set_last_error outside catch_unwind)"]
 fn an_api_error_in_a_release_at_thread_exit_does_not_abort() {
     if std::env::var_os("JOBSYS_CAPI_ATTACK_CHILD").is_some() {
         release_error_at_thread_exit_child();
@@ -510,7 +508,6 @@ fn an_api_error_in_a_release_at_thread_exit_does_not_abort() {
         .args([
             "--exact",
             "an_api_error_in_a_release_at_thread_exit_does_not_abort",
-            "--include-ignored",
             "--nocapture",
         ])
         .env("JOBSYS_CAPI_ATTACK_CHILD", "1")

@@ -292,6 +292,17 @@ impl Registry {
         }
     }
 
+    /// Shutdown (`me`: the thread that shuts the system down): no outside
+    /// thread can call in any more, so the jobs pinned to those other than
+    /// `me` can never run: cancel them.
+    pub(crate) fn close_outside_pinned(&self, me: &Context) {
+        for i in self.num_workers..self.num_contexts() {
+            if i != me.index as usize {
+                self.close_pinned(me, self.context(i));
+            }
+        }
+    }
+
     /// Cancel a runnable pinned job whose thread is gone.
     fn cancel_pinned_entry(&self, ctx: &Context, e: Entry) {
         let h = crate::JobHandle {

@@ -46,11 +46,7 @@ impl Drop for Owner {
         // No outside thread can call in any more (that takes a JobSystem):
         // jobs pinned to one other than this thread can never run.
         let me = reg.current();
-        for i in reg.num_workers..reg.num_contexts() {
-            if i != me.index as usize {
-                reg.close_pinned(me, reg.context(i));
-            }
-        }
+        reg.close_outside_pinned(me);
         if on_own_worker || me.inside_job() {
             // Dropped from inside one of our jobs (a job on one of our
             // workers, or a closure this thread runs or drops, e.g. a
@@ -879,6 +875,17 @@ impl JobSystem {
     pub fn run_pinned(&self) -> usize {
         let reg = self.reg();
         reg.run_pinned(reg.current())
+    }
+
+    /// For the C API's `jobsys_destroy`, which drains before it drops the
+    /// system and during which no other thread may call in: cancel the jobs
+    /// pinned to outside threads other than the calling one now, as the
+    /// drop of the last clone does (they could never run; the drain waited
+    /// for them for ever). Not part of the Rust API.
+    #[doc(hidden)]
+    pub fn shutdown_cancel_pinned_elsewhere(&self) {
+        let reg = self.reg();
+        reg.close_outside_pinned(reg.current());
     }
 
     /// The calling thread's index: 0 for the thread that built the system,
