@@ -10,6 +10,12 @@
 //! - A worker that goes to sleep first unregisters as awake (SeqCst), then
 //!   looks at every deque once more; that re-check pairs with the SeqCst
 //!   fence in `notify_work`.
+//! - With more workers than CPUs to run them, a wake that would make more
+//!   workers awake than the CPUs can hold (`set_cpu_cap`) is deferred while
+//!   a sentinel (a sleeper parked with a timeout) watches: the awake
+//!   workers find the work when they look again, a thread that starts
+//!   waiting in `complete` pays the wake (`pay_deferred`), and the sentinel
+//!   does when its timeout finds one owed (awake workers stuck in jobs).
 
 mod adaptive;
 mod backoff;
@@ -41,6 +47,16 @@ pub(crate) enum Park {
 const PARKED: u32 = 0;
 const NOTIFIED: u32 = 1;
 
+/// `sentinel` when no sleeper is the sentinel.
+const NO_SENTINEL: u32 = u32::MAX;
+/// The sentinel's first timeout; each that finds no wake owed doubles the
+/// next, up to `SENTINEL_MAX` (an idle system: ~30 timer wake-ups a second
+/// on one thread). A wake deferred while awake workers are stuck in jobs
+/// waits at most that long; every other deferred wake is paid sooner
+/// (sleep/README.md, "Deferred wakes").
+pub(crate) const SENTINEL_FIRST: std::time::Duration = std::time::Duration::from_millis(2);
+pub(crate) const SENTINEL_MAX: std::time::Duration = std::time::Duration::from_millis(32);
+
 /// The notified word value naming context `from`.
 #[inline]
 fn notified_from(from: u32) -> u32 {
@@ -66,6 +82,15 @@ pub(crate) struct Sleep {
     /// How many idle workers may search (and spin) at once
     /// (`try_become_searching`); at least 1. `set_max_searching`.
     max_searching: crate::sync::AtomicU32,
+    /// Awake workers the CPUs can run besides the thread that makes the
+    /// work (`set_cpu_cap`): a wake beyond it is deferred while a sentinel
+    /// watches. `num_workers`: never.
+    cpu_cap: crate::sync::AtomicU32,
+    /// The sleeper parked with a timeout (`park`), or `NO_SENTINEL`.
+    /// Written under the lock; always on `sleepers` (`sleepers_changed`).
+    sentinel: crate::sync::AtomicU32,
+    /// 1 while a deferred wake is owed (written under the lock).
+    owed: crate::sync::AtomicU32,
 }
 
 struct Idle {
@@ -96,7 +121,19 @@ impl Sleep {
             num_workers: n,
             active: crate::sync::AtomicU32::new(n),
             max_searching: crate::sync::AtomicU32::new(1),
+            cpu_cap: crate::sync::AtomicU32::new(n),
+            sentinel: crate::sync::AtomicU32::new(NO_SENTINEL),
+            owed: crate::sync::AtomicU32::new(0),
         }
+    }
+
+    /// Defer a wake that would leave more than `n` (at least 1) workers
+    /// awake: the usable CPUs less the one the thread making the work runs
+    /// on. On 2 CPUs a second worker woken for a burst only takes turns
+    /// with the first and the scheduling thread (W5: 1.6-2.2x the one-wake
+    /// floor at 2-4 workers, from one wake per worker and frame).
+    pub(crate) fn set_cpu_cap(&self, n: u32) {
+        self.cpu_cap.store(n.max(1), Ordering::Relaxed);
     }
 
     /// Let up to `n` (at least 1) idle workers search at once. Any value
@@ -152,8 +189,50 @@ impl Sleep {
         if s & SEARCHING_MASK != 0 {
             return None;
         }
+        // As many workers awake as the CPUs hold, none of them searching:
+        // each will look again after its job (or re-check as it parks) and
+        // find this work; if all are stuck in jobs, the sentinel's timeout
+        // pays the wake. A waiter in `complete` pays it at once.
+        if s >> 16 >= self.cpu_cap.load(Ordering::Relaxed)
+            && self.sentinel.load(Ordering::Relaxed) != NO_SENTINEL
+        {
+            self.owed.store(1, Ordering::SeqCst);
+            return None;
+        }
+        self.wake_locked(&mut idle, from, on_wake)
+    }
+
+    /// Is a deferred wake owed? (A hint: `pay_deferred` decides under the
+    /// lock.)
+    #[inline]
+    pub(crate) fn owes_wake(&self) -> bool {
+        self.owed.load(Ordering::Relaxed) != 0
+    }
+
+    /// A thread stops running jobs (a waiter in `complete` with nothing it
+    /// may run) while work is visible: pay the deferred wake, if one is
+    /// still owed and nobody searches. Returns the worker woken; `on_wake`
+    /// as in `notify_work`.
+    #[cold]
+    pub(crate) fn pay_deferred(&self, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
+        let mut idle = lock(&self.idle);
+        if self.owed.swap(0, Ordering::SeqCst) == 0
+            || self.state.load(Ordering::SeqCst) & SEARCHING_MASK != 0
+        {
+            return None;
+        }
+        self.wake_locked(&mut idle, from, on_wake)
+    }
+
+    /// Wake the most recent sleeper (the lock held, nobody searching).
+    fn wake_locked(
+        &self,
+        idle: &mut Idle,
+        from: u32,
+        on_wake: impl FnOnce(u32),
+    ) -> Option<u32> {
         let idx = idle.sleepers.pop()?;
-        self.count_asleep(&idle);
+        self.sleepers_changed(idle);
         // The woken worker counts as awake and searching from now on, so
         // the next notifier does not wake another one for the same work.
         self.state
@@ -165,8 +244,8 @@ impl Sleep {
         // the worker's *next* park (found by the loom model). Release: the
         // worker's Acquire load in `park` sees it.
         w.store(notified_from(from), Ordering::Release);
-        drop(idle);
-        // A late futex wake is harmless: `park` re-checks the word.
+        // A late futex wake is harmless: `park` re-checks the word. (Made
+        // under the lock here: the callers unlock right after.)
         w.wake_one();
         Some(idx)
     }
@@ -237,7 +316,16 @@ impl Sleep {
             idle.benched.push(idx as u32);
         } else {
             idle.sleepers.push(idx as u32);
-            self.count_asleep(&idle);
+            self.sleepers_changed(&idle);
+            // Its re-check below sees any work a deferred wake was owed for.
+            self.owed.store(0, Ordering::SeqCst);
+            // Deferring needs a sentinel; only when the cap can bite.
+            if Futex::TIMED
+                && self.sentinel.load(Ordering::Relaxed) == NO_SENTINEL
+                && self.cpu_cap.load(Ordering::Relaxed) < self.active.load(Ordering::Relaxed)
+            {
+                self.sentinel.store(idx as u32, Ordering::Relaxed);
+            }
         }
         let dec = AWAKE_ONE + if searching { SEARCHING_ONE } else { 0 };
         // SeqCst: pairs with the fence + load in `notify_work`.
@@ -255,7 +343,7 @@ impl Sleep {
     pub(crate) fn hand_over(&self, more: Option<u32>, on_wake: impl FnOnce(u32)) -> Option<u32> {
         let mut idle = lock(&self.idle);
         let next = idle.sleepers.pop();
-        self.count_asleep(&idle);
+        self.sleepers_changed(&idle);
         if next.is_some() {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
@@ -296,7 +384,7 @@ impl Sleep {
                 self.words[idx].store(NOTIFIED, Ordering::Relaxed);
             }
         }
-        self.count_asleep(idle);
+        self.sleepers_changed(idle);
         // Else a notifier took us off the list and already stored NOTIFIED
         // under this lock.
     }
@@ -304,8 +392,13 @@ impl Sleep {
     /// Sleep until notified. On return the worker counts as awake and
     /// searching (the notifier counted it). Returns the context whose push
     /// caused the wake, if the notifier named one.
+    ///
+    /// The sentinel sleeps with a timeout (`SENTINEL_FIRST`, doubling up
+    /// to `SENTINEL_MAX`); when one finds a deferred wake owed it wakes
+    /// itself, counted as awake and searching, and returns `None`.
     pub(crate) fn park(&self, idx: usize) -> Option<usize> {
         let w = &self.words[idx];
+        let mut timeout = SENTINEL_FIRST;
         loop {
             // Acquire pairs with the Release store of the notified value in
             // the waker. Only this worker changes its word from here until
@@ -314,8 +407,40 @@ impl Sleep {
             if v != PARKED {
                 return ((v >> 1) as usize).checked_sub(1);
             }
-            w.wait(PARKED);
+            if self.sentinel.load(Ordering::Relaxed) != idx as u32 {
+                w.wait(PARKED);
+                continue;
+            }
+            w.wait_for(PARKED, timeout);
+            if self.sentinel_watch(idx) {
+                return None;
+            }
+            timeout = (timeout * 2).min(SENTINEL_MAX);
         }
+    }
+
+    /// The sentinel's timeout (or an early return): if a deferred wake is
+    /// owed and it is still parked, take the wake itself. Returns whether
+    /// it did.
+    fn sentinel_watch(&self, idx: usize) -> bool {
+        let mut idle = lock(&self.idle);
+        // Under the lock, where every notifier stores the word: PARKED
+        // means still on `sleepers`, and still the sentinel.
+        if self.words[idx].load(Ordering::Relaxed) != PARKED
+            || self.owed.load(Ordering::SeqCst) == 0
+            || self.sentinel.load(Ordering::Relaxed) != idx as u32
+        {
+            return false;
+        }
+        self.owed.store(0, Ordering::SeqCst);
+        if let Some(pos) = idle.sleepers.iter().rposition(|&i| i as usize == idx) {
+            idle.sleepers.remove(pos);
+        }
+        self.sleepers_changed(&idle);
+        self.state
+            .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
+        self.words[idx].store(NOTIFIED, Ordering::Relaxed);
+        true
     }
 
     /// Wake up to `n` sleeping workers at once (a flushed batch of `n`
@@ -329,7 +454,7 @@ impl Sleep {
         let k = n.min(idle.sleepers.len());
         let at = idle.sleepers.len() - k;
         let woken: Vec<u32> = idle.sleepers.drain(at..).collect();
-        self.count_asleep(&idle);
+        self.sleepers_changed(&idle);
         for &idx in &woken {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
@@ -356,7 +481,7 @@ impl Sleep {
     pub(crate) fn wake_all(&self, benched_too: bool) {
         let mut idle = lock(&self.idle);
         let mut woken: Vec<u32> = idle.sleepers.drain(..).collect();
-        self.count_asleep(&idle);
+        self.sleepers_changed(&idle);
         if benched_too {
             woken.append(&mut idle.benched);
         }
@@ -390,7 +515,7 @@ impl Sleep {
                 }
                 None => false,
             });
-        self.count_asleep(idle);
+        self.sleepers_changed(idle);
         if found {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
@@ -404,11 +529,17 @@ impl Sleep {
         found
     }
 
-    /// Publish `idle.sleepers.len()` (the caller holds the lock).
+    /// `idle.sleepers` changed (the caller holds the lock): publish its
+    /// length, and end the sentinel's watch if it left the list (woken,
+    /// benched, or cancelling its park).
     #[inline]
-    fn count_asleep(&self, idle: &Idle) {
+    fn sleepers_changed(&self, idle: &Idle) {
         self.asleep
             .store(idle.sleepers.len() as u32, Ordering::SeqCst);
+        let s = self.sentinel.load(Ordering::Relaxed);
+        if s != NO_SENTINEL && !idle.sleepers.contains(&s) {
+            self.sentinel.store(NO_SENTINEL, Ordering::Relaxed);
+        }
     }
 
     /// Workers allowed to take work.
@@ -430,7 +561,7 @@ impl Sleep {
         let idle = &mut *guard;
         let (stay, bench): (Vec<u32>, Vec<u32>) = idle.sleepers.iter().partition(|&&i| i < n);
         idle.sleepers = stay;
-        self.count_asleep(idle);
+        self.sleepers_changed(idle);
         idle.benched.extend(bench);
         let (wake, keep): (Vec<u32>, Vec<u32>) = idle.benched.iter().partition(|&&i| i < n);
         idle.benched = keep;
