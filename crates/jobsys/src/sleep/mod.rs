@@ -610,6 +610,68 @@ mod tests {
     }
 
     #[test]
+    fn a_wake_beyond_the_cpus_is_deferred_and_paid_once() {
+        // 3 workers, CPUs for 1 besides the scheduling thread. All park;
+        // the first to park is the sentinel.
+        let s = Sleep::new(3);
+        s.set_max_searching(3);
+        s.set_cpu_cap(1);
+        for i in 0..3 {
+            assert_eq!(s.prepare_park(i, false, false), Park::Registered);
+        }
+        assert_eq!(s.sentinel.load(Ordering::Relaxed), 0);
+        // The burst's first notify wakes the most recent sleeper.
+        assert_eq!(s.notify_work(9, |_| {}), Some(2));
+        assert_eq!(s.park(2), Some(9));
+        // It claims a job and, as the last searcher, sees more: the cascade
+        // wake would make 2 workers awake on 1 CPU: deferred, owed.
+        assert!(s.stop_searching());
+        assert_eq!(s.notify_work(9, |_| {}), None);
+        assert!(s.owes_wake());
+        assert_eq!(s.counts(), (1, 0));
+        // A waiter in `complete` with nothing to run pays it, once.
+        assert_eq!(s.pay_deferred(4, |_| {}), Some(1));
+        assert!(!s.owes_wake());
+        assert_eq!(s.pay_deferred(4, |_| {}), None);
+        assert_eq!(s.counts(), (2, 1));
+        // Deferred again; this time the sentinel's timeout takes it.
+        assert!(s.stop_searching());
+        assert_eq!(s.notify_work(9, |_| {}), None);
+        assert!(s.sentinel_watch(0));
+        assert_eq!(s.park(0), None);
+        assert_eq!(s.counts(), (3, 1));
+        // With no sentinel left, a wake is never deferred.
+        assert_eq!(s.sentinel.load(Ordering::Relaxed), NO_SENTINEL);
+    }
+
+    #[test]
+    fn a_sentinel_whose_timeout_finds_nothing_owed_sleeps_on() {
+        let s = Sleep::new(2);
+        s.set_cpu_cap(1);
+        assert_eq!(s.prepare_park(0, false, false), Park::Registered);
+        assert_eq!(s.prepare_park(1, false, false), Park::Registered);
+        assert!(!s.sentinel_watch(0));
+        assert_eq!(s.counts(), (0, 0));
+        // Not the sentinel: never takes a wake itself.
+        s.owed.store(1, Ordering::SeqCst);
+        assert!(!s.sentinel_watch(1));
+        // A parking worker's re-check covers what was owed.
+        assert_eq!(s.notify_work(0, |_| {}), Some(1));
+        assert!(s.stop_searching());
+        assert_eq!(s.prepare_park(1, false, false), Park::Registered);
+        assert!(!s.owes_wake());
+    }
+
+    #[test]
+    fn no_sentinel_when_every_worker_has_a_cpu() {
+        let s = Sleep::new(2);
+        s.set_cpu_cap(2);
+        assert_eq!(s.prepare_park(0, false, false), Park::Registered);
+        assert_eq!(s.prepare_park(1, false, false), Park::Registered);
+        assert_eq!(s.sentinel.load(Ordering::Relaxed), NO_SENTINEL);
+    }
+
+    #[test]
     fn the_whipping_boys_successor_learns_where_more_work_is() {
         // Worker 0 searches, worker 1 sleeps; worker 0 takes a job while
         // context 4 still holds more.
