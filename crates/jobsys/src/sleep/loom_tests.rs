@@ -331,21 +331,33 @@ fn a_benched_sleeper_does_not_hide_an_active_one() {
 #[derive(Default)]
 struct Stuck {
     taken: AtomicUsize,
-    others_ran: loom::sync::Mutex<bool>,
+    /// (the stuck job started, another job ran)
+    state: loom::sync::Mutex<(bool, bool)>,
     cv: loom::sync::Condvar,
 }
 
 impl Stuck {
     /// Run one job: the first one taken blocks until another one ran.
     fn run(&self) {
+        let mut g = self.state.lock().unwrap();
         if self.taken.fetch_add(1, Ordering::SeqCst) == 0 {
-            let mut g = self.others_ran.lock().unwrap();
-            while !*g {
+            g.0 = true;
+            self.cv.notify_all();
+            while !g.1 {
                 g = self.cv.wait(g).unwrap();
             }
         } else {
-            *self.others_ran.lock().unwrap() = true;
+            g.1 = true;
             self.cv.notify_all();
+        }
+    }
+
+    /// Wait until the stuck job started (its worker's cascade, deferred
+    /// or not, came before).
+    fn wait_started(&self) {
+        let mut g = self.state.lock().unwrap();
+        while !g.0 {
+            g = self.cv.wait(g).unwrap();
         }
     }
 }
@@ -425,13 +437,13 @@ fn deferred_wakes_are_never_lost() {
     });
 }
 
-/// The first job taken blocks until the second has run. The scheduling
-/// thread then either waits in `complete` (`waiter_pays`: with nothing it
-/// may run it pays a deferred wake, `Registry::pay_deferred_wake`) or
-/// waits outside the job system while a timer fires the sentinel's
-/// timeouts at any moment (`sentinel_watch`, which the parked sentinel
-/// runs itself). Either way the second job runs: a deferral never strands
-/// work behind a stuck worker (without a payer this model deadlocks).
+/// The first job taken blocks until the second has run. Once it started,
+/// the scheduling thread pays once, as a waiter in `complete` whose job is
+/// stuck elsewhere does before it spins and parks (`waiter_pays`:
+/// `Registry::pay_deferred_wake`), or as the sentinel's timeout does
+/// (`sentinel_watch`, which the parked sentinel runs itself). Either way
+/// the second job runs: a deferral never strands work behind a stuck
+/// worker (without the payment this model deadlocks).
 fn stuck_model(waiter_pays: bool) {
     loom::model(move || {
         let m = capped_model(2, 1);
@@ -445,19 +457,17 @@ fn stuck_model(waiter_pays: bool) {
         for _ in 0..2 {
             m.schedule();
         }
-        while m.ran.load(Ordering::SeqCst) < 2 {
-            if waiter_pays {
-                if m.sleep.owes_wake() && m.visible() {
-                    m.sleep.pay_deferred(0, |_| {});
-                }
-            } else {
-                let s = m.sleep.sentinel.load(Ordering::SeqCst);
-                if s != super::NO_SENTINEL && m.sleep.sentinel_watch(s as usize) {
-                    // The sentinel's own `park` returns here.
-                    m.sleep.words[s as usize].wake_one();
-                }
+        stuck.wait_started();
+        if waiter_pays {
+            if m.sleep.owes_wake() && m.visible() {
+                m.sleep.pay_deferred(0, |_| {});
             }
-            thread::yield_now();
+        } else {
+            let s = m.sleep.sentinel.load(Ordering::SeqCst);
+            if s != super::NO_SENTINEL && m.sleep.sentinel_watch(s as usize) {
+                // The sentinel's own `park` returns here.
+                m.sleep.words[s as usize].wake_one();
+            }
         }
         for h in handles {
             h.join().unwrap();
