@@ -225,12 +225,7 @@ impl Sleep {
     }
 
     /// Wake the most recent sleeper (the lock held, nobody searching).
-    fn wake_locked(
-        &self,
-        idle: &mut Idle,
-        from: u32,
-        on_wake: impl FnOnce(u32),
-    ) -> Option<u32> {
+    fn wake_locked(&self, idle: &mut Idle, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
         let idx = idle.sleepers.pop()?;
         self.sleepers_changed(idle);
         // The woken worker counts as awake and searching from now on, so
