@@ -183,7 +183,7 @@ impl Sleep {
 
     #[cold]
     fn wake_one_slow(&self, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
-        let mut idle = lock(&self.idle);
+        let idle = lock(&self.idle);
         // Re-check under the lock: `awake` only grows under this lock.
         let s = self.state.load(Ordering::SeqCst);
         if s & SEARCHING_MASK != 0 {
@@ -199,7 +199,7 @@ impl Sleep {
             self.owed.store(1, Ordering::SeqCst);
             return None;
         }
-        self.wake_locked(&mut idle, from, on_wake)
+        self.wake_locked(idle, from, on_wake)
     }
 
     /// Is a deferred wake owed? (A hint: `pay_deferred` decides under the
@@ -215,19 +215,25 @@ impl Sleep {
     /// as in `notify_work`.
     #[cold]
     pub(crate) fn pay_deferred(&self, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
-        let mut idle = lock(&self.idle);
+        let idle = lock(&self.idle);
         if self.owed.swap(0, Ordering::SeqCst) == 0
             || self.state.load(Ordering::SeqCst) & SEARCHING_MASK != 0
         {
             return None;
         }
-        self.wake_locked(&mut idle, from, on_wake)
+        self.wake_locked(idle, from, on_wake)
     }
 
-    /// Wake the most recent sleeper (the lock held, nobody searching).
-    fn wake_locked(&self, idle: &mut Idle, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
+    /// Wake the most recent sleeper: `idle` is the held lock (nobody
+    /// searching), released before the futex wake.
+    fn wake_locked(
+        &self,
+        mut idle: impl std::ops::DerefMut<Target = Idle>,
+        from: u32,
+        on_wake: impl FnOnce(u32),
+    ) -> Option<u32> {
         let idx = idle.sleepers.pop()?;
-        self.sleepers_changed(idle);
+        self.sleepers_changed(&idle);
         // The woken worker counts as awake and searching from now on, so
         // the next notifier does not wake another one for the same work.
         self.state
@@ -239,8 +245,8 @@ impl Sleep {
         // the worker's *next* park (found by the loom model). Release: the
         // worker's Acquire load in `park` sees it.
         w.store(notified_from(from), Ordering::Release);
-        // A late futex wake is harmless: `park` re-checks the word. (Made
-        // under the lock here: the callers unlock right after.)
+        drop(idle);
+        // A late futex wake is harmless: `park` re-checks the word.
         w.wake_one();
         Some(idx)
     }
