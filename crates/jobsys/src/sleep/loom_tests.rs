@@ -325,3 +325,163 @@ fn a_benched_sleeper_does_not_hide_an_active_one() {
         assert_eq!(m.ran.load(Ordering::SeqCst), 1);
     });
 }
+
+/// A job that blocks until another job has run (a loom `Condvar`, so a
+/// model in which nothing else can run it deadlocks, which loom reports).
+#[derive(Default)]
+struct Stuck {
+    taken: AtomicUsize,
+    /// (the stuck job started, another job ran)
+    state: loom::sync::Mutex<(bool, bool)>,
+    cv: loom::sync::Condvar,
+}
+
+impl Stuck {
+    /// Run one job: the first one taken blocks until another one ran.
+    fn run(&self) {
+        let mut g = self.state.lock().unwrap();
+        if self.taken.fetch_add(1, Ordering::SeqCst) == 0 {
+            g.0 = true;
+            self.cv.notify_all();
+            while !g.1 {
+                g = self.cv.wait(g).unwrap();
+            }
+        } else {
+            g.1 = true;
+            self.cv.notify_all();
+        }
+    }
+
+    /// Wait until the stuck job started (its worker's cascade, deferred
+    /// or not, came before).
+    fn wait_started(&self) {
+        let mut g = self.state.lock().unwrap();
+        while !g.0 {
+            g = self.cv.wait(g).unwrap();
+        }
+    }
+}
+
+/// `Model::worker` running each job through `stuck` if given: a worker
+/// stuck in a job that waits on work still queued (the attack on
+/// `Sleep::set_cpu_cap`'s deferral).
+fn capped_worker(m: &Model, idx: usize, total: usize, stuck: Option<&Stuck>) {
+    let mut searching = false;
+    loop {
+        if m.ran.load(Ordering::SeqCst) >= total {
+            m.sleep.wake_all(true);
+            return;
+        }
+        if m.take() {
+            if searching {
+                searching = false;
+                if m.sleep.stop_searching() && m.visible() {
+                    m.sleep.notify_work(0, |_| {});
+                }
+            }
+            if let Some(s) = stuck {
+                s.run();
+            }
+            m.ran.fetch_add(1, Ordering::SeqCst);
+            continue;
+        }
+        if !searching {
+            searching = m.sleep.try_become_searching();
+        }
+        if m.sleep.prepare_park(idx, searching, false) != super::Park::Registered {
+            unreachable!("only the whipping-boy policy stays awake");
+        }
+        if m.visible() || m.ran.load(Ordering::SeqCst) >= total {
+            m.sleep.cancel_park(idx);
+            searching = true;
+            continue;
+        }
+        m.sleep.park(idx);
+        searching = true;
+    }
+}
+
+fn capped_model(workers: usize, cap: u32) -> Arc<Model> {
+    let m = Arc::new(Model {
+        sleep: Sleep::new(workers),
+        queued: AtomicUsize::new(0),
+        ran: AtomicUsize::new(0),
+    });
+    m.sleep.set_max_searching(workers as u32);
+    m.sleep.set_cpu_cap(cap);
+    m
+}
+
+/// Two workers, one CPU for them (`set_cpu_cap(1)`): a wake that would
+/// make the second worker awake is deferred while it is the sentinel, and
+/// no job is lost: the awake worker finds the work when it looks again
+/// (the sentinel's timeout never fires under loom, so nothing here relies
+/// on it).
+#[test]
+fn deferred_wakes_are_never_lost() {
+    loom::model(|| {
+        let m = capped_model(2, 1);
+        let handles: Vec<_> = (0..2)
+            .map(|i| {
+                let m = m.clone();
+                thread::spawn(move || capped_worker(&m, i, 2, None))
+            })
+            .collect();
+        for _ in 0..2 {
+            m.schedule();
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(m.ran.load(Ordering::SeqCst), 2);
+    });
+}
+
+/// The first job taken blocks until the second has run. Once it started,
+/// the scheduling thread pays once, as a waiter in `complete` whose job is
+/// stuck elsewhere does before it spins and parks (`waiter_pays`:
+/// `Registry::pay_deferred_wake`), or as the sentinel's timeout does
+/// (`sentinel_watch`, which the parked sentinel runs itself). Either way
+/// the second job runs: a deferral never strands work behind a stuck
+/// worker (without the payment this model deadlocks).
+fn stuck_model(waiter_pays: bool) {
+    loom::model(move || {
+        let m = capped_model(2, 1);
+        let stuck = Arc::new(Stuck::default());
+        let handles: Vec<_> = (0..2)
+            .map(|i| {
+                let (m, stuck) = (m.clone(), stuck.clone());
+                thread::spawn(move || capped_worker(&m, i, 2, Some(&stuck)))
+            })
+            .collect();
+        for _ in 0..2 {
+            m.schedule();
+        }
+        stuck.wait_started();
+        if waiter_pays {
+            if m.sleep.owes_wake() && m.visible() {
+                m.sleep.pay_deferred(0, |_| {});
+            }
+        } else {
+            let s = m.sleep.sentinel.load(Ordering::SeqCst);
+            if s != super::NO_SENTINEL && m.sleep.sentinel_watch(s as usize) {
+                // The sentinel's own `park` returns here.
+                m.sleep.words[s as usize].wake_one();
+            }
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(m.ran.load(Ordering::SeqCst), 2);
+    });
+}
+
+#[test]
+fn a_wake_deferred_behind_a_stuck_worker_is_paid_by_the_sentinel() {
+    stuck_model(false);
+}
+
+#[test]
+fn a_wake_deferred_behind_a_stuck_worker_is_paid_by_a_waiter() {
+    stuck_model(true);
+}
