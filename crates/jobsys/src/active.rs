@@ -146,7 +146,6 @@ impl Registry {
         if self.active.cpus.swap(workers, Ordering::SeqCst) != workers {
             self.oversubscribed
                 .store(workers as usize + 1 > usable, Ordering::Relaxed);
-            self.sleep.set_cpu_cap(usable.saturating_sub(1) as u32);
             self.apply_active(ctx);
         }
     }

@@ -272,10 +272,6 @@ impl Registry {
         if matches!(reg.policy, IdlePolicy::SpinThenSleep { .. }) {
             reg.sleep.set_max_searching(num_workers as u32);
         }
-        // Workers awake at once before a wake is deferred: the CPUs less
-        // the scheduling thread's (sleep/README.md, "Deferred wakes").
-        reg.sleep
-            .set_cpu_cap(std::thread::available_parallelism().map_or(1, |n| n.get()) as u32 - 1);
         reg
     }
 

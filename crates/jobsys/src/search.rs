@@ -31,19 +31,6 @@ impl Registry {
         }
     }
 
-    /// This thread stops running jobs (a waiter in `complete` with nothing
-    /// it may run): if a wake was deferred (`Sleep::set_cpu_cap`) and work
-    /// is still visible, the CPU it frees goes to a sleeper now.
-    #[inline]
-    pub(crate) fn pay_deferred_wake(&self, ctx: &Context) {
-        if self.num_workers != 0 && self.sleep.owes_wake() && self.work_visible() {
-            let traced = |w| crate::trace::wake_issued(self, ctx, Some(w));
-            if self.sleep.pay_deferred(ctx.index, traced).is_some() {
-                bump(&ctx.counters.wakes);
-            }
-        }
-    }
-
     // ---- finding work -----------------------------------------------------
 
     /// Find one runnable job and run it. Order: our own High deque, then

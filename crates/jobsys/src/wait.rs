@@ -552,8 +552,6 @@ impl Registry {
             if self.help_once(ctx, h, &mut marked)? {
                 continue;
             }
-            // Nothing this wait may run: its CPU is free for a worker.
-            self.pay_deferred_wake(ctx);
             if self.spin_for_help(ctx, h, &mut marked)? {
                 continue;
             }

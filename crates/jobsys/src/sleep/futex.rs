@@ -49,42 +49,6 @@ impl Futex {
         }
     }
 
-    /// Whether `wait_for` can time out here: on Linux (a raw futex call
-    /// with a timeout). Elsewhere it sleeps like `wait`. Under loom it is
-    /// counted as timed but never times out: the models check that no job
-    /// relies on the timeout when no job blocks.
-    pub(crate) const TIMED: bool = cfg!(any(loom, target_os = "linux"));
-
-    /// `wait` for at most `timeout` where `TIMED` (else as `wait`). May
-    /// return early or spuriously: callers re-check the word and the time.
-    pub(crate) fn wait_for(&self, expected: u32, timeout: std::time::Duration) {
-        #[cfg(all(target_os = "linux", not(loom)))]
-        {
-            let ts = libc::timespec {
-                tv_sec: timeout.as_secs() as libc::time_t,
-                tv_nsec: timeout.subsec_nanos() as libc::c_long,
-            };
-            // SAFETY: FUTEX_WAIT reads the word at a valid, aligned address
-            // (`&self.word`, alive for the call) and the timeout at `&ts`,
-            // a valid timespec on our stack; it writes nothing. PRIVATE, as
-            // `atomic_wait`'s wakes, so a `wake_one` reaches this waiter.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_futex,
-                    &self.word as *const AtomicU32,
-                    libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-                    expected,
-                    &ts as *const libc::timespec,
-                );
-            }
-        }
-        #[cfg(not(all(target_os = "linux", not(loom))))]
-        {
-            let _ = timeout;
-            self.wait(expected);
-        }
-    }
-
     /// Wake every thread sleeping on the word (callers change the word first).
     pub(crate) fn wake_all(&self) {
         #[cfg(not(loom))]

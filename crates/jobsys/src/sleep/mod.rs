@@ -10,12 +10,6 @@
 //! - A worker that goes to sleep first unregisters as awake (SeqCst), then
 //!   looks at every deque once more; that re-check pairs with the SeqCst
 //!   fence in `notify_work`.
-//! - With more workers than CPUs to run them, a wake that would make more
-//!   workers awake than the CPUs can hold (`set_cpu_cap`) is deferred while
-//!   a sentinel (a sleeper parked with a timeout) watches: the awake
-//!   workers find the work when they look again, a thread that starts
-//!   waiting in `complete` pays the wake (`pay_deferred`), and the sentinel
-//!   does when its timeout finds one owed (awake workers stuck in jobs).
 
 mod adaptive;
 mod backoff;
@@ -47,16 +41,6 @@ pub(crate) enum Park {
 const PARKED: u32 = 0;
 const NOTIFIED: u32 = 1;
 
-/// `sentinel` when no sleeper is the sentinel.
-const NO_SENTINEL: u32 = u32::MAX;
-/// The sentinel's first timeout; each that finds no wake owed doubles the
-/// next, up to `SENTINEL_MAX` (an idle system: ~30 timer wake-ups a second
-/// on one thread). A wake deferred while awake workers are stuck in jobs
-/// waits at most that long; every other deferred wake is paid sooner
-/// (sleep/README.md, "Deferred wakes").
-pub(crate) const SENTINEL_FIRST: std::time::Duration = std::time::Duration::from_millis(2);
-pub(crate) const SENTINEL_MAX: std::time::Duration = std::time::Duration::from_millis(32);
-
 /// The notified word value naming context `from`.
 #[inline]
 fn notified_from(from: u32) -> u32 {
@@ -82,15 +66,6 @@ pub(crate) struct Sleep {
     /// How many idle workers may search (and spin) at once
     /// (`try_become_searching`); at least 1. `set_max_searching`.
     max_searching: crate::sync::AtomicU32,
-    /// Awake workers the CPUs can run besides the thread that makes the
-    /// work (`set_cpu_cap`): a wake beyond it is deferred while a sentinel
-    /// watches. `num_workers`: never.
-    cpu_cap: crate::sync::AtomicU32,
-    /// The sleeper parked with a timeout (`park`), or `NO_SENTINEL`.
-    /// Written under the lock; always on `sleepers` (`sleepers_changed`).
-    sentinel: crate::sync::AtomicU32,
-    /// 1 while a deferred wake is owed (written under the lock).
-    owed: crate::sync::AtomicU32,
 }
 
 struct Idle {
@@ -121,19 +96,7 @@ impl Sleep {
             num_workers: n,
             active: crate::sync::AtomicU32::new(n),
             max_searching: crate::sync::AtomicU32::new(1),
-            cpu_cap: crate::sync::AtomicU32::new(n),
-            sentinel: crate::sync::AtomicU32::new(NO_SENTINEL),
-            owed: crate::sync::AtomicU32::new(0),
         }
-    }
-
-    /// Defer a wake that would leave more than `n` (at least 1) workers
-    /// awake: the usable CPUs less the one the thread making the work runs
-    /// on. On 2 CPUs a second worker woken for a burst only takes turns
-    /// with the first and the scheduling thread (W5: 1.6-2.2x the one-wake
-    /// floor at 2-4 workers, from one wake per worker and frame).
-    pub(crate) fn set_cpu_cap(&self, n: u32) {
-        self.cpu_cap.store(n.max(1), Ordering::Relaxed);
     }
 
     /// Let up to `n` (at least 1) idle workers search at once. Any value
@@ -183,57 +146,14 @@ impl Sleep {
 
     #[cold]
     fn wake_one_slow(&self, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
-        let idle = lock(&self.idle);
+        let mut idle = lock(&self.idle);
         // Re-check under the lock: `awake` only grows under this lock.
         let s = self.state.load(Ordering::SeqCst);
         if s & SEARCHING_MASK != 0 {
             return None;
         }
-        // As many workers awake as the CPUs hold, none of them searching:
-        // each will look again after its job (or re-check as it parks) and
-        // find this work; if all are stuck in jobs, the sentinel's timeout
-        // pays the wake. A waiter in `complete` pays it at once.
-        if s >> 16 >= self.cpu_cap.load(Ordering::Relaxed)
-            && self.sentinel.load(Ordering::Relaxed) != NO_SENTINEL
-        {
-            self.owed.store(1, Ordering::SeqCst);
-            return None;
-        }
-        self.wake_locked(idle, from, on_wake)
-    }
-
-    /// Is a deferred wake owed? (A hint: `pay_deferred` decides under the
-    /// lock.)
-    #[inline]
-    pub(crate) fn owes_wake(&self) -> bool {
-        self.owed.load(Ordering::Relaxed) != 0
-    }
-
-    /// A thread stops running jobs (a waiter in `complete` with nothing it
-    /// may run) while work is visible: pay the deferred wake, if one is
-    /// still owed and nobody searches. Returns the worker woken; `on_wake`
-    /// as in `notify_work`.
-    #[cold]
-    pub(crate) fn pay_deferred(&self, from: u32, on_wake: impl FnOnce(u32)) -> Option<u32> {
-        let idle = lock(&self.idle);
-        if self.owed.swap(0, Ordering::SeqCst) == 0
-            || self.state.load(Ordering::SeqCst) & SEARCHING_MASK != 0
-        {
-            return None;
-        }
-        self.wake_locked(idle, from, on_wake)
-    }
-
-    /// Wake the most recent sleeper: `idle` is the held lock (nobody
-    /// searching), released before the futex wake.
-    fn wake_locked(
-        &self,
-        mut idle: impl std::ops::DerefMut<Target = Idle>,
-        from: u32,
-        on_wake: impl FnOnce(u32),
-    ) -> Option<u32> {
         let idx = idle.sleepers.pop()?;
-        self.sleepers_changed(&idle);
+        self.count_asleep(&idle);
         // The woken worker counts as awake and searching from now on, so
         // the next notifier does not wake another one for the same work.
         self.state
@@ -317,16 +237,7 @@ impl Sleep {
             idle.benched.push(idx as u32);
         } else {
             idle.sleepers.push(idx as u32);
-            self.sleepers_changed(&idle);
-            // Its re-check below sees any work a deferred wake was owed for.
-            self.owed.store(0, Ordering::SeqCst);
-            // Deferring needs a sentinel; only when the cap can bite.
-            if Futex::TIMED
-                && self.sentinel.load(Ordering::Relaxed) == NO_SENTINEL
-                && self.cpu_cap.load(Ordering::Relaxed) < self.active.load(Ordering::Relaxed)
-            {
-                self.sentinel.store(idx as u32, Ordering::Relaxed);
-            }
+            self.count_asleep(&idle);
         }
         let dec = AWAKE_ONE + if searching { SEARCHING_ONE } else { 0 };
         // SeqCst: pairs with the fence + load in `notify_work`.
@@ -344,7 +255,7 @@ impl Sleep {
     pub(crate) fn hand_over(&self, more: Option<u32>, on_wake: impl FnOnce(u32)) -> Option<u32> {
         let mut idle = lock(&self.idle);
         let next = idle.sleepers.pop();
-        self.sleepers_changed(&idle);
+        self.count_asleep(&idle);
         if next.is_some() {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
@@ -385,7 +296,7 @@ impl Sleep {
                 self.words[idx].store(NOTIFIED, Ordering::Relaxed);
             }
         }
-        self.sleepers_changed(idle);
+        self.count_asleep(idle);
         // Else a notifier took us off the list and already stored NOTIFIED
         // under this lock.
     }
@@ -393,13 +304,8 @@ impl Sleep {
     /// Sleep until notified. On return the worker counts as awake and
     /// searching (the notifier counted it). Returns the context whose push
     /// caused the wake, if the notifier named one.
-    ///
-    /// The sentinel sleeps with a timeout (`SENTINEL_FIRST`, doubling up
-    /// to `SENTINEL_MAX`); when one finds a deferred wake owed it wakes
-    /// itself, counted as awake and searching, and returns `None`.
     pub(crate) fn park(&self, idx: usize) -> Option<usize> {
         let w = &self.words[idx];
-        let mut timeout = SENTINEL_FIRST;
         loop {
             // Acquire pairs with the Release store of the notified value in
             // the waker. Only this worker changes its word from here until
@@ -408,40 +314,8 @@ impl Sleep {
             if v != PARKED {
                 return ((v >> 1) as usize).checked_sub(1);
             }
-            if self.sentinel.load(Ordering::Relaxed) != idx as u32 {
-                w.wait(PARKED);
-                continue;
-            }
-            w.wait_for(PARKED, timeout);
-            if self.sentinel_watch(idx) {
-                return None;
-            }
-            timeout = (timeout * 2).min(SENTINEL_MAX);
+            w.wait(PARKED);
         }
-    }
-
-    /// The sentinel's timeout (or an early return): if a deferred wake is
-    /// owed and it is still parked, take the wake itself. Returns whether
-    /// it did.
-    fn sentinel_watch(&self, idx: usize) -> bool {
-        let mut idle = lock(&self.idle);
-        // Under the lock, where every notifier stores the word: PARKED
-        // means still on `sleepers`, and still the sentinel.
-        if self.words[idx].load(Ordering::Relaxed) != PARKED
-            || self.owed.load(Ordering::SeqCst) == 0
-            || self.sentinel.load(Ordering::Relaxed) != idx as u32
-        {
-            return false;
-        }
-        self.owed.store(0, Ordering::SeqCst);
-        if let Some(pos) = idle.sleepers.iter().rposition(|&i| i as usize == idx) {
-            idle.sleepers.remove(pos);
-        }
-        self.sleepers_changed(&idle);
-        self.state
-            .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
-        self.words[idx].store(NOTIFIED, Ordering::Relaxed);
-        true
     }
 
     /// Wake up to `n` sleeping workers at once (a flushed batch of `n`
@@ -455,7 +329,7 @@ impl Sleep {
         let k = n.min(idle.sleepers.len());
         let at = idle.sleepers.len() - k;
         let woken: Vec<u32> = idle.sleepers.drain(at..).collect();
-        self.sleepers_changed(&idle);
+        self.count_asleep(&idle);
         for &idx in &woken {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
@@ -482,7 +356,7 @@ impl Sleep {
     pub(crate) fn wake_all(&self, benched_too: bool) {
         let mut idle = lock(&self.idle);
         let mut woken: Vec<u32> = idle.sleepers.drain(..).collect();
-        self.sleepers_changed(&idle);
+        self.count_asleep(&idle);
         if benched_too {
             woken.append(&mut idle.benched);
         }
@@ -516,7 +390,7 @@ impl Sleep {
                 }
                 None => false,
             });
-        self.sleepers_changed(idle);
+        self.count_asleep(idle);
         if found {
             self.state
                 .fetch_add(AWAKE_ONE + SEARCHING_ONE, Ordering::SeqCst);
@@ -530,17 +404,11 @@ impl Sleep {
         found
     }
 
-    /// `idle.sleepers` changed (the caller holds the lock): publish its
-    /// length, and end the sentinel's watch if it left the list (woken,
-    /// benched, or cancelling its park).
+    /// Publish `idle.sleepers.len()` (the caller holds the lock).
     #[inline]
-    fn sleepers_changed(&self, idle: &Idle) {
+    fn count_asleep(&self, idle: &Idle) {
         self.asleep
             .store(idle.sleepers.len() as u32, Ordering::SeqCst);
-        let s = self.sentinel.load(Ordering::Relaxed);
-        if s != NO_SENTINEL && !idle.sleepers.contains(&s) {
-            self.sentinel.store(NO_SENTINEL, Ordering::Relaxed);
-        }
     }
 
     /// Workers allowed to take work.
@@ -562,7 +430,7 @@ impl Sleep {
         let idle = &mut *guard;
         let (stay, bench): (Vec<u32>, Vec<u32>) = idle.sleepers.iter().partition(|&&i| i < n);
         idle.sleepers = stay;
-        self.sleepers_changed(idle);
+        self.count_asleep(idle);
         idle.benched.extend(bench);
         let (wake, keep): (Vec<u32>, Vec<u32>) = idle.benched.iter().partition(|&&i| i < n);
         idle.benched = keep;
@@ -608,68 +476,6 @@ mod tests {
         assert_eq!(s.prepare_park(0, true, false), Park::Registered);
         assert_eq!(s.wake_many(3, 7, |_| {}), vec![0]);
         assert_eq!(s.park(0), Some(7));
-    }
-
-    #[test]
-    fn a_wake_beyond_the_cpus_is_deferred_and_paid_once() {
-        // 3 workers, CPUs for 1 besides the scheduling thread. All park;
-        // the first to park is the sentinel.
-        let s = Sleep::new(3);
-        s.set_max_searching(3);
-        s.set_cpu_cap(1);
-        for i in 0..3 {
-            assert_eq!(s.prepare_park(i, false, false), Park::Registered);
-        }
-        assert_eq!(s.sentinel.load(Ordering::Relaxed), 0);
-        // The burst's first notify wakes the most recent sleeper.
-        assert_eq!(s.notify_work(9, |_| {}), Some(2));
-        assert_eq!(s.park(2), Some(9));
-        // It claims a job and, as the last searcher, sees more: the cascade
-        // wake would make 2 workers awake on 1 CPU: deferred, owed.
-        assert!(s.stop_searching());
-        assert_eq!(s.notify_work(9, |_| {}), None);
-        assert!(s.owes_wake());
-        assert_eq!(s.counts(), (1, 0));
-        // A waiter in `complete` with nothing to run pays it, once.
-        assert_eq!(s.pay_deferred(4, |_| {}), Some(1));
-        assert!(!s.owes_wake());
-        assert_eq!(s.pay_deferred(4, |_| {}), None);
-        assert_eq!(s.counts(), (2, 1));
-        // Deferred again; this time the sentinel's timeout takes it.
-        assert!(s.stop_searching());
-        assert_eq!(s.notify_work(9, |_| {}), None);
-        assert!(s.sentinel_watch(0));
-        assert_eq!(s.park(0), None);
-        assert_eq!(s.counts(), (3, 1));
-        // With no sentinel left, a wake is never deferred.
-        assert_eq!(s.sentinel.load(Ordering::Relaxed), NO_SENTINEL);
-    }
-
-    #[test]
-    fn a_sentinel_whose_timeout_finds_nothing_owed_sleeps_on() {
-        let s = Sleep::new(2);
-        s.set_cpu_cap(1);
-        assert_eq!(s.prepare_park(0, false, false), Park::Registered);
-        assert_eq!(s.prepare_park(1, false, false), Park::Registered);
-        assert!(!s.sentinel_watch(0));
-        assert_eq!(s.counts(), (0, 0));
-        // Not the sentinel: never takes a wake itself.
-        s.owed.store(1, Ordering::SeqCst);
-        assert!(!s.sentinel_watch(1));
-        // A parking worker's re-check covers what was owed.
-        assert_eq!(s.notify_work(0, |_| {}), Some(1));
-        assert!(s.stop_searching());
-        assert_eq!(s.prepare_park(1, false, false), Park::Registered);
-        assert!(!s.owes_wake());
-    }
-
-    #[test]
-    fn no_sentinel_when_every_worker_has_a_cpu() {
-        let s = Sleep::new(2);
-        s.set_cpu_cap(2);
-        assert_eq!(s.prepare_park(0, false, false), Park::Registered);
-        assert_eq!(s.prepare_park(1, false, false), Park::Registered);
-        assert_eq!(s.sentinel.load(Ordering::Relaxed), NO_SENTINEL);
     }
 
     #[test]
