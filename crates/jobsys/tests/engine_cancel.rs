@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{watchdog, DropCount, Gate};
+use common::{watchdog, DropCount, Gate, Tally};
 use jobsys::{is_cancelled, Batch, JobError, JobHandle, JobSystem};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
@@ -17,29 +17,6 @@ const SECS: u64 = 60;
 
 fn system(workers: usize) -> JobSystem {
     JobSystem::builder().workers(workers).build().unwrap()
-}
-
-/// Runs and drops of the closures made by `job`.
-#[derive(Clone, Default)]
-struct Tally {
-    runs: Arc<AtomicUsize>,
-    drops: Arc<AtomicUsize>,
-}
-impl Tally {
-    /// A closure that counts its run, owning a guard that counts its drop.
-    fn job(&self) -> impl FnOnce() + Send + 'static {
-        let (r, g) = (self.runs.clone(), DropCount(self.drops.clone()));
-        move || {
-            let _g = g;
-            r.fetch_add(1, SeqCst);
-        }
-    }
-    fn runs(&self) -> usize {
-        self.runs.load(SeqCst)
-    }
-    fn drops(&self) -> usize {
-        self.drops.load(SeqCst)
-    }
 }
 
 /// Sets the flag and joins the threads when dropped (also on failure).

@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{watchdog, DropCount, Gate};
+use common::{watchdog, Gate, Tally};
 use jobsys::{JobError, JobHandle, JobSystem, Pin};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc, Mutex};
@@ -26,25 +26,6 @@ const ROUNDS: usize = 50;
 
 fn system(workers: usize) -> JobSystem {
     JobSystem::builder().workers(workers).build().unwrap()
-}
-
-/// Runs and drops of the closures made by `job`.
-#[derive(Clone, Default)]
-struct Tally {
-    runs: Arc<AtomicUsize>,
-    drops: Arc<AtomicUsize>,
-}
-impl Tally {
-    fn job(&self) -> impl FnOnce() + Send + 'static {
-        let (r, g) = (self.runs.clone(), DropCount(self.drops.clone()));
-        move || {
-            let _g = g;
-            r.fetch_add(1, SeqCst);
-        }
-    }
-    fn counts(&self) -> (usize, usize) {
-        (self.runs.load(SeqCst), self.drops.load(SeqCst))
-    }
 }
 
 // ---- thread-local teardown -----------------------------------------------

@@ -116,3 +116,30 @@ impl Gate {
         }
     }
 }
+
+/// Runs and drops of the closures made by `job`.
+#[derive(Clone, Default)]
+pub struct Tally {
+    pub runs: Arc<AtomicUsize>,
+    pub drops: Arc<AtomicUsize>,
+}
+impl Tally {
+    /// A closure that counts its run, owning a guard that counts its drop.
+    pub fn job(&self) -> impl FnOnce() + Send + 'static {
+        let (r, g) = (self.runs.clone(), DropCount(self.drops.clone()));
+        move || {
+            let _g = g;
+            r.fetch_add(1, SeqCst);
+        }
+    }
+    pub fn runs(&self) -> usize {
+        self.runs.load(SeqCst)
+    }
+    pub fn drops(&self) -> usize {
+        self.drops.load(SeqCst)
+    }
+    /// `(runs, drops)`.
+    pub fn counts(&self) -> (usize, usize) {
+        (self.runs(), self.drops())
+    }
+}
