@@ -28,6 +28,12 @@
 //! The kernels and the job counter are jobsys-bench's own source files
 //! (`#[path]` below), so this measures exactly what W1 measures.
 //!
+//! `--active N` calls `set_active_workers(N)` after the build: with
+//! `--workers 1 --active 0` the one worker is benched (parked, no thief),
+//! so `join` takes its deque path (it runs inline only in a system built
+//! with no workers) and the count is as deterministic as at 0 workers
+//! (`scripts/w1-budget.sh`, `nested-deque`).
+//!
 //! `--worker-jobs` adds `"worker_jobs":[N0,N1,..]` to the line: the jobs
 //! each worker finished in the whole run, warm-up included (`worker_stats`), so a
 //! per-thread instruction count (`valgrind --tool=callgrind
@@ -53,8 +59,8 @@ use w1_kernels::{Case, Sizes};
 
 const USAGE: &str =
     "usage: jobsys-w1 --case single|flat|nested|pfor-empty|CASE:FLOOR [--workers N] \
-[--policy P] [--samples N] [--warmup N] [--quick] [--record] [--hooks none|elsewhere|here] \
-[--worker-jobs]\n\
+[--active N] [--policy P] [--samples N] [--warmup N] [--quick] [--record] \
+[--hooks none|elsewhere|here] [--worker-jobs]\n\
 floors (no job system): single:floor-cl single:floor-cl-nofence flat:floor-cl \
 flat:floor-cl-nofence flat:floor-mem128 flat:floor-mem64 nested:floor-fence";
 
@@ -64,6 +70,8 @@ struct Args {
     /// `--case CASE:FLOOR`: this floor kernel instead of jobsys.
     floor: Option<Floor>,
     workers: usize,
+    /// `--active N`: `set_active_workers(N)` after the build.
+    active: Option<usize>,
     policy: IdlePolicy,
     samples: usize,
     warmup: usize,
@@ -101,6 +109,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         case: Case::Single,
         floor: None,
         workers: 0,
+        active: None,
         policy: IdlePolicy::default(),
         samples: 10,
         warmup: 1,
@@ -124,6 +133,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                 case = Some(c.ok_or_else(|| format!("unknown case {v:?}\n{USAGE}"))?);
             }
             "--workers" => a.workers = number("--workers", value("--workers")?)?,
+            "--active" => a.active = Some(number("--active", value("--active")?)?),
             "--policy" => {
                 let v = value("--policy")?;
                 a.policy = v.parse().map_err(|e| format!("--policy: {e}"))?;
@@ -146,8 +156,12 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         }
     }
     a.case = case.ok_or_else(|| format!("--case is required\n{USAGE}"))?;
-    if a.floor.is_some() && (a.workers != 0 || a.record || a.hooks != Hooks::None) {
-        return Err("a floor case runs no job system: no --workers, --record or --hooks".into());
+    if a.floor.is_some()
+        && (a.workers != 0 || a.active.is_some() || a.record || a.hooks != Hooks::None)
+    {
+        return Err(
+            "a floor case runs no job system: no --workers, --active, --record or --hooks".into(),
+        );
     }
     Ok(a)
 }
@@ -229,6 +243,10 @@ fn run(a: &Args) -> Result<String, String> {
         .idle_policy(a.policy)
         .build()
         .map_err(|e| e.to_string())?;
+    if let Some(n) = a.active {
+        js.set_active_workers(n)
+            .map_err(|e| format!("--active: {e}"))?;
+    }
     let mut hs = Vec::with_capacity(sizes.flat);
     std::thread::sleep(Duration::from_millis(1));
 

@@ -87,6 +87,32 @@ pub(crate) unsafe fn run_stack_job(h: *const StackHeader, thief: u32) {
     }
 }
 
+/// `join` in a system with no workers: nobody could take `a` while `b`
+/// runs (no worker steals, and a thread waiting in `complete` takes only
+/// jobs someone waits on, never a `join` half), so `b` then `a` run here,
+/// in the order of the deque path when it takes `a` back, with the same
+/// panic rule (both run; `a`'s panic first). No push, no fence, no
+/// context: W1 nested at 0 workers is the serial tree plus one
+/// `catch_unwind` (around `b`, so that `a` still runs if `b` panics). The one thread the deque path would let take `a`
+/// is another one under back-pressure (`Config::max_jobs`), which runs
+/// queued work of any kind; inline, it finds none of ours.
+#[inline]
+fn join_inline<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA,
+    B: FnOnce() -> RB,
+{
+    match catch_unwind(AssertUnwindSafe(b)) {
+        // A panic of `a` here unwinds on its own, as `resume_unwind` of it
+        // would (`rb` is dropped on the way either way).
+        Ok(rb) => (a(), rb),
+        Err(pb) => match catch_unwind(AssertUnwindSafe(a)) {
+            Err(pa) => resume_unwind(pa),
+            Ok(_) => resume_unwind(pb),
+        },
+    }
+}
+
 impl Registry {
     pub(crate) fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
@@ -94,6 +120,9 @@ impl Registry {
         B: FnOnce() -> RB,
         RA: Send,
     {
+        if self.num_workers == 0 {
+            return join_inline(a, b);
+        }
         let ctx = self.current();
         let job = StackJob {
             header: StackHeader {

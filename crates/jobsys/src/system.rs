@@ -954,7 +954,9 @@ impl JobSystem {
     /// Run `a` and `b`, potentially in parallel, and return both results.
     /// `b` runs on the calling thread; `a` is scheduled and, unless another
     /// thread took it meanwhile, run here afterwards. A panic in either is
-    /// re-raised after both are done.
+    /// re-raised after both are done (`a`'s if both panic). In a system
+    /// built with no workers nothing is scheduled: `b`, then `a`, run here
+    /// (nobody could have taken `a`).
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,

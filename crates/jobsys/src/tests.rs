@@ -117,6 +117,64 @@ fn join_runs_both_sides_even_when_stolen() {
     assert_eq!(sum(&js, 0, top), top * (top - 1) / 2);
 }
 
+/// With no workers, `join` runs `b` then `a` on the calling thread without
+/// the deque (`join.rs`, `join_inline`): the order of the deque path when
+/// it takes `a` back, and its panic rule: both run, and when both panic,
+/// `a`'s payload comes out; when only `b` panics, `a` still ran.
+#[test]
+fn join_without_workers_runs_b_then_a_here() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let js = system(0);
+    let me = std::thread::current().id();
+    let order = std::sync::Mutex::new(Vec::new());
+    let log = |side| {
+        order
+            .lock()
+            .unwrap()
+            .push((side, std::thread::current().id()))
+    };
+    let (x, y) = js.join(
+        || {
+            log('a');
+            1
+        },
+        || {
+            log('b');
+            2
+        },
+    );
+    assert_eq!((x, y), (1, 2));
+    assert_eq!(*order.lock().unwrap(), [('b', me), ('a', me)]);
+    let message = |r: std::thread::Result<_>| match r {
+        Err(p) => p.downcast_ref::<&str>().copied().unwrap_or("?"),
+        Ok(()) => "no panic",
+    };
+    let both = catch_unwind(AssertUnwindSafe(|| {
+        js.join(|| panic!("a panics"), || -> () { panic!("b panics") })
+    }));
+    assert_eq!(message(both.map(|_: ((), ())| ())), "a panics");
+    let a_ran = AtomicUsize::new(0);
+    let only_b = catch_unwind(AssertUnwindSafe(|| {
+        js.join(
+            || {
+                a_ran.fetch_add(1, Ordering::SeqCst);
+            },
+            || -> () { panic!("b panics") },
+        )
+    }));
+    assert_eq!(message(only_b.map(|_| ())), "b panics");
+    assert_eq!(
+        a_ran.load(Ordering::SeqCst),
+        1,
+        "a ran once after b panicked"
+    );
+    let only_a = catch_unwind(AssertUnwindSafe(|| {
+        js.join(|| -> () { panic!("a panics") }, || log('b'))
+    }));
+    assert_eq!(message(only_a.map(|_| ())), "a panics");
+    assert_eq!(order.lock().unwrap().len(), 3, "b ran before a panicked");
+}
+
 /// Counts its drops (`join`'s closures and results carry no "taken" flag:
 /// `join.rs`, `StackJob`).
 struct Counted(Arc<AtomicUsize>);

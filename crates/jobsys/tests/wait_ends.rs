@@ -47,7 +47,18 @@ const WATCHDOG_SECS: u64 = 30;
 
 /// Run `body`; if it has not returned (or unwound) after `secs` seconds,
 /// print which scenario hung and abort the process.
+///
+/// `WAIT_ENDS_WATCHDOG_SECS` overrides `secs` (scripts/tsan.sh sets it: an
+/// instrumented debug build runs the 1.6 M jobs of the teardown scenario
+/// far slower than 30 s allows, without any wait being stuck).
 fn watchdog<R>(what: &str, secs: u64, body: impl FnOnce() -> R) -> R {
+    let secs = match std::env::var("WAIT_ENDS_WATCHDOG_SECS") {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .expect("WAIT_ENDS_WATCHDOG_SECS: a number of seconds"),
+        Err(_) => secs,
+    };
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let what = what.to_string();
     std::thread::Builder::new()
