@@ -45,6 +45,10 @@ unset JOBSYS_WORKERS JOBSYS_IDLE_POLICY
 # 60 s watchdogs (RUST_BACKTRACE=1 in the environment). Panic messages are
 # still printed; TSan's own reports carry full stacks.
 export RUST_BACKTRACE=0
+# wait_ends.rs's thread-local teardown scenario runs 1.6 M jobs at 0
+# workers: 52 s alone under TSan here (2026-11-27), past its 30 s watchdog,
+# which then aborted the binary although no wait was stuck.
+export WAIT_ENDS_WATCHDOG_SECS=300
 
 cargo_tsan() {
   cargo +nightly "$1" -Zbuild-std --target "$target" "${@:2}"
