@@ -93,9 +93,10 @@ pub(crate) unsafe fn run_stack_job(h: *const StackHeader, thief: u32) {
 /// in the order of the deque path when it takes `a` back, with the same
 /// panic rule (both run; `a`'s panic first). No push, no fence, no
 /// context: W1 nested at 0 workers is the serial tree plus one
-/// `catch_unwind` (around `b`, so that `a` still runs if `b` panics). The one thread the deque path would let take `a`
-/// is another one under back-pressure (`Config::max_jobs`), which runs
-/// queued work of any kind; inline, it finds none of ours.
+/// `catch_unwind` (around `b`, so that `a` still runs if `b` panics). The
+/// one thread the deque path would let take `a` is another one under
+/// back-pressure (`Config::max_jobs`), which runs queued work of any kind;
+/// inline, it finds none of ours.
 #[inline]
 fn join_inline<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
