@@ -7,7 +7,9 @@
 //! owned by the registry and freed only when it is dropped; whole free
 //! pages above a high-water mark are given back to the OS while kept
 //! mapped (`Store::trim`), but not those the owner's recent peak needs
-//! (`demand.rs`, `Store::trim_if_due_at`).
+//! (`demand.rs`, `Store::trim_if_due_at`), nor those it used since the
+//! previous look: a look sets whole free pages aside (`Pages::cold`,
+//! allocated from last), and the next gives back those still unused.
 
 pub(crate) use crate::slot::Slot;
 use crate::slot::PAGE_SLOTS;
@@ -101,6 +103,18 @@ struct Pages {
     /// Idle moments seen while above the mark; the clock is read on every
     /// `TRIM_CHECK_EVERY`th.
     ticks: u32,
+    /// The pages whose slots were all free when a timed trim last looked,
+    /// each with the sum of its slots' generations then. A page whose sum
+    /// is the same at the next look was not used in between (every reuse
+    /// of a slot raises its generation): only such pages are given back
+    /// (`Store::give_back`).
+    unused: std::collections::HashMap<usize, u64>,
+    /// Pages whose slots are all free and on no free list: those of
+    /// `unused`, kept committed. `Store::alloc` takes one
+    /// (`take_cold_page`) only when both free lists are empty, so a page
+    /// here stays unused unless the owner's demand reaches it, and one
+    /// still unused at the next look is given back.
+    cold: Vec<usize>,
 }
 
 impl Pages {
@@ -177,8 +191,8 @@ impl Store {
         self.active.load(Ordering::Relaxed)
     }
 
-    /// Take a free slot (state `(gen, FREE)`), or `None` when both free
-    /// lists are empty: then the caller adds a page (`add_page`) and asks
+    /// Take a free slot (state `(gen, FREE)`), or `None` when every free
+    /// list is empty: then the caller adds a page (`add_page`) and asks
     /// again. Nothing else runs in between, so the two steps never overlap
     /// (a job run by the caller's back-pressure may allocate itself).
     ///
@@ -190,7 +204,8 @@ impl Store {
         // ends with this call.
         let head = unsafe { &mut *self.local_free.get() };
         if head.is_null() {
-            *head = self.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
+            // SAFETY: owner-only, promised by the caller.
+            *head = unsafe { self.refill() };
             if head.is_null() {
                 return None;
             }
@@ -202,6 +217,49 @@ impl Store {
         *head = slot.link.load(Ordering::Relaxed);
         self.allocs.set(self.allocs.get().wrapping_add(1));
         Some(ptr::NonNull::from(slot))
+    }
+
+    /// Free slots for an empty local list, linked: those other threads
+    /// freed, else those of a cold page; null if there are none. Out of
+    /// line: `alloc` is inlined into every `schedule`.
+    ///
+    /// # Safety
+    /// Owner-only; the local free list is empty.
+    #[cold]
+    #[inline(never)]
+    unsafe fn refill(&self) -> *mut Slot {
+        let remote = self.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
+        if !remote.is_null() {
+            return remote;
+        }
+        // SAFETY: owner-only, promised by the caller.
+        unsafe { self.take_cold_page() }
+    }
+
+    /// The slots of one page of `Pages::cold`, linked, or null if it has
+    /// none. A page leaves the cold list only here, one at a time: a
+    /// burst's worth of pages taken at once would be walked through by the
+    /// frames after it (their slots freed by workers come back only once
+    /// the local list is empty), which would keep every one of them in use.
+    ///
+    /// # Safety
+    /// Owner-only; the local free list is empty.
+    unsafe fn take_cold_page(&self) -> *mut Slot {
+        // SAFETY: owner-only access, promised by the caller.
+        let pages = unsafe { &mut *self.pages.get() };
+        let Some(base) = pages.cold.pop() else {
+            return ptr::null_mut();
+        };
+        // SAFETY: a cold page is one of ours (registry-owned, alive), and
+        // every one of its slots is free and on no list but this page's
+        // entry in `cold` (`give_back`).
+        let slots = unsafe { std::slice::from_raw_parts(base as *const Slot, PAGE_SLOTS) };
+        let mut head = ptr::null_mut();
+        for s in slots.iter().rev() {
+            s.link.store(head, Ordering::Relaxed);
+            head = s as *const Slot as *mut Slot;
+        }
+        head
     }
 
     /// Put a page's worth of free slots on the local free list: an idle page
@@ -330,7 +388,7 @@ impl Store {
             return 0;
         }
         // SAFETY: owner-only, promised by the caller.
-        let n = unsafe { self.give_back(keep, room) };
+        let n = unsafe { self.give_back(keep, room, true) };
         if self.active_pages() > keep {
             // SAFETY: as above (`give_back` holds no reference any more).
             unsafe { (*self.pages.get()).demand.since = Some(now) };
@@ -347,23 +405,36 @@ impl Store {
     /// Owner-only.
     pub(crate) unsafe fn trim(&self, keep: usize) -> usize {
         // SAFETY: owner-only, promised by the caller.
-        unsafe { self.give_back(keep, 0) }
+        unsafe { self.give_back(keep, 0, false) }
     }
 
     /// Give back whole free pages while more are in use than `keep` and
-    /// than room for the live slots plus `room` free ones needs. Getting
-    /// back to `keep` resets the demand (`Pages::demand`).
+    /// than room for the live slots plus `room` free ones needs. With
+    /// `unused_only` (the timed trim), only pages that were whole free at
+    /// the previous look and not used since (`Pages::unused`): a frame
+    /// whose peak the demand count misses (it allocates in waves, with
+    /// idle moments in between) still uses its pages every frame and keeps
+    /// them. Getting back to `keep` resets the demand (`Pages::demand`).
     ///
     /// # Safety
     /// Owner-only.
-    unsafe fn give_back(&self, keep: usize, room: usize) -> usize {
+    unsafe fn give_back(&self, keep: usize, room: usize, unused_only: bool) -> usize {
         // SAFETY: owner-only access, promised by the caller.
         let (head, pages) = unsafe { (&mut *self.local_free.get(), &mut *self.pages.get()) };
         let active = self.active_pages();
         if active <= keep {
             return 0;
         }
-        // Every free slot onto the local list.
+        // Every free slot onto the local list: the cold pages' ones, then
+        // the remote ones.
+        for base in pages.cold.drain(..) {
+            // SAFETY: as in `take_cold_page`.
+            let slots = unsafe { std::slice::from_raw_parts(base as *const Slot, PAGE_SLOTS) };
+            for s in slots {
+                s.link.store(*head, Ordering::Relaxed);
+                *head = s as *const Slot as *mut Slot;
+            }
+        }
         let mut r = self.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
         while !r.is_null() {
             // SAFETY: a free slot of ours, pushed with Release (see `alloc`).
@@ -373,16 +444,19 @@ impl Store {
             *head = r;
             r = next;
         }
-        // Free slots per page, and the highest generation in each.
-        let mut per_page: std::collections::HashMap<usize, (usize, u32)> = Default::default();
+        // Free slots per page, the highest generation in each, and the sum
+        // of their generations.
+        let mut per_page: std::collections::HashMap<usize, (usize, u32, u64)> = Default::default();
         let mut free = 0;
         let mut p = *head;
         while !p.is_null() {
             // SAFETY: free slots of ours.
             let s = unsafe { &*p };
-            let e = per_page.entry(page_base(p)).or_insert((0, 0));
+            let e = per_page.entry(page_base(p)).or_insert((0, 0, 0));
+            let g = s.gen_now();
             e.0 += 1;
-            e.1 = e.1.max(s.gen_now());
+            e.1 = e.1.max(g);
+            e.2 += u64::from(g);
             free += 1;
             p = s.link.load(Ordering::Relaxed);
         }
@@ -391,27 +465,43 @@ impl Store {
             .saturating_sub(free)
             .saturating_add(room);
         let target = keep.max(need.div_ceil(PAGE_SLOTS));
-        let mut idle: Vec<(usize, u32)> = per_page
+        let whole = per_page
             .into_iter()
-            .filter(|&(_, (n, _))| n == PAGE_SLOTS)
-            .map(|(base, (_, floor))| (base, floor))
-            .collect();
+            .filter(|&(_, (n, _, _))| n == PAGE_SLOTS);
+        let last = std::mem::take(&mut pages.unused);
+        let mut idle: Vec<(usize, u32)> = Vec::new();
+        for (base, (_, floor, sum)) in whole {
+            if !unused_only || last.get(&base) == Some(&sum) {
+                idle.push((base, floor));
+            }
+            pages.unused.insert(base, sum);
+        }
         idle.truncate(active.saturating_sub(target));
-        if idle.is_empty() {
-            return 0;
+        for (base, _) in &idle {
+            pages.unused.remove(base);
         }
         let gone: std::collections::HashSet<usize> = idle.iter().map(|&(b, _)| b).collect();
-        // Relink the free list without the idle pages' slots.
+        // Relink the free list without the idle pages' slots; for the timed
+        // trim, without the other whole free pages' either: those go on the
+        // cold list, taken only once the rest is used up.
         let mut p = std::mem::replace(head, ptr::null_mut());
         while !p.is_null() {
             // SAFETY: free slots of ours.
             let s = unsafe { &*p };
             let next = s.link.load(Ordering::Relaxed);
-            if !gone.contains(&page_base(p)) {
+            let base = page_base(p);
+            let set_aside = unused_only && pages.unused.contains_key(&base);
+            if !set_aside && !gone.contains(&base) {
                 s.link.store(*head, Ordering::Relaxed);
                 *head = p;
             }
             p = next;
+        }
+        if unused_only {
+            pages.cold.extend(pages.unused.keys());
+        }
+        if idle.is_empty() {
+            return 0;
         }
         for &(base, floor) in &idle {
             let first = base as *const Slot;

@@ -470,10 +470,12 @@ fn storage_above_the_high_water_mark_is_given_back_and_reused_safely() {
 }
 
 /// The automatic path: a thread whose storage stayed above the mark for
-/// `TRIM_DELAY` gives it back at an idle moment (its outermost `complete`
-/// returning; the clock is read every 64th such moment).
+/// `TRIM_DELAY` looks at its whole free pages at an idle moment (its
+/// outermost `complete` returning; the clock is read every 64th such
+/// moment), and gives back at the first idle moment `TRIM_DELAY` later
+/// those it did not use in between.
 #[test]
-#[cfg_attr(miri, ignore)] // a real one-second wait
+#[cfg_attr(miri, ignore)] // a real two-second wait
 fn storage_above_the_mark_for_a_while_is_given_back_when_idle() {
     let js = JobSystem::builder()
         .workers(0)
@@ -484,10 +486,16 @@ fn storage_above_the_mark_for_a_while_is_given_back_when_idle() {
     js.complete(js.combine(&old));
     let peak = js.stats().job_slots;
     assert!(peak > 256 * 8, "{peak}");
-    std::thread::sleep(crate::store::TRIM_DELAY + std::time::Duration::from_millis(50));
-    for _ in 0..128 {
-        js.complete(js.schedule(|| {}));
-    }
+    let idle_moments = || {
+        std::thread::sleep(crate::store::TRIM_DELAY + std::time::Duration::from_millis(50));
+        for _ in 0..128 {
+            js.complete(js.schedule(|| {}));
+        }
+    };
+    // The first look: nothing given back yet.
+    idle_moments();
+    assert_eq!(js.stats().job_slots, peak);
+    idle_moments();
     let after = js.stats().job_slots;
     assert!(after <= 256, "kept {after} of {peak}");
     assert!(old.iter().all(|&h| js.is_complete(h)));
