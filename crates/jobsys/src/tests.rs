@@ -501,37 +501,43 @@ fn storage_above_the_mark_for_a_while_is_given_back_when_idle() {
     assert!(old.iter().all(|&h| js.is_complete(h)));
 }
 
-/// Defect: a frame loop whose per-frame peak is above `retained_slots` had
-/// the pages above the mark given back about once a second, and faulted
-/// back in the next frame. Frames of 2,048 jobs with 256 slots retained,
-/// each job completed on its own (an idle moment each), for at least
-/// 2.5 × `TRIM_DELAY` of wall time (the old rule trimmed after one): the
-/// job slots never change after the first frame. (Not a wait on the
-/// clock: it runs frames until enough time has passed.)
-#[test]
-#[cfg_attr(miri, ignore)] // seconds of frames
-fn a_frame_loop_above_the_mark_keeps_its_storage() {
+/// Run `frame` on a system of 0 workers with 256 slots retained until
+/// `trim_delays` × `TRIM_DELAY` of wall time (and 100 frames) have passed,
+/// after a first frame that needs at least `peak` slots: the job slots
+/// must never change after that first frame. (Not a wait on the clock: it
+/// runs frames until enough time has passed.)
+fn frames_keep_their_storage(trim_delays: f64, peak: u64, frame: impl Fn(&JobSystem)) {
     let js = JobSystem::builder()
         .workers(0)
         .retained_slots(256)
         .build()
         .unwrap();
-    let frame = || {
+    frame(&js);
+    let slots = js.stats().job_slots;
+    assert!(slots >= peak, "{slots}");
+    let start = std::time::Instant::now();
+    let mut frames = 0;
+    while start.elapsed() < crate::store::TRIM_DELAY.mul_f64(trim_delays) || frames < 100 {
+        frame(&js);
+        frames += 1;
+        assert_eq!(js.stats().job_slots, slots, "frame {frames}");
+    }
+}
+
+/// Defect: a frame loop whose per-frame peak is above `retained_slots` had
+/// the pages above the mark given back about once a second, and faulted
+/// back in the next frame. Frames of 2,048 jobs, each completed on its own
+/// (an idle moment each), for 2.5 × `TRIM_DELAY` (the old rule trimmed
+/// after one).
+#[test]
+#[cfg_attr(miri, ignore)] // seconds of frames
+fn a_frame_loop_above_the_mark_keeps_its_storage() {
+    frames_keep_their_storage(2.5, 2048, |js| {
         let hs: Vec<_> = (0..2048).map(|_| js.schedule(|| {})).collect();
         for h in hs {
             js.complete(h);
         }
-    };
-    frame();
-    let slots = js.stats().job_slots;
-    assert!(slots >= 2048, "{slots}");
-    let start = std::time::Instant::now();
-    let mut frames = 0;
-    while start.elapsed() < crate::store::TRIM_DELAY * 5 / 2 || frames < 100 {
-        frame();
-        frames += 1;
-        assert_eq!(js.stats().job_slots, slots, "frame {frames}");
-    }
+    });
 }
 
 /// Defect: a frame that schedules in waves and waits on part of each wave
@@ -539,21 +545,15 @@ fn a_frame_loop_above_the_mark_keeps_its_storage() {
 /// wave, below its peak; the pages above one wave were given back about
 /// once a second and faulted back by the next frame. Frames of 4 waves of
 /// 1,024 jobs, each wave's first half completed before the next wave and
-/// the rest at the frame's end, 256 slots retained, for 5.5 ×
-/// `TRIM_DELAY`: the job slots never change after the first frame. Whether
-/// a trim check lands on a moment with few live jobs depends on timing, so
-/// the old rule failed this at 1.2 s and 2.2 s in two runs and passed a
-/// 3.5 s one; the store unit test with a simulated clock is the exact
-/// check (`store::tests::a_frame_that_allocates_in_waves_keeps_its_pages`).
+/// the rest at the frame's end, for 5.5 × `TRIM_DELAY`. Whether a trim
+/// check lands on a moment with few live jobs depends on timing, so the
+/// old rule failed this at 1.2 s and 2.2 s in two runs and passed a 3.5 s
+/// one; the store unit test with a simulated clock is the exact check
+/// (`store::tests::a_frame_that_allocates_in_waves_keeps_its_pages`).
 #[test]
 #[cfg_attr(miri, ignore)] // seconds of frames
 fn a_frame_loop_that_schedules_in_waves_keeps_its_storage() {
-    let js = JobSystem::builder()
-        .workers(0)
-        .retained_slots(256)
-        .build()
-        .unwrap();
-    let frame = || {
+    frames_keep_their_storage(5.5, 2560, |js| {
         let mut queued = Vec::new();
         for _ in 0..4 {
             let mut hs: Vec<_> = (0..1024).map(|_| js.schedule(|| {})).collect();
@@ -565,17 +565,7 @@ fn a_frame_loop_that_schedules_in_waves_keeps_its_storage() {
         for h in queued {
             js.complete(h);
         }
-    };
-    frame();
-    let slots = js.stats().job_slots;
-    assert!(slots >= 2560, "{slots}");
-    let start = std::time::Instant::now();
-    let mut frames = 0;
-    while start.elapsed() < crate::store::TRIM_DELAY * 11 / 2 || frames < 100 {
-        frame();
-        frames += 1;
-        assert_eq!(js.stats().job_slots, slots, "frame {frames}");
-    }
+    });
 }
 
 // ---- engine integration: the new transitions under Miri ------------------
