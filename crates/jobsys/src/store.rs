@@ -35,6 +35,26 @@ fn page_base(slot: *const Slot) -> usize {
     slot as usize & !(PAGE_BYTES - 1)
 }
 
+/// Push every slot of `slots` on the free list at `head`, the first slot
+/// ending on top. The caller owns the list and the slots are free and on
+/// no other list.
+fn push_all(slots: &[Slot], head: &mut *mut Slot) {
+    for s in slots.iter().rev() {
+        s.link.store(*head, Ordering::Relaxed);
+        *head = s as *const Slot as *mut Slot;
+    }
+}
+
+/// The slots of the set-aside page at `base` (`Pages::cold`).
+///
+/// # Safety
+/// `base` is a page of the caller's store on `Pages::cold`: registry-owned
+/// and alive, every slot free and on no free list.
+unsafe fn cold_slots<'a>(base: usize) -> &'a [Slot] {
+    // SAFETY: promised by the caller.
+    unsafe { std::slice::from_raw_parts(base as *const Slot, PAGE_SLOTS) }
+}
+
 /// One page of slots, owned by the registry until it is dropped (a slot's
 /// memory is never freed while the system lives: handles and deque
 /// entries read its state). Held through a raw pointer so that moving the
@@ -103,7 +123,7 @@ struct Pages {
     /// Idle moments seen while above the mark; the clock is read on every
     /// `TRIM_CHECK_EVERY`th.
     ticks: u32,
-    /// The pages whose slots were all free when a timed trim last looked,
+    /// The pages whose slots were all free when a trim last looked,
     /// each with the sum of its slots' generations then. A page whose sum
     /// is the same at the next look was not used in between (every reuse
     /// of a slot raises its generation): only such pages are given back
@@ -247,17 +267,11 @@ impl Store {
     unsafe fn take_cold_page(&self) -> *mut Slot {
         // SAFETY: owner-only access, promised by the caller.
         let pages = unsafe { &mut *self.pages.get() };
-        let Some(base) = pages.cold.pop() else {
-            return ptr::null_mut();
-        };
-        // SAFETY: a cold page is one of ours (registry-owned, alive), and
-        // every one of its slots is free and on no list but this page's
-        // entry in `cold` (`give_back`).
-        let slots = unsafe { std::slice::from_raw_parts(base as *const Slot, PAGE_SLOTS) };
         let mut head = ptr::null_mut();
-        for s in slots.iter().rev() {
-            s.link.store(head, Ordering::Relaxed);
-            head = s as *const Slot as *mut Slot;
+        if let Some(base) = pages.cold.pop() {
+            // SAFETY: taken off `cold` just now (`give_back` puts only
+            // whole free pages of ours there, their slots on no list).
+            push_all(unsafe { cold_slots(base) }, &mut head);
         }
         head
     }
@@ -286,11 +300,7 @@ impl Store {
         self.active
             .store(self.active_pages() + 1, Ordering::Relaxed);
         // SAFETY: owner-only access, promised by the caller.
-        let head = unsafe { &mut *self.local_free.get() };
-        for s in slots.iter().rev() {
-            s.link.store(*head, Ordering::Relaxed);
-            *head = s as *const Slot as *mut Slot;
-        }
+        push_all(slots, unsafe { &mut *self.local_free.get() });
     }
 
     /// The owner is idle (a worker about to sleep, or another thread whose
@@ -428,12 +438,8 @@ impl Store {
         // Every free slot onto the local list: the cold pages' ones, then
         // the remote ones.
         for base in pages.cold.drain(..) {
-            // SAFETY: as in `take_cold_page`.
-            let slots = unsafe { std::slice::from_raw_parts(base as *const Slot, PAGE_SLOTS) };
-            for s in slots {
-                s.link.store(*head, Ordering::Relaxed);
-                *head = s as *const Slot as *mut Slot;
-            }
+            // SAFETY: taken off `cold`, as in `take_cold_page`.
+            push_all(unsafe { cold_slots(base) }, head);
         }
         let mut r = self.remote_free.swap(ptr::null_mut(), Ordering::Acquire);
         while !r.is_null() {
