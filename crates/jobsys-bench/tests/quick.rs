@@ -72,6 +72,7 @@ fn spawn_empty_quick() {
             "floor-fence",
             "floor-mem128",
             "floor-mem64",
+            "floor-thief",
             "jobsys",
             "rayon",
             "serial"
@@ -90,8 +91,9 @@ fn spawn_empty_quick() {
             p.name
         );
     }
-    // One row per floor, in its case, at 0 workers (not one per worker
-    // count), and printed with its ratio to the serial row.
+    // One row per floor, in its case, at its helper count (0, and 1 for
+    // the two-thread `floor-thief`; not one row per worker count), and
+    // printed with its ratio to the serial row.
     let table = jobsys_bench::table::render("W1", &[], &rows, false, &[]);
     for f in jobsys_bench::workloads::w1_floor::Floor::ALL {
         let mine: Vec<&Row> = rows
@@ -99,7 +101,8 @@ fn spawn_empty_quick() {
             .filter(|r| r.imp == f.imp() && r.case == f.case.name())
             .collect();
         assert_eq!(mine.len(), 1, "{}", f.name());
-        assert_eq!(mine[0].workers, Some(0), "{}", f.name());
+        assert_eq!(mine[0].workers, Some(f.threads() - 1), "{}", f.name());
+        assert_eq!(mine[0].threads, Some(f.threads()), "{}", f.name());
         let line = table
             .lines()
             .find(|l| l.starts_with(f.case.name()) && l.split_whitespace().nth(1) == Some(f.imp()))

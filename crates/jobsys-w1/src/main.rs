@@ -41,7 +41,8 @@
 //! main thread ran the rest.
 //!
 //! `--case CASE:FLOOR` (e.g. `single:floor-cl`) runs one of W1's floor
-//! kernels instead (`w1_floor.rs`: no job system, one thread), so that
+//! kernels instead (`w1_floor.rs`: no job system; one thread, and one
+//! helper for `flat:floor-thief`, reported as its `workers`), so that
 //! `scripts/w1-instructions.sh` counts them next to jobsys's; they take no
 //! `--workers`, `--record` or `--hooks`.
 
@@ -62,7 +63,7 @@ const USAGE: &str =
 [--active N] [--policy P] [--samples N] [--warmup N] [--quick] [--record] \
 [--hooks none|elsewhere|here] [--worker-jobs]\n\
 floors (no job system): single:floor-cl single:floor-cl-nofence flat:floor-cl \
-flat:floor-cl-nofence flat:floor-mem128 flat:floor-mem64 nested:floor-fence";
+flat:floor-cl-nofence flat:floor-mem128 flat:floor-mem64 flat:floor-thief nested:floor-fence";
 
 /// The command line.
 struct Args {
@@ -282,7 +283,7 @@ fn run(a: &Args) -> Result<String, String> {
     let worker_jobs: Vec<u64> = js.worker_stats().iter().map(|s| s.jobs_finished).collect();
     drop(js); // joins the workers
     let events = events as f64 / samples.len().max(1) as f64;
-    let mut line = json_line(a, a.case.name(), jobs, events, &samples);
+    let mut line = json_line(a, a.case.name(), a.workers, jobs, events, &samples);
     if a.worker_jobs {
         let list: Vec<String> = worker_jobs.iter().map(|n| n.to_string()).collect();
         line.pop(); // the closing brace
@@ -311,11 +312,25 @@ fn run_floor(a: &Args, f: Floor) -> Result<String, String> {
             samples.push(ns / jobs as f64);
         }
     }
-    Ok(json_line(a, &f.name(), jobs, 0.0, &samples))
+    Ok(json_line(
+        a,
+        &f.name(),
+        f.threads() - 1,
+        jobs,
+        0.0,
+        &samples,
+    ))
 }
 
 /// The one JSON line on stdout.
-fn json_line(a: &Args, case: &str, jobs: usize, events: f64, samples: &[f64]) -> String {
+fn json_line(
+    a: &Args,
+    case: &str,
+    workers: usize,
+    jobs: usize,
+    events: f64,
+    samples: &[f64],
+) -> String {
     let list: Vec<String> = samples.iter().map(|v| v.to_string()).collect();
     format!(
         "{{\"trace_compiled\":{},\"recording\":{},\"hooks\":\"{}\",\"case\":{},\"workers\":{},\"jobs\":{jobs},\
@@ -324,7 +339,7 @@ fn json_line(a: &Args, case: &str, jobs: usize, events: f64, samples: &[f64]) ->
         a.record,
         a.hooks.name(),
         json_str(case),
-        a.workers,
+        workers,
         json_str(&a.policy.name()),
         list.join(",")
     )

@@ -15,6 +15,8 @@
 //! does, on one thread. Like the serial row, each is measured in every
 //! worker-count group (a share of its blocks, in turns with that group's
 //! contestants) and pooled into one row per case, labelled 0 workers.
+//! `floor-thief` runs on two threads (the caller and one helper): it is
+//! measured in the groups with workers only, and labelled 1 worker.
 
 use super::w1_floor::{self, Floor};
 use super::w1_kernels::{self, Case, Sizes};
@@ -99,13 +101,14 @@ fn rayon_iter(pool: &rayon::ThreadPool, c: Case, s: &Sizes) -> Result<f64> {
     })
 }
 
-/// The label of a floor's rows: single-threaded, so 0 workers, 1 thread.
+/// The label of a floor's rows: its helper threads as workers (0 but for
+/// `floor-thief`), and its threads.
 pub fn floor_label(f: Floor) -> Label {
     Label {
         imp: f.imp().into(),
         policy: None,
-        workers: Some(0),
-        threads: Some(1),
+        workers: Some(f.threads() - 1),
+        threads: Some(f.threads()),
     }
 }
 
@@ -168,8 +171,9 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             ));
             // The references, pooled over the groups: floors, then serial.
             let measured = cs.len();
+            // A floor with a helper thread only where jobsys has workers.
             let mine: Vec<usize> = (0..Floor::ALL.len())
-                .filter(|&fi| Floor::ALL[fi].case == c)
+                .filter(|&fi| Floor::ALL[fi].case == c && Floor::ALL[fi].threads() <= w + 1)
                 .collect();
             for &fi in &mine {
                 let f = Floor::ALL[fi];
@@ -222,7 +226,9 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         rows.push(pooled(c, &Label::serial(), &serial[ci]));
     }
     for (fi, &f) in Floor::ALL.iter().enumerate() {
-        rows.push(pooled(f.case, &floor_label(f), &floors[fi]));
+        if !floors[fi].is_empty() {
+            rows.push(pooled(f.case, &floor_label(f), &floors[fi]));
+        }
     }
     let order = |case: &str| Case::ALL.iter().position(|c| c.name() == case);
     rows.sort_by_key(|r| order(&r.case));
@@ -243,6 +249,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         "floor-* rows: the least a job system does per job, on the calling thread alone (docs/workloads.md, W1); single-threaded, so printed once per case (workers 0), measured like serial: a share in every worker-count group, pooled".into(),
         "floor-cl = per job a 128-B slot from a thread-local free list, fn pointer written, Release publish, deque push + pop with the Chase-Lev pop's SeqCst fence, claim CAS, call, finish swap, slot freed (single: one job at a time; flat: all pushed, then newest first); floor-cl-nofence = the same without the fence (no thief: 0 workers)".into(),
         "floor-mem128 / floor-mem64 (flat) = write one whole 128 / 64-byte slot per job (all of flat's jobs), then newest first read it back and call its fn pointer: slot memory traffic alone; floor-fence (nested) = the serial tree + one SeqCst fence per join".into(),
+        "floor-thief (flat, measured where workers >= 1; 2 threads) = flat with one helper thread taking the oldest jobs (one CAS on a shared index, claim CAS, call, finish swap) while the caller publishes them (fn pointer, Release state, Release end index; 128-B slots in one array) and then claims newest first or waits for the ones the helper took: the least two threads pay when jobs and slots move between cores".into(),
     ];
     emit(ctx, NAME, "W1 spawn-empty", &notes, &rows, false, &[])
 }

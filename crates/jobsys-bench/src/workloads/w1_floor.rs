@@ -1,5 +1,6 @@
 //! W1's floor kernels: per job, the least that any job system of jobsys's
-//! kind has to do, written out plainly on one thread. `spawn-empty` times
+//! kind has to do, written out plainly (on one thread, but for
+//! `floor-thief`). `spawn-empty` times
 //! them in the same run as jobsys, rayon and the serial loop, so a target
 //! missed can be set against the floor that stops it.
 //!
@@ -44,6 +45,22 @@
 //!   SeqCst fence per join (per inner node: 32,767 of the 65,535 jobs at
 //!   depth 16), where jobsys's `join` pops its second half off its deque:
 //!   what that fence costs on its own.
+//! - `floor-thief` (`flat`, from one worker on): `flat` with one helper
+//!   thread that takes jobs while the caller pushes and completes them, so
+//!   that the jobs and their slots move between two cores, as jobsys's do
+//!   once a worker steals. Slots sit in one array (no free list, no deque
+//!   buffer); per job the caller writes the slot's function pointer,
+//!   publishes its state (Release) and then the queue's end (Release). The
+//!   helper takes the oldest untaken index (one CAS on a shared index, its
+//!   own cache line), claims the slot (CAS READY → RUNNING), calls it and
+//!   finishes it (swap to DONE). The caller then goes newest first: it
+//!   claims each job the helper did not, runs and finishes it, and waits
+//!   (spinning on the state word) for each one the helper did. The helper
+//!   spins only while an iteration runs and parks between them, so it
+//!   burns no CPU under the other rows; waking it costs each iteration one
+//!   `unpark`. What it leaves out: a deque (the shared index is a queue
+//!   only thieves take from), slot reuse across threads, and any check
+//!   beyond the claim.
 //!
 //! `std::hint::black_box(())` (a compiler memory clobber, no instruction)
 //! keeps the optimiser from carrying a value from a `Vec` push to the pop
@@ -60,7 +77,9 @@ use std::cell::UnsafeCell;
 use std::hint::black_box;
 use std::mem::{align_of, size_of, MaybeUninit};
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
 
 /// What a floor kernel does, besides its case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +95,8 @@ pub enum Kind {
     Mem64,
     /// The serial tree with one SeqCst fence per join.
     Fence,
+    /// `flat` shared with one helper thread that takes the oldest jobs.
+    Thief,
 }
 
 /// One floor kernel: a kind in the shape of a W1 case.
@@ -93,13 +114,14 @@ const fn floor(case: Case, kind: Kind) -> Floor {
 
 impl Floor {
     /// Every floor kernel, in table order.
-    pub const ALL: [Floor; 7] = [
+    pub const ALL: [Floor; 8] = [
         floor(Case::Single, Kind::Cl),
         floor(Case::Single, Kind::ClNoFence),
         floor(Case::Flat, Kind::Cl),
         floor(Case::Flat, Kind::ClNoFence),
         floor(Case::Flat, Kind::Mem128),
         floor(Case::Flat, Kind::Mem64),
+        floor(Case::Flat, Kind::Thief),
         floor(Case::Nested, Kind::Fence),
     ];
 
@@ -111,6 +133,15 @@ impl Floor {
             Kind::Mem128 => "floor-mem128",
             Kind::Mem64 => "floor-mem64",
             Kind::Fence => "floor-fence",
+            Kind::Thief => "floor-thief",
+        }
+    }
+
+    /// Threads it runs on: the caller, and for `floor-thief` one helper.
+    pub fn threads(self) -> usize {
+        match self.kind {
+            Kind::Thief => 2,
+            _ => 1,
         }
     }
 
@@ -132,6 +163,8 @@ impl Floor {
 pub struct Buffers {
     mem128: Vec<MemSlot<15>>,
     mem64: Vec<MemSlot<7>>,
+    /// `floor-thief`'s slots and helper thread (joined on drop).
+    thief: Option<Thief>,
 }
 
 /// One iteration of floor `f` at sizes `s` (untimed, unchecked: the caller
@@ -152,6 +185,7 @@ pub fn iteration(f: Floor, s: &Sizes, b: &mut Buffers) -> Result<(), String> {
         (Kind::Mem128, Case::Flat) => mem(&mut b.mem128, s.flat, job),
         (Kind::Mem64, Case::Flat) => mem(&mut b.mem64, s.flat, job),
         (Kind::Fence, Case::Nested) => tree_fence(job, s.depth),
+        (Kind::Thief, Case::Flat) => thief_flat(&mut b.thief, s.flat, job)?,
         _ => return Err(format!("no floor {f:?}")),
     }
     Ok(())
@@ -389,6 +423,183 @@ fn tree_fence(job: fn(), depth: u32) {
     }
 }
 
+// ---- floor-thief: flat with one helper thread ------------------------------
+
+/// A `floor-thief` slot: state word and function pointer, 128 bytes as
+/// jobsys's and `floor-cl`'s.
+#[repr(C, align(64))]
+struct ThiefSlot {
+    state: AtomicU64,
+    /// Written by the caller while the slot is DONE (or new), before the
+    /// Release store of READY; read by whoever claimed it.
+    run: UnsafeCell<fn()>,
+    _fill: [u64; 14],
+}
+
+/// A cache line of its own.
+#[repr(align(128))]
+struct Line<T>(T);
+
+const IDLE: u32 = 0;
+const GO: u32 = 1;
+const QUIT: u32 = 2;
+
+/// What the caller and the helper share.
+struct ThiefShared {
+    slots: Box<[ThiefSlot]>,
+    /// Next index to take (helper), ever increasing across iterations;
+    /// index `i` names slot `i % slots.len()`.
+    front: Line<AtomicUsize>,
+    /// One past the newest index published (caller).
+    back: Line<AtomicUsize>,
+    /// IDLE between iterations (the helper parks), GO during one, QUIT.
+    phase: Line<AtomicU32>,
+}
+
+// SAFETY: `run` is written by the caller only while no other thread may
+// read it (see `ThiefSlot::run` and `thief_flat`); the rest are atomics.
+unsafe impl Sync for ThiefShared {}
+
+/// The helper thread and its slots.
+struct Thief {
+    shared: Arc<ThiefShared>,
+    helper: Option<JoinHandle<()>>,
+}
+
+impl Thief {
+    fn new(n: usize) -> Thief {
+        let shared = Arc::new(ThiefShared {
+            slots: (0..n)
+                .map(|_| ThiefSlot {
+                    state: AtomicU64::new(DONE),
+                    run: UnsafeCell::new(empty_job),
+                    _fill: [0; 14],
+                })
+                .collect(),
+            front: Line(AtomicUsize::new(0)),
+            back: Line(AtomicUsize::new(0)),
+            phase: Line(AtomicU32::new(IDLE)),
+        });
+        let sh = shared.clone();
+        let helper = thread::Builder::new()
+            .name("floor-thief".into())
+            .spawn(move || thief_loop(&sh))
+            .expect("spawn the floor-thief helper");
+        Thief {
+            shared,
+            helper: Some(helper),
+        }
+    }
+}
+
+impl Drop for Thief {
+    fn drop(&mut self) {
+        self.shared.phase.0.store(QUIT, Ordering::Release);
+        if let Some(h) = self.helper.take() {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+    }
+}
+
+/// Claim slot `s` (READY → RUNNING), call it, finish it. False if someone
+/// else claimed it first.
+#[inline(always)]
+fn claim_and_run(s: &ThiefSlot) -> Result<bool, String> {
+    if s.state
+        .compare_exchange(READY, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return Ok(false);
+    }
+    // SAFETY: the claim read the caller's Release store of READY, which
+    // follows its write of `run`; the caller writes `run` again only once
+    // it has seen this slot DONE, after our last read.
+    let f = unsafe { *s.run.get() };
+    f();
+    match s.state.swap(DONE, Ordering::AcqRel) {
+        RUNNING => Ok(true),
+        st => Err(format!("floor-thief: finish found state {st}")),
+    }
+}
+
+/// The helper: while an iteration runs, take the oldest untaken index and
+/// run its job; between iterations, park.
+fn thief_loop(sh: &ThiefShared) {
+    let n = sh.slots.len();
+    loop {
+        match sh.phase.0.load(Ordering::Acquire) {
+            QUIT => return,
+            IDLE => {
+                thread::park();
+                continue;
+            }
+            _ => {}
+        }
+        let f = sh.front.0.load(Ordering::Relaxed);
+        // Acquire: pairs with the caller's Release store of `back`, after
+        // the slots below it were published.
+        let b = sh.back.0.load(Ordering::Acquire);
+        if f >= b {
+            std::hint::spin_loop();
+            continue;
+        }
+        if sh
+            .front
+            .0
+            .compare_exchange(f, f + 1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            // A failed claim (the caller got there first) or a finish error
+            // (impossible: only the claimant finishes) drops the index.
+            let _ = claim_and_run(&sh.slots[f % n]);
+        }
+    }
+}
+
+/// `flat` with one helper taking the oldest jobs: push all, then newest
+/// first claim-and-run or wait.
+fn thief_flat(t: &mut Option<Thief>, n: usize, job: fn()) -> Result<(), String> {
+    // A helper with slots for another size is dropped (joined) first.
+    let t = match t {
+        Some(old) if old.shared.slots.len() == n => old,
+        _ => {
+            *t = None;
+            t.insert(Thief::new(n))
+        }
+    };
+    let sh = &*t.shared;
+    let base = sh.back.0.load(Ordering::Relaxed);
+    sh.phase.0.store(GO, Ordering::Release);
+    if let Some(h) = &t.helper {
+        h.thread().unpark();
+    }
+    for i in 0..n {
+        let s = &sh.slots[(base + i) % n];
+        // SAFETY: the slot is DONE (the last iteration waited for all), so
+        // nobody claims it, and a claimant's last read of `run` came before
+        // its DONE swap, which we read (Acquire) then.
+        unsafe { *s.run.get() = job };
+        // Release: whoever claims the slot sees `run`.
+        s.state.store(READY, Ordering::Release);
+        sh.back.0.store(base + i + 1, Ordering::Release);
+    }
+    for i in (0..n).rev() {
+        let s = &sh.slots[(base + i) % n];
+        if !claim_and_run(s)? {
+            // The helper has it: wait until it finished.
+            while s.state.load(Ordering::Acquire) != DONE {
+                std::hint::spin_loop();
+            }
+        }
+    }
+    // No index is left to take: move `front` past this iteration (a helper
+    // that took one whose job we ran finds it claimed), then let it park.
+    sh.front.0.fetch_max(base + n, Ordering::AcqRel);
+    sh.phase.0.store(IDLE, Ordering::Release);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,6 +629,32 @@ mod tests {
         assert_eq!(l.0, 0);
         assert_eq!(l.1, l.2 * PAGE_SLOTS);
         assert!(l.2 * PAGE_SLOTS >= s.flat);
+
+        // `floor-thief` (in this test: `count::total` is global, so no
+        // other test may count meanwhile) keeps its helper across
+        // iterations of one size, starts a new one when the size changes
+        // (joining the old), and runs every job once either way; the drop
+        // at the end joins the helper (one that missed QUIT hangs here).
+        let f = floor(Case::Flat, Kind::Thief);
+        for flat in [2_048, 100, 1, 2_048] {
+            let s = Sizes { flat, ..s };
+            let before = count::total();
+            iteration(f, &s, &mut b).unwrap();
+            assert_eq!(count::total() - before, flat as u64);
+            let t = b.thief.as_ref().unwrap();
+            assert_eq!(t.shared.slots.len(), flat);
+            // Every slot finished, and no index is left to take.
+            assert!(t
+                .shared
+                .slots
+                .iter()
+                .all(|s| s.state.load(Ordering::Acquire) == DONE));
+            assert_eq!(
+                t.shared.front.0.load(Ordering::Acquire),
+                t.shared.back.0.load(Ordering::Acquire)
+            );
+        }
+        drop(b);
     }
 
     #[test]
@@ -428,5 +665,6 @@ mod tests {
         assert_eq!(std::mem::size_of::<Slot>(), 128);
         assert_eq!(std::mem::size_of::<MemSlot<15>>(), 128);
         assert_eq!(std::mem::size_of::<MemSlot<7>>(), 64);
+        assert_eq!(std::mem::size_of::<ThiefSlot>(), 128);
     }
 }
