@@ -36,9 +36,11 @@
 //! Making it sound needs the owner to write `front` (a tag) on every pop
 //! within a batch's reach of `front`, which is every pop of a short
 //! fork/join deque: that puts a second locked instruction on the hot path
-//! to speed up a path that only deques of 64+ entries take. Go's runqgrab
-//! and tokio's queue can batch in one CAS because their owners also take
-//! with a CAS. The per-element fence is kept too: dropping it is sound in
+//! to speed up a path that only deques of 64+ entries take (a design that
+//! confines the tag to long deques, not built yet: docs/design-notes.md,
+//! "Not built yet: a one-CAS batch steal with an epoch in `front`").
+//! Go's runqgrab and tokio's queue can batch in one CAS because their
+//! owners also take with a CAS. The per-element fence is kept too: dropping it is sound in
 //! the C++20 model (the thief's SeqCst CAS and SeqCst load of `back` order
 //! it against the owner's fence), but loom models SeqCst accesses as
 //! AcqRel, so that variant could not be checked, and a double take of a
