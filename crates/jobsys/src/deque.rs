@@ -40,11 +40,11 @@
 //! confines the tag to long deques, not built yet: docs/design-notes.md,
 //! "Not built yet: a one-CAS batch steal with an epoch in `front`").
 //! Go's runqgrab and tokio's queue can batch in one CAS because their
-//! owners also take with a CAS. The per-element fence is kept too: dropping it is sound in
-//! the C++20 model (the thief's SeqCst CAS and SeqCst load of `back` order
-//! it against the owner's fence), but loom models SeqCst accesses as
-//! AcqRel, so that variant could not be checked, and a double take of a
-//! `join` stack job would be undefined behaviour.
+//! owners also take with a CAS. The per-element fence is kept too:
+//! dropping it is sound in the C++20 model (the thief's SeqCst CAS and
+//! SeqCst load of `back` order it against the owner's fence), but loom
+//! models SeqCst accesses as AcqRel, so that variant could not be checked,
+//! and a double take of a `join` stack job would be undefined behaviour.
 //!
 //! Loom models (`loom_tests` below) drive this code with loom's atomics
 //! (`crate::sync`); under loom `MIN_CAP`, `BATCH_FROM` and `BATCH` are small
