@@ -35,7 +35,8 @@
 //! (`scripts/w1-budget.sh`, `nested-deque`).
 //!
 //! `--worker-jobs` adds `"worker_jobs":[N0,N1,..]` to the line: the jobs
-//! each worker finished in the whole run, warm-up included (`worker_stats`), so a
+//! each worker finished in the whole run, warm-up included (`worker_stats`;
+//! for `flat:floor-thief`, the jobs its helper ran), so a
 //! per-thread instruction count (`valgrind --tool=callgrind
 //! --separate-threads=yes`) can be divided by the jobs that thread ran; the
 //! main thread ran the rest.
@@ -312,14 +313,16 @@ fn run_floor(a: &Args, f: Floor) -> Result<String, String> {
             samples.push(ns / jobs as f64);
         }
     }
-    Ok(json_line(
-        a,
-        &f.name(),
-        f.threads() - 1,
-        jobs,
-        0.0,
-        &samples,
-    ))
+    let mut line = json_line(a, &f.name(), f.threads() - 1, jobs, 0.0, &samples);
+    if a.worker_jobs && f.threads() > 1 {
+        drop(bufs); // joins the helper: its count is final
+        line.pop(); // the closing brace
+        line.push_str(&format!(
+            ",\"worker_jobs\":[{}]}}",
+            w1_floor::thief_share().1
+        ));
+    }
+    Ok(line)
 }
 
 /// The one JSON line on stdout.

@@ -232,8 +232,11 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     }
     let order = |case: &str| Case::ALL.iter().position(|c| c.name() == case);
     rows.sort_by_key(|r| order(&r.case));
+    // Every floor's `Buffers` is dropped by now (its helper joined), so
+    // the share is exact.
+    let (thief_jobs, thief_moved) = w1_floor::thief_share();
 
-    let notes = vec![
+    let mut notes = vec![
         format!(
             "ns per job (wall / jobs); single {} jobs, flat {}, nested depth {} ({} jobs), pfor-empty {} indices, batch 1",
             sizes.single,
@@ -251,5 +254,11 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         "floor-mem128 / floor-mem64 (flat) = write one whole 128 / 64-byte slot per job (all of flat's jobs), then newest first read it back and call its fn pointer: slot memory traffic alone; floor-fence (nested) = the serial tree + one SeqCst fence per join".into(),
         "floor-thief (flat, measured where workers >= 1; 2 threads) = flat with one helper thread taking the oldest jobs (one CAS on a shared index, claim CAS, call, finish swap) while the caller publishes them (fn pointer, Release state, Release end index; 128-B slots in one array) and then claims newest first or waits for the ones the helper took: the least two threads pay when jobs and slots move between cores".into(),
     ];
+    if thief_jobs > 0 {
+        notes.push(format!(
+            "floor-thief: its helper ran {:.1} % of the floor's jobs in this run ({thief_moved} of {thief_jobs}, warm-up included): the share that moved between cores",
+            100.0 * thief_moved as f64 / thief_jobs as f64
+        ));
+    }
     emit(ctx, NAME, "W1 spawn-empty", &notes, &rows, false, &[])
 }

@@ -444,6 +444,22 @@ const IDLE: u32 = 0;
 const GO: u32 = 1;
 const QUIT: u32 = 2;
 
+/// `floor-thief`'s jobs in this process so far, and how many of them its
+/// helpers ran (published when a helper parks or quits).
+static THIEF_JOBS: AtomicU64 = AtomicU64::new(0);
+static THIEF_HELPER_RAN: AtomicU64 = AtomicU64::new(0);
+
+/// (`floor-thief`'s jobs so far, how many of them its helper ran): how
+/// many jobs moved between cores. Exact once the helper parked, which it
+/// does at the end of each iteration (and the drop of its `Buffers` waits
+/// for it).
+pub fn thief_share() -> (u64, u64) {
+    (
+        THIEF_JOBS.load(Ordering::Acquire),
+        THIEF_HELPER_RAN.load(Ordering::Acquire),
+    )
+}
+
 /// What the caller and the helper share.
 struct ThiefShared {
     slots: Box<[ThiefSlot]>,
@@ -527,8 +543,14 @@ fn claim_and_run(s: &ThiefSlot) -> Result<bool, String> {
 /// run its job; between iterations, park.
 fn thief_loop(sh: &ThiefShared) {
     let n = sh.slots.len();
+    // Jobs run since the last park: published in one add, not per job.
+    let mut ran = 0u64;
     loop {
-        match sh.phase.0.load(Ordering::Acquire) {
+        let phase = sh.phase.0.load(Ordering::Acquire);
+        if phase != GO && ran != 0 {
+            THIEF_HELPER_RAN.fetch_add(std::mem::take(&mut ran), Ordering::Release);
+        }
+        match phase {
             QUIT => return,
             IDLE => {
                 thread::park();
@@ -552,7 +574,9 @@ fn thief_loop(sh: &ThiefShared) {
         {
             // A failed claim (the caller got there first) or a finish error
             // (impossible: only the claimant finishes) drops the index.
-            let _ = claim_and_run(&sh.slots[f % n]);
+            if let Ok(true) = claim_and_run(&sh.slots[f % n]) {
+                ran += 1;
+            }
         }
     }
 }
@@ -597,6 +621,7 @@ fn thief_flat(t: &mut Option<Thief>, n: usize, job: fn()) -> Result<(), String> 
     // that took one whose job we ran finds it claimed), then let it park.
     sh.front.0.fetch_max(base + n, Ordering::AcqRel);
     sh.phase.0.store(IDLE, Ordering::Release);
+    THIEF_JOBS.fetch_add(n as u64, Ordering::Relaxed);
     Ok(())
 }
 
@@ -655,6 +680,11 @@ mod tests {
             );
         }
         drop(b);
+        // The drop joined the helper, so its count is published: it ran
+        // some of the jobs, never more than there were.
+        let (jobs, helper) = thief_share();
+        assert!(jobs >= 3 * 2_048 + 100 + 1 + 2_048);
+        assert!(helper <= jobs);
     }
 
     #[test]
