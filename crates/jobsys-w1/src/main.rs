@@ -284,13 +284,12 @@ fn run(a: &Args) -> Result<String, String> {
     let worker_jobs: Vec<u64> = js.worker_stats().iter().map(|s| s.jobs_finished).collect();
     drop(js); // joins the workers
     let events = events as f64 / samples.len().max(1) as f64;
-    let mut line = json_line(a, a.case.name(), a.workers, jobs, events, &samples);
-    if a.worker_jobs {
-        let list: Vec<String> = worker_jobs.iter().map(|n| n.to_string()).collect();
-        line.pop(); // the closing brace
-        line.push_str(&format!(",\"worker_jobs\":[{}]}}", list.join(",")));
-    }
-    Ok(line)
+    let line = json_line(a, a.case.name(), a.workers, jobs, events, &samples);
+    Ok(if a.worker_jobs {
+        with_worker_jobs(line, &worker_jobs)
+    } else {
+        line
+    })
 }
 
 /// `--case CASE:FLOOR`: the floor kernel's samples, in the same line
@@ -313,16 +312,20 @@ fn run_floor(a: &Args, f: Floor) -> Result<String, String> {
             samples.push(ns / jobs as f64);
         }
     }
-    let mut line = json_line(a, &f.name(), f.threads() - 1, jobs, 0.0, &samples);
+    let line = json_line(a, &f.name(), f.threads() - 1, jobs, 0.0, &samples);
     if a.worker_jobs && f.threads() > 1 {
         drop(bufs); // joins the helper: its count is final
-        line.pop(); // the closing brace
-        line.push_str(&format!(
-            ",\"worker_jobs\":[{}]}}",
-            w1_floor::thief_share().1
-        ));
+        return Ok(with_worker_jobs(line, &[w1_floor::thief_share().1]));
     }
     Ok(line)
+}
+
+/// `line` with `"worker_jobs":[..]` added before its closing brace.
+fn with_worker_jobs(mut line: String, jobs: &[u64]) -> String {
+    let list: Vec<String> = jobs.iter().map(|n| n.to_string()).collect();
+    line.pop(); // the closing brace
+    line.push_str(&format!(",\"worker_jobs\":[{}]}}", list.join(",")));
+    line
 }
 
 /// The one JSON line on stdout.

@@ -136,6 +136,8 @@ fn serial_iter(c: Case, s: &Sizes) -> Result<f64> {
 
 /// Run W1 and report it.
 pub fn run(ctx: &Ctx) -> Result<()> {
+    // `floor-thief`'s counts are per process: this run's are the growth.
+    let thief_before = w1_floor::thief_share();
     let sizes = ctx.size(Sizes::FULL, Sizes::QUICK);
     let samples = ctx.samples_or(30, 3);
     let (blocks, per_block) = split(samples, 3);
@@ -234,7 +236,8 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     rows.sort_by_key(|r| order(&r.case));
     // Every floor's `Buffers` is dropped by now (its helper joined), so
     // the share is exact.
-    let (thief_jobs, thief_moved) = w1_floor::thief_share();
+    let (jobs_now, moved_now) = w1_floor::thief_share();
+    let (thief_jobs, thief_moved) = (jobs_now - thief_before.0, moved_now - thief_before.1);
 
     let mut notes = vec![
         format!(

@@ -1,8 +1,8 @@
 //! W1's floor kernels: per job, the least that any job system of jobsys's
 //! kind has to do, written out plainly (on one thread, but for
-//! `floor-thief`). `spawn-empty` times
-//! them in the same run as jobsys, rayon and the serial loop, so a target
-//! missed can be set against the floor that stops it.
+//! `floor-thief`). `spawn-empty` times them in the same run as jobsys,
+//! rayon and the serial loop, so a target missed can be set against the
+//! floor that stops it.
 //!
 //! Every kernel runs W1's own `empty_job` (which bumps the job counter)
 //! once per job through a function pointer, so its row is checked like the
@@ -661,7 +661,8 @@ mod tests {
         // (joining the old), and runs every job once either way; the drop
         // at the end joins the helper (one that missed QUIT hangs here).
         let f = floor(Case::Flat, Kind::Thief);
-        for flat in [2_048, 100, 1, 2_048] {
+        const SIZES: [usize; 4] = [2_048, 100, 1, 2_048];
+        for flat in SIZES {
             let s = Sizes { flat, ..s };
             let before = count::total();
             iteration(f, &s, &mut b).unwrap();
@@ -680,10 +681,11 @@ mod tests {
             );
         }
         drop(b);
-        // The drop joined the helper, so its count is published: it ran
-        // some of the jobs, never more than there were.
+        // The drop joined the helper, so its count is published: the jobs
+        // of every iteration above (two at `s.flat` in the loop over
+        // `Floor::ALL`, then `SIZES`), of which it ran at most all.
         let (jobs, helper) = thief_share();
-        assert!(jobs >= 3 * 2_048 + 100 + 1 + 2_048);
+        assert_eq!(jobs, (2 * s.flat + SIZES.iter().sum::<usize>()) as u64);
         assert!(helper <= jobs);
     }
 
