@@ -402,7 +402,9 @@ impl Registry {
             let Some(pinned) = dep.pin_for_attach(d.gen) else {
                 // Recycled: finished long ago, maybe failed.
                 if let Some(rec) = self.failures.lookup(d.slot.as_ptr() as usize, d.gen) {
-                    slot.set_failure(rec.failure);
+                    if !crate::access::is_event(slot) {
+                        slot.set_failure(rec.failure);
+                    }
                 }
                 let last = slot.dep_done();
                 debug_assert!(!last, "submit holds one count until it is done");
@@ -411,7 +413,7 @@ impl Registry {
             // SAFETY: `e` is fresh from `write_edge`; we hold the attach pin.
             if !unsafe { dep.push_dependent(pinned, e) } {
                 // Finished: its dependents were walked without us.
-                if let Some(f) = dep.failure() {
+                if let Some(f) = dep.failure().filter(|_| !crate::access::is_event(slot)) {
                     slot.set_failure(f);
                 }
                 let last = slot.dep_done();
@@ -766,7 +768,11 @@ impl Registry {
             // `dep_done` below lets its dependent run and free it.
             let (next, dependent) = unsafe { Edge::take(e) };
             if let Some(f) = &failure {
-                dependent.set_failure(f.clone());
+                // A guard's event does not pass its waits' failures on
+                // (`access/now.rs`).
+                if !crate::access::is_event(dependent) {
+                    dependent.set_failure(f.clone());
+                }
             }
             if dependent.dep_done() {
                 crate::trace::job_released_slot(self, ctx, dependent);

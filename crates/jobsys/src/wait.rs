@@ -680,6 +680,13 @@ impl Registry {
             // cannot finish while we wait below it.
             if inside_job && ctx.is_running(node, gen) {
                 self_wait = true;
+                // Marked all the same: a later walk that meets a node this
+                // one marked stops there, relying on every job below it
+                // going to a `needed` deque once runnable. A guard's event
+                // held here becomes runnable when the guard drops; unmarked,
+                // it went to a plain deque that a waiter at 0 workers never
+                // searches (it parked for ever).
+                node.set_flag(gen, WAITED);
                 self.unpin(ctx, node);
                 continue;
             }

@@ -620,3 +620,101 @@ fn tuples_nest_up_to_sixteen_resources() {
     let msg = expect_panic(|| js.schedule_access((reads8(0), reads8(8), rs[16].write()), |_| {}));
     assert!(msg.contains("at most 16"), "{msg}");
 }
+
+/// A `read_now`/`write_now` whose wait fails (a wait on oneself) must not
+/// erase the resource's ordering: its event is already the history's last
+/// writer, so jobs scheduled afterwards still come after the conflicting
+/// jobs it waited for. Before, the event finished at once and a reader
+/// scheduled next ran before the earlier writer (0 workers: every time).
+#[test]
+fn a_failed_guard_wait_keeps_later_readers_after_the_earlier_writer() {
+    watchdog(30, || {
+        for workers in [0, 2] {
+            let js = system(workers);
+            let a = Resource::named("a", 0u32);
+            let b = Resource::named("b", 0u32);
+            let g = a.write_now(&js);
+            // Writes b, but needs a: cannot start before `g` drops.
+            let j = js.schedule_access((a.read(), b.write()), |(_, b)| *b = 1);
+            let msg = expect_panic(|| drop(b.write_now(&js)));
+            assert!(msg.contains("would wait forever"), "{msg}");
+            let seen = Arc::new(AtomicU64::new(u64::MAX));
+            let s = seen.clone();
+            let r = js.schedule_access(b.read(), move |v| s.store(u64::from(*v), Ordering::SeqCst));
+            assert!(
+                !js.is_complete(r),
+                "{workers} workers: the reader ran before its writer"
+            );
+            drop(g);
+            js.complete(r);
+            assert_eq!(
+                seen.load(Ordering::SeqCst),
+                1,
+                "{workers} workers: the reader did not see the write scheduled before it"
+            );
+            js.complete(j);
+        }
+    });
+}
+
+/// The write side of the same defect: a writer scheduled after a failed
+/// `write_now` must not run before (or beside) a reader scheduled before
+/// it. Before, it ran at once: the reader then saw the later write (or, a
+/// loop reading, overlapped it: `&mut T` and `&T` on two threads).
+#[test]
+fn a_failed_guard_wait_keeps_later_writers_after_the_earlier_reader() {
+    watchdog(30, || {
+        for workers in [0, 2] {
+            let js = system(workers);
+            let a = Resource::named("a", 0u32);
+            let b = Resource::named("b", vec![0u32; 64]);
+            let g = a.write_now(&js);
+            let seen = Arc::new(AtomicU64::new(u64::MAX));
+            let s = seen.clone();
+            // Reads b, but needs a: cannot start before `g` drops.
+            let reader = js.schedule_access((a.read(), b.read()), move |(_, b)| {
+                s.store(b.iter().map(|&x| u64::from(x)).sum(), Ordering::SeqCst)
+            });
+            let msg = expect_panic(|| drop(b.write_now(&js)));
+            assert!(msg.contains("would wait forever"), "{msg}");
+            let writer = js.parallel_for_access(0..64, Batch::Fixed(8), b.write_each(), |_, x| {
+                *x = 2;
+            });
+            assert!(
+                !js.is_complete(writer),
+                "{workers} workers: the writer ran before the reader"
+            );
+            drop(g);
+            js.complete(writer);
+            assert_eq!(
+                seen.load(Ordering::SeqCst),
+                0,
+                "{workers} workers: the reader saw a write scheduled after it"
+            );
+            js.complete(reader);
+            assert!(b.read_now(&js).iter().all(|&x| x == 2));
+        }
+    });
+}
+
+/// A wait that ended with `WaitOnSelf` (a job it needs waits for a guard
+/// this thread holds) must not leave marks that hide the guard's event
+/// from later waits: once the guard drops, a wait on the same job runs
+/// the event and the jobs after it. Before, at 0 workers, the event went
+/// to a plain deque that the later wait never searched: it parked forever.
+#[test]
+fn a_wait_after_a_failed_wait_on_a_guard_finds_the_released_event() {
+    watchdog(30, || {
+        for workers in [0, 1] {
+            let js = system(workers);
+            let a = Resource::new(0u32);
+            let g = a.write_now(&js);
+            let j = js.schedule_access(a.read(), |_| {});
+            let k = js.schedule_after(&[j], || {});
+            assert!(matches!(js.try_complete(k), Err(JobError::WaitOnSelf)));
+            drop(g);
+            js.complete(k);
+            assert!(js.is_complete(j));
+        }
+    });
+}

@@ -80,6 +80,7 @@ mod now;
 pub use decl::{
     Access, Declare, ParAccess, ParDecl, Read, SingleDecl, SliceStorage, Write, WriteEach,
 };
+pub(crate) use now::is_event;
 pub use now::{AccessError, ReadNow, WriteNow};
 
 use crate::handle::JobHandle;

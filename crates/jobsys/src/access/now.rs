@@ -9,11 +9,30 @@
 //! made it or be dropped out of order): a `complete` here of a job that
 //! needs the guard to drop is a wait on oneself, and reports
 //! `JobError::WaitOnSelf` (panics, for `complete`) instead of hanging.
+//!
+//! ```text
+//!   no conflicting job:   E  pending 1 (the guard's)
+//!   conflicting D1..Dn:   G = a group after D1..Dn (as `combine`)
+//!                         E  pending 2 (the guard's + an edge to G)
+//!   the guard waits for G, then hands out the reference; its drop
+//!   releases the guard's count; E finishes once both counts are gone.
+//! ```
+//!
+//! E is recorded in the history (as the last writer, or a reader) before
+//! the wait, so a job scheduled meanwhile depends on E. E cannot finish
+//! before G does, nor G before D1..Dn: whatever ends the guard's wait (a
+//! wait on oneself reported as a panic, the poison error), jobs that
+//! depend on E stay ordered after every conflicting job the guard waited
+//! for, and a wait on one of them finds D1..Dn through E's edge. E never
+//! passes a failure on (`is_event`, read where failures pass to
+//! dependents): it finishes without error whether D1..Dn succeeded, failed
+//! or were cancelled, since the guard's holder saw the data after them and
+//! jobs scheduled after the guard are not skipped for their failures.
 
 use super::{DepBuf, Mode, Resource};
 use crate::error::JobError;
 use crate::handle::JobHandle;
-use crate::slot::{JobVTable, Slot, TRACED};
+use crate::slot::{JobVTable, Slot, NOOP_VTABLE, TRACED};
 use crate::system::JobSystem;
 use std::fmt;
 use std::marker::PhantomData;
@@ -157,6 +176,15 @@ impl Drop for Event {
     }
 }
 
+/// Is this job a guard's event? Its dependents do not inherit the failures
+/// of the jobs it waited for (module docs). Asked only on failure paths,
+/// of a slot the caller holds a pin, claim or edge on (its vtable is fixed
+/// while it is published).
+pub(crate) fn is_event(slot: &Slot) -> bool {
+    let vt = slot.vtable();
+    std::ptr::eq(vt, &READ_EVENT) || std::ptr::eq(vt, &WRITE_EVENT)
+}
+
 impl<T: Send + Sync + 'static> Resource<T> {
     /// Read on the calling thread: wait (helping, as `complete` does) for
     /// the jobs that write it and were scheduled before, then give `&T`.
@@ -218,8 +246,15 @@ impl<T: Send + Sync + 'static> Resource<T> {
         let shared = &self.inner.shared;
         // Refuse a second live system before anything is allocated.
         shared.lock().bind(js, shared);
-        // Allocated before the lock: allocation may run jobs.
+        // Allocated before the lock: allocation may run jobs. The group's
+        // slot too (a blocking guard may need one, module docs), so that
+        // nothing under the lock runs back-pressure.
         let (slot, gen) = reg.alloc_job(ctx, &crate::desc::JobDesc::default());
+        let group = blocking.then(|| reg.alloc_job(ctx, &crate::desc::JobDesc::default()));
+        let discard = |(s, g): (&Slot, u32)| {
+            s.complete_unpublished(g);
+            reg.recycle(ctx, s);
+        };
         let vt = match mode {
             Mode::Read => &READ_EVENT,
             Mode::Write | Mode::WriteEach => &WRITE_EVENT,
@@ -232,7 +267,7 @@ impl<T: Send + Sync + 'static> Resource<T> {
             system: reg.id,
         };
         let mut deps = DepBuf::new();
-        {
+        let waited_for = {
             let mut hist = shared.lock();
             hist.bind(js, shared);
             hist.collect(reg, mode, &mut deps);
@@ -254,31 +289,54 @@ impl<T: Send + Sync + 'static> Resource<T> {
             };
             if let Some(e) = refuse {
                 drop(hist);
-                slot.complete_unpublished(gen);
-                reg.recycle(ctx, slot);
+                discard((slot, gen));
                 return Err(e);
             }
-            crate::context::bump(&ctx.counters.scheduled);
-            // One pending count: the guard's (dropped by `Event::drop`).
-            slot.publish_waiting(gen, TRACED, 0);
+            let waited_for = match group {
+                Some((gslot, ggen)) if !deps.as_slice().is_empty() => {
+                    // No job runs on this thread while the lock is held
+                    // (`NoHelp`); submitting cannot unwind (the slots were
+                    // allocated above; edge blocks are allocated without
+                    // back-pressure), so E is always fully attached.
+                    let _no_help = super::NoHelp::enter();
+                    // SAFETY: fresh slot, unpublished.
+                    unsafe { gslot.set_vtable(&NOOP_VTABLE) };
+                    let g = reg.submit(ctx, gslot, ggen, deps.as_slice(), 0);
+                    // The held count is the guard's (`Event::drop`).
+                    reg.submit_held(ctx, slot, gen, &[g], 0);
+                    Some(g)
+                }
+                unused => {
+                    if let Some(u) = unused {
+                        discard(u);
+                    }
+                    crate::context::bump(&ctx.counters.scheduled);
+                    // One pending count: the guard's.
+                    slot.publish_waiting(gen, TRACED, 0);
+                    None
+                }
+            };
             hist.record(reg, h, mode);
             crate::trace::accesses(
                 reg,
                 h,
                 &mut std::iter::once(super::Shared::traced((shared, mode))),
             );
-        }
+            waited_for
+        };
         ctx.guard_push(slot as *const Slot, gen);
         let ev = Event {
             js: js.clone(),
             h,
             _not_send: PhantomData,
         };
-        if !deps.as_slice().is_empty() {
+        if let Some(r) = waited_for {
             // A group wait: its failure comes `via_dependency`, so a
             // panicked job's payload stays for whoever completes it.
-            let all = js.combine(deps.as_slice());
-            if let Err(JobError::WaitOnSelf) = reg.wait(all) {
+            if let Err(JobError::WaitOnSelf) = reg.wait(r) {
+                // E keeps its edge to the group: jobs recorded after it
+                // stay ordered after the conflicting jobs, which may still
+                // run.
                 drop(ev);
                 panic!(
                     "jobsys: {}_now of {} would wait forever: a job it waits for needs a \
