@@ -7,24 +7,39 @@ use std::sync::Mutex;
 /// The panic of a job, shared by the job and everything that depended on it.
 pub(crate) struct Failure {
     message: String,
-    /// Not a panic: the job was cancelled (`JobError::Cancelled`).
-    cancelled: bool,
+    kind: Kind,
     /// The original payload; taken by the first waiter that re-raises it.
     payload: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
+/// The message of a panic payload (a placeholder for non-string ones).
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a job panicked with a non-string payload".to_string()
+    }
+}
+
+/// What kind of failure a `Failure` is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The job panicked (`JobError::Panicked`).
+    Panic,
+    /// The job was cancelled (`JobError::Cancelled`).
+    Cancelled,
+    /// A dependency's outcome was no longer known (`JobError::OutcomeUnknown`).
+    Unknown,
+}
+
 impl Failure {
     pub(crate) fn from_panic(payload: Box<dyn Any + Send>) -> Failure {
-        let message = if let Some(s) = payload.downcast_ref::<&'static str>() {
-            (*s).to_string()
-        } else if let Some(s) = payload.downcast_ref::<String>() {
-            s.clone()
-        } else {
-            "a job panicked with a non-string payload".to_string()
-        };
+        let message = panic_message(&*payload);
         Failure {
             message,
-            cancelled: false,
+            kind: Kind::Panic,
             payload: Mutex::new(Some(payload)),
         }
     }
@@ -33,7 +48,19 @@ impl Failure {
     pub(crate) fn cancelled(why: &str) -> Failure {
         Failure {
             message: why.to_string(),
-            cancelled: true,
+            kind: Kind::Cancelled,
+            payload: Mutex::new(None),
+        }
+    }
+
+    /// The cause recorded for a job skipped because the outcome of a job it
+    /// depends on was no longer known (`failures.rs`): it may have failed.
+    pub(crate) fn dependency_unknown() -> Failure {
+        Failure {
+            message: "the outcome of a job it depends on is no longer known \
+                      (the failure log forgot it; see Builder::failure_history)"
+                .to_string(),
+            kind: Kind::Unknown,
             payload: Mutex::new(None),
         }
     }
@@ -41,10 +68,10 @@ impl Failure {
     /// What a wait on the failed job reports (`via_dependency`: the job
     /// was skipped because a dependency failed).
     pub(crate) fn to_error(&self, via_dependency: bool) -> JobError {
-        if self.cancelled {
-            JobError::Cancelled(self.message.clone())
-        } else {
-            JobError::Panicked(self.to_panic(via_dependency))
+        match self.kind {
+            Kind::Cancelled => JobError::Cancelled(self.message.clone()),
+            Kind::Unknown => JobError::OutcomeUnknown,
+            Kind::Panic => JobError::Panicked(self.to_panic(via_dependency)),
         }
     }
 
@@ -126,6 +153,13 @@ pub enum JobError {
     /// not wait for it), or a job it depends on was: it did not run, or
     /// was stopped while running. Says why.
     Cancelled(String),
+    /// The job finished, but whether it (or a job it depends on) failed is
+    /// no longer known: the failure log (`Builder::failure_history`) pushed
+    /// out a failure of its slot from this job's time or later. Never
+    /// reported for a handle whose job failed within the log's reach; a
+    /// program that keeps its failures below `failure_history` never sees
+    /// it. Treat it as a failure whose cause is lost.
+    OutcomeUnknown,
 }
 
 impl fmt::Display for JobError {
@@ -139,6 +173,11 @@ impl fmt::Display for JobError {
                 write!(f, "jobsys: this handle belongs to another JobSystem")
             }
             JobError::Cancelled(why) => write!(f, "jobsys: job cancelled: {why}"),
+            JobError::OutcomeUnknown => write!(
+                f,
+                "jobsys: the job finished, but whether it failed is no longer known \
+                 (the failure log forgot failures of its slot; see Builder::failure_history)"
+            ),
             JobError::WaitOnSelf => write!(
                 f,
                 "jobsys: a job waited on itself (or on a job that depends on it); that wait would never end"

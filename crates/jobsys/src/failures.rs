@@ -5,11 +5,23 @@
 //! records the failure here under the job's (slot address, generation);
 //! a wait on a handle whose slot moved on, and a dependency attached to
 //! such a handle, look it up. Generations are never reused (`store.rs`,
-//! `RETIRED_GEN`), so a key names one job forever.
+//! `RETIRED_GEN`) and only grow per slot, so a key names one job forever.
 //!
 //! The log keeps the most recent `capacity` failures (`Builder::
-//! failure_history`); an older one is forgotten and its handle then reads
-//! as finished without error. `Stats::failures_forgotten` counts them.
+//! failure_history`). A failure pushed out is not forgotten silently: the
+//! slot's *unknown mark* rises to its generation, and a handle of that
+//! slot with a generation at or below the mark, not in the log, reads
+//! `Outcome::Unknown` (`JobError::OutcomeUnknown`), never success. So an
+//! outcome is never wrong; at worst it is unknown (for a job that
+//! succeeded in a slot where a later failure was pushed out, too).
+//!
+//! Memory: the log holds at most `capacity` failures; the marks hold one
+//! (address, generation) pair per slot that ever had a failure pushed out
+//! (about 20 bytes), so they are bounded by the slots the system ever had
+//! (its peak storage: pages are kept until the system drops), at most
+//! about a sixth of the slots' own 128 bytes, and nothing in a program
+//! whose failures fit the log. `Stats::failures_forgotten` counts the
+//! failures pushed out.
 
 use crate::error::Failure;
 use std::collections::{HashMap, VecDeque};
@@ -38,6 +50,32 @@ pub(crate) struct FailureLog {
 struct Inner {
     map: HashMap<Key, Recorded>,
     order: VecDeque<Key>,
+    /// Slot address → the highest generation whose failure was pushed out.
+    unknown: HashMap<usize, u32>,
+}
+
+impl Inner {
+    /// `len`: entries plus marks (both make `lookup` look).
+    fn len(&self) -> usize {
+        self.order.len() + self.unknown.len()
+    }
+
+    /// The failure of (slot, gen) was pushed out: raise the slot's mark.
+    fn forget(&mut self, (slot, gen): Key) {
+        let mark = self.unknown.entry(slot).or_insert(gen);
+        *mark = (*mark).max(gen);
+    }
+}
+
+/// What the log says of a finished job whose slot moved on.
+pub(crate) enum Outcome {
+    /// It failed, as recorded.
+    Failed(Recorded),
+    /// It may have failed: a failure of its slot at or after its
+    /// generation was pushed out of the log.
+    Unknown,
+    /// It succeeded.
+    Succeeded,
 }
 
 impl FailureLog {
@@ -55,55 +93,73 @@ impl FailureLog {
     /// before that CAS, so whoever sees the next generation (Acquire) and
     /// then locks sees this entry.
     pub(crate) fn record(&self, slot: usize, gen: u32, rec: Recorded) {
-        if self.capacity == 0 {
-            self.forgotten.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
         // Records pushed out are dropped after the lock is released: the
         // last reference to a panic payload runs the user's `Drop`, which
         // may wait on a job, and a wait that fails looks up this log (it
         // locked the mutex it held: a self-deadlock).
         let mut gone = Vec::new();
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        match g.map.insert((slot, gen), rec) {
-            None => g.order.push_back((slot, gen)),
-            Some(old) => gone.push(old),
+        if self.capacity == 0 {
+            g.forget((slot, gen));
+            self.forgotten.fetch_add(1, Ordering::Relaxed);
+        } else {
+            match g.map.insert((slot, gen), rec) {
+                None => g.order.push_back((slot, gen)),
+                Some(old) => gone.push(old),
+            }
         }
         while g.order.len() > self.capacity {
             if let Some(old) = g.order.pop_front() {
                 gone.extend(g.map.remove(&old));
+                g.forget(old);
                 self.forgotten.fetch_add(1, Ordering::Relaxed);
             }
         }
-        self.len.store(g.order.len(), Ordering::Release);
+        // Release: pairs with the Acquire load in `lookup`; the lock
+        // orders the entries themselves.
+        self.len.store(g.len(), Ordering::Release);
         drop(g);
         drop(gone);
     }
 
-    /// No failure is remembered (one load).
+    /// Nothing is recorded, neither a failure nor a mark (one load).
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.len.load(Ordering::Acquire) == 0
     }
 
-    /// The failure of the finished job (slot, gen), if it failed and is
-    /// still remembered. One load when no job ever failed.
+    /// What became of the finished job (slot, gen) whose slot moved on.
+    /// One load when nothing was ever recorded.
     #[inline]
-    pub(crate) fn lookup(&self, slot: usize, gen: u32) -> Option<Recorded> {
+    pub(crate) fn lookup(&self, slot: usize, gen: u32) -> Outcome {
         if self.len.load(Ordering::Acquire) == 0 {
-            return None;
+            return Outcome::Succeeded;
         }
         self.lookup_locked(slot, gen)
     }
 
     #[cold]
-    fn lookup_locked(&self, slot: usize, gen: u32) -> Option<Recorded> {
+    fn lookup_locked(&self, slot: usize, gen: u32) -> Outcome {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        // Under the lock that `record` pushes out and marks under: an entry
+        // missing here was either never recorded or is covered by a mark.
+        if let Some(rec) = g.map.get(&(slot, gen)) {
+            return Outcome::Failed(rec.clone());
+        }
+        match g.unknown.get(&slot) {
+            Some(&mark) if gen <= mark => Outcome::Unknown,
+            _ => Outcome::Succeeded,
+        }
+    }
+
+    /// Slots with an unknown mark (tests: the marks stay bounded).
+    #[cfg(test)]
+    pub(crate) fn marks(&self) -> usize {
         self.inner
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .map
-            .get(&(slot, gen))
-            .cloned()
+            .unknown
+            .len()
     }
 
     /// Failures dropped from the log because it was full.

@@ -7,7 +7,7 @@
 use crate::context::{bump, bump_by, Context};
 use crate::desc::JobDesc;
 use crate::error::Failure;
-use crate::failures::Recorded;
+use crate::failures::{Outcome, Recorded};
 use crate::handle::JobHandle;
 use crate::job::Entry;
 use crate::registry::Registry;
@@ -400,11 +400,16 @@ impl Registry {
             let e = unsafe { slot.write_edge(i, prev, b, d.slot, d.gen) };
             let dep = d.slot();
             let Some(pinned) = dep.pin_for_attach(d.gen) else {
-                // Recycled: finished long ago, maybe failed.
-                if let Some(rec) = self.failures.lookup(d.slot.as_ptr() as usize, d.gen) {
-                    if !crate::access::is_event(slot) {
-                        slot.set_failure(rec.failure);
-                    }
+                // Recycled: finished long ago, maybe failed; a dependency
+                // whose outcome is no longer known counts as failed (a job
+                // after a failed one never runs).
+                let failure = match self.failures.lookup(d.slot.as_ptr() as usize, d.gen) {
+                    Outcome::Succeeded => None,
+                    Outcome::Failed(rec) => Some(rec.failure),
+                    Outcome::Unknown => Some(Arc::new(Failure::dependency_unknown())),
+                };
+                if let Some(f) = failure.filter(|_| !crate::access::is_event(slot)) {
+                    slot.set_failure(f);
                 }
                 let last = slot.dep_done();
                 debug_assert!(!last, "submit holds one count until it is done");

@@ -4,6 +4,7 @@ use crate::desc::JobDesc;
 use crate::error::JobError;
 use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, Batch};
+use crate::slot::JobVTable;
 use crate::JobSystem;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
@@ -21,6 +22,10 @@ pub struct Scope<'scope, 'env: 'scope> {
     own: UnsafeCell<Vec<JobHandle>>,
     /// Jobs scheduled into the scope from other threads.
     shared: Mutex<Vec<JobHandle>>,
+    /// The message of the first panic of one of its closures, kept here
+    /// whatever the failure log forgets (`failures.rs`): the scope never
+    /// returns normally after one of its jobs panicked.
+    panicked: Mutex<Option<String>>,
     // Invariant in 'scope and 'env, as std::thread::Scope.
     _scope: PhantomData<&'scope mut &'scope ()>,
     _env: PhantomData<&'env mut &'env ()>,
@@ -31,6 +36,27 @@ pub struct Scope<'scope, 'env: 'scope> {
 unsafe impl Sync for Scope<'_, '_> {}
 
 impl<'scope, 'env> Scope<'scope, 'env> {
+    /// Run `f`, noting its panic (if the first) before it goes on unwinding
+    /// as the job's failure.
+    #[inline(always)]
+    fn noting<R>(&self, f: impl FnOnce() -> R) -> R {
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(r) => r,
+            Err(p) => {
+                self.note_panic(&*p);
+                resume_unwind(p)
+            }
+        }
+    }
+
+    #[cold]
+    fn note_panic(&self, p: &(dyn std::any::Any + Send)) {
+        let mut first = self.panicked.lock().unwrap_or_else(|e| e.into_inner());
+        if first.is_none() {
+            *first = Some(crate::error::panic_message(p));
+        }
+    }
+
     fn track(&self, h: JobHandle) -> JobHandle {
         if self.system.current_context_id() == self.creator {
             // SAFETY: only the creating thread gets here, and it holds no
@@ -48,7 +74,10 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// Schedule a job that may borrow from outside the scope.
     pub fn schedule<F: FnOnce() + Send + 'scope>(&'scope self, f: F) -> JobHandle {
         // SAFETY: the scope waits for every tracked job before 'scope ends.
-        self.track(unsafe { self.system.schedule_unchecked(&JobDesc::default(), &[], f) })
+        self.track(unsafe {
+            self.system
+                .schedule_unchecked(&JobDesc::default(), &[], move || self.noting(f))
+        })
     }
 
     /// A borrowing `schedule_with` (name and priority).
@@ -59,7 +88,10 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         f: F,
     ) -> JobHandle {
         // SAFETY: as in `schedule`.
-        self.track(unsafe { self.system.schedule_unchecked(&desc.into(), deps, f) })
+        self.track(unsafe {
+            self.system
+                .schedule_unchecked(&desc.into(), deps, move || self.noting(f))
+        })
     }
 
     /// `schedule` after `deps`.
@@ -69,7 +101,10 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         f: F,
     ) -> JobHandle {
         // SAFETY: as in `schedule`.
-        self.track(unsafe { self.system.schedule_unchecked(&JobDesc::default(), deps, f) })
+        self.track(unsafe {
+            self.system
+                .schedule_unchecked(&JobDesc::default(), deps, move || self.noting(f))
+        })
     }
 
     /// A borrowing `parallel_for`.
@@ -77,16 +112,12 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     where
         F: Fn(usize) + Send + Sync + 'scope,
     {
+        let f = move |i| self.noting(|| f(i));
+        let vt = per_index_vtables(&f);
         // SAFETY: as in `schedule`.
         self.track(unsafe {
-            self.system.pfor_unchecked(
-                &JobDesc::default(),
-                &[],
-                range,
-                batch,
-                f,
-                vtables_per_index::<F>(),
-            )
+            self.system
+                .pfor_unchecked(&JobDesc::default(), &[], range, batch, f, vt)
         })
     }
 
@@ -101,16 +132,12 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     where
         F: Fn(usize) + Send + Sync + 'scope,
     {
+        let f = move |i| self.noting(|| f(i));
+        let vt = per_index_vtables(&f);
         // SAFETY: as in `schedule`.
         self.track(unsafe {
-            self.system.pfor_unchecked(
-                &JobDesc::default(),
-                deps,
-                range,
-                batch,
-                f,
-                vtables_per_index::<F>(),
-            )
+            self.system
+                .pfor_unchecked(&JobDesc::default(), deps, range, batch, f, vt)
         })
     }
 
@@ -124,16 +151,12 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     where
         F: Fn(Range<usize>) + Send + Sync + 'scope,
     {
+        let f = move |r| self.noting(|| f(r));
+        let vt = chunked_vtables(&f);
         // SAFETY: as in `schedule`.
         self.track(unsafe {
-            self.system.pfor_unchecked(
-                &JobDesc::default(),
-                &[],
-                range,
-                batch,
-                f,
-                vtables_chunked::<F>(),
-            )
+            self.system
+                .pfor_unchecked(&JobDesc::default(), &[], range, batch, f, vt)
         })
     }
 
@@ -141,6 +164,16 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     pub fn system(&self) -> &'scope JobSystem {
         self.system
     }
+}
+
+/// `vtables_per_index` of a closure whose type has no name.
+fn per_index_vtables<F: Fn(usize)>(_: &F) -> (&'static JobVTable, &'static JobVTable) {
+    vtables_per_index::<F>()
+}
+
+/// `vtables_chunked` of a closure whose type has no name.
+fn chunked_vtables<F: Fn(Range<usize>)>(_: &F) -> (&'static JobVTable, &'static JobVTable) {
+    vtables_chunked::<F>()
 }
 
 pub(crate) fn run<'env, F, R>(system: &JobSystem, f: F) -> R
@@ -152,6 +185,7 @@ where
         creator: system.current_context_id(),
         own: UnsafeCell::new(Vec::new()),
         shared: Mutex::new(Vec::new()),
+        panicked: Mutex::new(None),
         _scope: PhantomData,
         _env: PhantomData,
     };
@@ -186,10 +220,20 @@ where
             }
         }
     }
-    match (r, first_err) {
-        (Err(p), _) => resume_unwind(p),
-        (Ok(_), Some(JobError::Panicked(p))) => p.resume(),
-        (Ok(_), Some(e)) => panic!("{e}"),
-        (Ok(r), None) => r,
+    // A panic the waits could not report (the failure log forgot it: the
+    // wait said `OutcomeUnknown`) is still the scope's, from its own note.
+    let noted = scope
+        .panicked
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    match (r, first_err, noted) {
+        (Err(p), _, _) => resume_unwind(p),
+        (Ok(_), Some(JobError::Panicked(p)), _) => p.resume(),
+        (Ok(_), Some(JobError::OutcomeUnknown) | None, Some(msg)) => {
+            panic!("jobsys: job panicked: {msg}")
+        }
+        (Ok(_), Some(e), _) => panic!("{e}"),
+        (Ok(r), None, None) => r,
     }
 }

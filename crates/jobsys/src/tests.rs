@@ -367,7 +367,8 @@ fn failed_slots_are_reused_and_their_failures_still_reported() {
 }
 
 /// The failure log keeps `failure_history` failures; an older one is
-/// forgotten (its handle reads success) and counted.
+/// pushed out (its handle reads `OutcomeUnknown`, never success) and
+/// counted.
 #[test]
 fn the_failure_log_is_bounded() {
     let js = JobSystem::builder()
@@ -383,7 +384,10 @@ fn the_failure_log_is_bounded() {
             h
         })
         .collect();
-    assert!(js.try_complete(hs[0]).is_ok(), "forgotten");
+    assert!(
+        matches!(js.try_complete(hs[0]), Err(JobError::OutcomeUnknown)),
+        "pushed out: unknown, not success"
+    );
     assert!(js.try_complete(hs[1]).is_err());
     assert!(js.try_complete(hs[2]).is_err());
     assert_eq!(js.stats().failures_forgotten, 1);

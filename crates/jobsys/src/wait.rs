@@ -29,6 +29,7 @@
 
 use crate::context::{Context, HIGH, PRIORITIES};
 use crate::error::JobError;
+use crate::failures::Outcome;
 use crate::handle::JobHandle;
 use crate::job::Entry;
 use crate::registry::Registry;
@@ -815,8 +816,8 @@ impl Registry {
     }
 
     /// `h`'s slot moved on to a later job: `h` finished; report the failure
-    /// the log remembers for it, if any (`failures.rs`). One load when no
-    /// failure is remembered.
+    /// the log remembers for it, or that its outcome is no longer known
+    /// (`failures.rs`). One load when the log never recorded anything.
     #[inline]
     pub(crate) fn observe_recycled(&self, h: JobHandle) -> Result<(), JobError> {
         if self.failures.is_empty() {
@@ -828,8 +829,9 @@ impl Registry {
     #[cold]
     fn observe_logged(&self, h: JobHandle) -> Result<(), JobError> {
         match self.failures.lookup(h.slot.as_ptr() as usize, h.gen) {
-            None => Ok(()),
-            Some(rec) => Err(rec.failure.to_error(rec.flags & POISONED != 0)),
+            Outcome::Succeeded => Ok(()),
+            Outcome::Failed(rec) => Err(rec.failure.to_error(rec.flags & POISONED != 0)),
+            Outcome::Unknown => Err(JobError::OutcomeUnknown),
         }
     }
 }
