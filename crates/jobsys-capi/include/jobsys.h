@@ -74,7 +74,9 @@ typedef enum jobsys_error {
     JOBSYS_ERR_BAD_STATE = 9,          /* not allowed here/now (see the function) */
     JOBSYS_ERR_INTERNAL = 10,          /* a bug in jobsys; the message says where */
     JOBSYS_ERR_IO = 11,                /* a file could not be written */
-    JOBSYS_ERR_CANCELLED = 12          /* the job, or one it depends on, was cancelled */
+    JOBSYS_ERR_CANCELLED = 12,         /* the job, or one it depends on, was cancelled */
+    JOBSYS_ERR_OUTCOME_UNKNOWN = 13    /* the job finished, but whether it failed is no longer
+                                          known (see jobsys_handle); treat it as a failure */
 } jobsys_error;
 
 /* How idle workers wait for work (see crates/jobsys/src/sleep/README.md, "Idle policies"). */
@@ -212,9 +214,13 @@ typedef struct jobsys_system jobsys_system;
 /* Names a scheduled job. A plain 128-bit value: copy, store and compare it
  * freely (equal fields = same job). A zeroed handle is never valid. A
  * handle stays valid for the life of its system, on any thread: once the
- * job finished it reads as complete (and a failed or cancelled job keeps
- * reporting its failure: the newest 4096 failures of the jobs scheduled by
- * the threads sharing its table shard; older ones read complete).
+ * job finished it reads as complete. A failed or cancelled job keeps
+ * reporting its failure while jobsys remembers it (the newest 4096
+ * failures of the system, and of the threads sharing its table shard);
+ * after that jobsys_complete returns JOBSYS_ERR_OUTCOME_UNKNOWN, never
+ * JOBSYS_OK, and scheduling after the handle returns it too. (A job that
+ * succeeded long ago may also read unknown when a later failure in its
+ * place was forgotten: unknown is never wrong, OK always means success.)
  * Layout (treat it as opaque; it is checked, never trusted): `id` = the
  * system's serial (bits 63..32), a table shard (31..26: the scheduling
  * thread's, one of 32, so threads that schedule at once do not share a

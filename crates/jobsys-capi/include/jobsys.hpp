@@ -23,7 +23,9 @@
 //   a const reference: f(i) per index, or f(begin, end) per piece if it
 //   takes two uint32_t.
 // - Errors from the C API are thrown as jobsys::Error (code + message);
-//   JOBSYS_ERR_CANCELLED as jobsys::Cancelled, a jobsys::Error.
+//   JOBSYS_ERR_CANCELLED as jobsys::Cancelled, a jobsys::Error. A job whose
+//   outcome jobsys no longer remembers throws jobsys::Error with code()
+//   JOBSYS_ERR_OUTCOME_UNKNOWN, never returns as if it succeeded.
 // - A cancelled job that had not started never runs; its callable is
 //   still freed exactly once (by jobsys_cancel, on the cancelling thread).
 // - Thread-safety is the C API's: every member function may be called from

@@ -28,10 +28,12 @@ pub enum Code {
     Io = 11,
     /// The job, or a job it depends on, was cancelled (`jobsys_cancel`).
     Cancelled = 12,
+    /// The job finished, but whether it failed is no longer known.
+    OutcomeUnknown = 13,
 }
 
 /// Every code with its name in the header, for `jobsys_error_name`.
-const NAMES: [(Code, &[u8]); 13] = [
+const NAMES: [(Code, &[u8]); 14] = [
     (Code::Ok, b"JOBSYS_OK\0"),
     (Code::NullArgument, b"JOBSYS_ERR_NULL_ARGUMENT\0"),
     (Code::InvalidArgument, b"JOBSYS_ERR_INVALID_ARGUMENT\0"),
@@ -45,6 +47,7 @@ const NAMES: [(Code, &[u8]); 13] = [
     (Code::Internal, b"JOBSYS_ERR_INTERNAL\0"),
     (Code::Io, b"JOBSYS_ERR_IO\0"),
     (Code::Cancelled, b"JOBSYS_ERR_CANCELLED\0"),
+    (Code::OutcomeUnknown, b"JOBSYS_ERR_OUTCOME_UNKNOWN\0"),
 ];
 
 /// A failure of one call: its code and a message for

@@ -38,7 +38,8 @@
 //!   (in `failed`, `job` set: failed or cancelled, kept so that later
 //!   `jobsys_complete` calls still report the failure). The newest
 //!   `FAILED_KEPT` failed entries *of each shard* are kept; an older one is
-//!   recycled and its handle then reads complete. The library remembers
+//!   recycled, remembering its generation (`unknown_upto`), and its handle
+//!   then reads `JOBSYS_ERR_OUTCOME_UNKNOWN`, never success. The library remembers
 //!   `Config::failure_history` failures (same default) over the whole
 //!   system, so per shard the table never forgets a failure the library
 //!   still knows of its thread, and a program that fails or cancels jobs
@@ -151,12 +152,18 @@ pub enum Lookup {
     Live(JobHandle),
     /// A job that finished successfully; its entry was recycled.
     Done,
+    /// A job that finished, failed or not: its failed entry was recycled
+    /// (more than `FAILED_KEPT` newer failures in its shard).
+    Unknown,
 }
 
 #[derive(Debug)]
 struct Entry {
     gen: u64,
     job: Option<JobHandle>,
+    /// The highest generation of this entry whose failed job was recycled
+    /// (0: none): its handles, and older ones, read `Lookup::Unknown`.
+    unknown_upto: u64,
 }
 
 /// One shard's entries (see the module comment).
@@ -308,6 +315,7 @@ impl Table {
         let s = s.lock();
         match s.entries.get(idx) {
             Some(e) if e.gen == h.gen && e.job.is_some() => Ok(Lookup::Live(e.job.unwrap())),
+            Some(e) if h.gen != 0 && h.gen <= e.unknown_upto => Ok(Lookup::Unknown),
             Some(e) if h.gen != 0 && h.gen <= e.gen => Ok(Lookup::Done),
             _ => Err(invalid(h, "")),
         }
@@ -321,6 +329,17 @@ impl Table {
             match self.lookup(h) {
                 Ok(Lookup::Live(j)) => out.push(j),
                 Ok(Lookup::Done) => {}
+                Ok(Lookup::Unknown) => {
+                    return Err(Error::new(
+                        Code::OutcomeUnknown,
+                        format!(
+                            "handle [{i}] of {}: its job finished, but whether it failed is no \
+                             longer known (more than {FAILED_KEPT} newer failures), so a job \
+                             cannot be scheduled after it",
+                            hs.len()
+                        ),
+                    ))
+                }
                 Err(e) => {
                     return Err(Error::new(
                         e.code,
@@ -344,7 +363,11 @@ impl Shard {
         let idx = match self.free.pop() {
             Some(i) => i,
             None if self.entries.len() < limit => {
-                self.entries.push(Entry { gen: 0, job: None });
+                self.entries.push(Entry {
+                    gen: 0,
+                    job: None,
+                    unknown_upto: 0,
+                });
                 (self.entries.len() - 1) as u32
             }
             None => return None,
@@ -375,7 +398,10 @@ impl Shard {
                 self.failed.push_back(idx);
                 if self.failed.len() > FAILED_KEPT {
                     let old = self.failed.pop_front().expect("over the limit");
-                    self.entries[old as usize].job = None;
+                    let e = &mut self.entries[old as usize];
+                    e.job = None;
+                    // Its handles must not read complete-and-fine now.
+                    e.unknown_upto = e.gen;
                     self.free.push(old);
                 }
             }
@@ -399,7 +425,8 @@ mod tests {
 
     /// A program that fails (or cancels) jobs every frame keeps at most
     /// `FAILED_KEPT` failed entries per shard: the table stays bounded,
-    /// the newest failures still report, the oldest read complete.
+    /// the newest failures still report, the oldest read unknown (never
+    /// done: that would be success).
     #[test]
     fn failed_entries_are_bounded() {
         let js = JobSystem::builder().workers(0).build().unwrap();
@@ -427,9 +454,16 @@ mod tests {
             );
         }
         assert!(
-            matches!(t.lookup(hs[0].0), Ok(Lookup::Done)),
-            "the oldest is forgotten"
+            matches!(t.lookup(hs[0].0), Ok(Lookup::Unknown)),
+            "the oldest is forgotten, and reads unknown, not done"
         );
+        // No handle of a failed job reads done (success).
+        for (i, (h, _)) in hs.iter().enumerate() {
+            assert!(
+                !matches!(t.lookup(*h), Ok(Lookup::Done)),
+                "failed job {i} reads done"
+            );
+        }
         let (newest, job) = hs[n - 1];
         assert!(matches!(t.lookup(newest), Ok(Lookup::Live(h)) if h == job));
         assert!(js.try_complete(job).is_err(), "the newest still reports");

@@ -689,6 +689,7 @@ pub unsafe extern "C" fn jobsys_complete(sys: *const System, h: Handle) -> Code 
         let job = match s.lookup(h)? {
             Lookup::Live(job) => job,
             Lookup::Done => return Ok(()),
+            Lookup::Unknown => return Err(outcome_unknown()),
         };
         s.js.try_complete(job).map_err(|e| {
             let code = match &e {
@@ -697,6 +698,7 @@ pub unsafe extern "C" fn jobsys_complete(sys: *const System, h: Handle) -> Code 
                 JobError::WaitOnSelf => Code::WaitOnSelf,
                 JobError::ForeignHandle => Code::ForeignHandle,
                 JobError::Cancelled(_) => Code::Cancelled,
+                JobError::OutcomeUnknown => Code::OutcomeUnknown,
                 _ => Code::Internal,
             };
             let message = match &e {
@@ -712,6 +714,15 @@ pub unsafe extern "C" fn jobsys_complete(sys: *const System, h: Handle) -> Code 
             Error::new(code, message)
         })
     })
+}
+
+/// `jobsys_complete` of a handle whose failed entry was recycled.
+fn outcome_unknown() -> Error {
+    Error::new(
+        Code::OutcomeUnknown,
+        "the job finished, but whether it failed is no longer known: its failure was \
+         recycled after newer ones (see jobsys_handle in jobsys.h)",
+    )
 }
 
 /// `*done` = has `h` finished (successfully or not)? Never blocks.
@@ -730,7 +741,7 @@ pub unsafe extern "C" fn jobsys_is_complete(
         non_null(done, "done")?;
         let d = match s.lookup(h)? {
             Lookup::Live(job) => s.js.is_complete(job),
-            Lookup::Done => true,
+            Lookup::Done | Lookup::Unknown => true,
         };
         // SAFETY: checked non-NULL above, and writable as the caller promises.
         unsafe { done.write(d) };
@@ -753,7 +764,7 @@ pub unsafe extern "C" fn jobsys_cancel(sys: *const System, h: Handle, stopped: *
         // schedule jobs.
         let st = match s.lookup(h)? {
             Lookup::Live(job) => s.js.cancel(job),
-            Lookup::Done => false,
+            Lookup::Done | Lookup::Unknown => false,
         };
         // SAFETY: NULL or writable, as the caller promises.
         unsafe { write_opt(stopped, st) };

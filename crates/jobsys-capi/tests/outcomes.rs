@@ -1,0 +1,163 @@
+//! Through the C API, a failed or cancelled job never reads `JOBSYS_OK`,
+//! however many failures come after it, on this thread (its table shard)
+//! or on another (the library's failure log): past what jobsys remembers
+//! it reads `JOBSYS_ERR_OUTCOME_UNKNOWN`, and scheduling after it is
+//! refused with that code. Called as a C program would, from Rust.
+
+use jobsys_capi::config::{jobsys_config_init, Config};
+use jobsys_capi::errors::Code;
+use jobsys_capi::handles::Handle;
+use jobsys_capi::jobs::{
+    jobsys_cancel, jobsys_complete, jobsys_fail, jobsys_schedule, jobsys_schedule_after,
+};
+use jobsys_capi::system::{jobsys_create, jobsys_destroy, System};
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn watchdog<F: FnOnce() + Send + 'static>(secs: u64, body: F) {
+    let (tx, rx) = mpsc::channel();
+    let t = std::thread::spawn(move || {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+        let _ = tx.send(r);
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(Ok(())) => t.join().unwrap(),
+        Ok(Err(p)) => std::panic::resume_unwind(p),
+        Err(_) => panic!("watchdog: test body did not finish within {secs} s (hang / deadlock)"),
+    }
+}
+
+fn create(workers: i32) -> *mut System {
+    let mut c = std::mem::MaybeUninit::<Config>::uninit();
+    // SAFETY: `c` is writable; init fills every field.
+    let mut c = unsafe {
+        assert_eq!(jobsys_config_init(c.as_mut_ptr()), Code::Ok);
+        c.assume_init()
+    };
+    c.workers = workers;
+    let mut sys = null_mut();
+    // SAFETY: valid config and out-pointer.
+    assert_eq!(unsafe { jobsys_create(&c, &mut sys) }, Code::Ok);
+    sys
+}
+
+unsafe extern "C" fn nothing(_: *mut c_void) {}
+
+unsafe extern "C" fn fails(_: *mut c_void) {
+    // SAFETY: a NUL-terminated message, called inside a job.
+    unsafe { jobsys_fail(c"expected test failure".as_ptr()) };
+}
+
+/// A job cancelled before it starts (0 workers: nothing runs until this
+/// thread waits), then finished.
+fn cancelled(sys: *mut System) -> Handle {
+    let (mut gate, mut j) = (Handle::default(), Handle::default());
+    // SAFETY: a live system, writable out-pointers, a valid function.
+    unsafe {
+        assert_eq!(
+            jobsys_schedule(sys, null(), Some(nothing), null_mut(), &mut gate),
+            Code::Ok
+        );
+        assert_eq!(
+            jobsys_schedule_after(sys, null(), &gate, 1, Some(nothing), null_mut(), &mut j),
+            Code::Ok
+        );
+        assert_eq!(jobsys_cancel(sys, j, null_mut()), Code::Ok);
+        assert_eq!(jobsys_complete(sys, gate), Code::Ok);
+        assert_eq!(jobsys_complete(sys, j), Code::Cancelled);
+    }
+    j
+}
+
+/// One thread: 5,000 cancels, more than its table shard and the library
+/// keep. The newest still reads cancelled; none reads OK; the oldest read
+/// unknown, and a job cannot be scheduled after one.
+#[test]
+fn no_cancelled_handle_reads_ok_after_thousands_on_its_thread() {
+    watchdog(120, || {
+        let sys = create(0);
+        let hs: Vec<Handle> = (0..5_000).map(|_| cancelled(sys)).collect();
+        let mut unknown = 0;
+        for (i, &h) in hs.iter().enumerate() {
+            // SAFETY: a live system.
+            match unsafe { jobsys_complete(sys, h) } {
+                Code::Cancelled => {}
+                Code::OutcomeUnknown => unknown += 1,
+                other => panic!("cancelled job {i} read {other:?}"),
+            }
+        }
+        assert!(
+            unknown > 0,
+            "more than jobsys keeps: some must read unknown"
+        );
+        assert_eq!(
+            unsafe { jobsys_complete(sys, hs[hs.len() - 1]) },
+            Code::Cancelled
+        );
+        let mut after = Handle::default();
+        // SAFETY: a live system, a writable out-pointer.
+        let code = unsafe {
+            jobsys_schedule_after(
+                sys,
+                null(),
+                &hs[0],
+                1,
+                Some(nothing),
+                null_mut(),
+                &mut after,
+            )
+        };
+        assert_eq!(
+            code,
+            Code::OutcomeUnknown,
+            "scheduling after a forgotten failure"
+        );
+        // SAFETY: a live system, destroyed once.
+        assert_eq!(unsafe { jobsys_destroy(sys) }, Code::Ok);
+    });
+}
+
+/// A job that failed on one thread, then 5,000 failures on another: the
+/// first thread's handle must not read OK.
+#[test]
+fn a_failure_does_not_read_ok_after_another_thread_fails_thousands() {
+    watchdog(120, || {
+        let sys = create(1);
+        let mut h = Handle::default();
+        // SAFETY: a live system, a writable out-pointer.
+        unsafe {
+            assert_eq!(
+                jobsys_schedule(sys, null(), Some(fails), null_mut(), &mut h),
+                Code::Ok
+            );
+            assert_eq!(jobsys_complete(sys, h), Code::JobFailed);
+        }
+        let sys_addr = sys as usize;
+        std::thread::spawn(move || {
+            let sys = sys_addr as *mut System;
+            for _ in 0..5_000 {
+                let mut j = Handle::default();
+                // SAFETY: the system outlives this thread (joined below).
+                unsafe {
+                    assert_eq!(
+                        jobsys_schedule(sys, null(), Some(fails), null_mut(), &mut j),
+                        Code::Ok
+                    );
+                    assert_eq!(jobsys_complete(sys, j), Code::JobFailed);
+                }
+            }
+        })
+        .join()
+        .unwrap();
+        // SAFETY: a live system.
+        let code = unsafe { jobsys_complete(sys, h) };
+        assert!(
+            matches!(code, Code::JobFailed | Code::OutcomeUnknown),
+            "a failed job read {code:?}"
+        );
+        // SAFETY: a live system, destroyed once.
+        assert_eq!(unsafe { jobsys_destroy(sys) }, Code::Ok);
+    });
+}
