@@ -167,3 +167,44 @@ impl FailureLog {
         self.forgotten.load(Ordering::Relaxed)
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::error::Failure;
+
+    fn rec() -> Recorded {
+        Recorded {
+            failure: Arc::new(Failure::cancelled("test")),
+            flags: 0,
+        }
+    }
+
+    /// 200,000 failures over 64 slots: the log keeps its capacity, the
+    /// marks one per slot; every pushed-out key reads unknown, the newest
+    /// read failed, a later generation of a marked slot reads succeeded.
+    #[test]
+    fn pushed_out_failures_read_unknown_and_memory_stays_bounded() {
+        let log = FailureLog::new(16);
+        let n: u32 = if cfg!(miri) { 2_000 } else { 200_000 };
+        for g in 1..=n {
+            log.record(((g % 64) as usize) * 128, g, rec());
+        }
+        assert_eq!(log.inner.lock().unwrap().order.len(), 16);
+        assert_eq!(log.marks(), 64);
+        assert_eq!(log.forgotten(), u64::from(n) - 16);
+        assert!(matches!(log.lookup(128, 1), Outcome::Unknown));
+        assert!(matches!(
+            log.lookup((n % 64) as usize * 128, n),
+            Outcome::Failed(_)
+        ));
+        assert!(matches!(log.lookup(128, n + 64), Outcome::Succeeded));
+        // Capacity 0: nothing kept, every failure is a mark.
+        let none = FailureLog::new(0);
+        none.record(256, 7, rec());
+        assert!(!none.is_empty());
+        assert!(matches!(none.lookup(256, 7), Outcome::Unknown));
+        assert!(matches!(none.lookup(256, 8), Outcome::Succeeded));
+        assert!(matches!(none.lookup(384, 7), Outcome::Succeeded));
+    }
+}
