@@ -145,5 +145,8 @@ fn the_header_constants_match_the_rust_side() {
         };
         assert_eq!(rust, value, "{name}");
     }
-    assert_eq!(error_name(Code::Cancelled as i32 + 1), "JOBSYS_ERR_UNKNOWN");
+    assert_eq!(
+        error_name(Code::OutcomeUnknown as i32 + 1),
+        "JOBSYS_ERR_UNKNOWN"
+    );
 }

@@ -322,6 +322,11 @@ fn a_panic_payload_dropped_by_the_failure_log_can_wait() {
             .unwrap();
         let old = js.schedule(|| {});
         js.complete(old);
+        // Takes `old`'s slot back and keeps it until the end, so that no
+        // failure below lands in that slot: a pushed-out failure of a later
+        // job there would make `old` read `OutcomeUnknown` (docs/storage.md,
+        // "The outcome guarantee"), and this test is about the wait.
+        let filler = js.schedule_pinned(jobsys::Pin::Main, || {});
         let result = Arc::new(Mutex::new(None));
         let payload = WaitingPayload {
             js: js.clone(),
@@ -346,6 +351,7 @@ fn a_panic_payload_dropped_by_the_failure_log_can_wait() {
             }
         }
         assert_eq!(result.lock().unwrap().as_deref(), Some("Ok(())"));
+        js.complete(filler);
     });
 }
 
