@@ -877,7 +877,11 @@ impl JobSystem {
     /// `None`: the last one), live or ended; `None` if there never was one
     /// (or `index` is a worker's). Not part of the Rust API.
     #[doc(hidden)]
-    pub fn registered_thread(&self, index: usize, registration: Option<u32>) -> Option<ThreadIndex> {
+    pub fn registered_thread(
+        &self,
+        index: usize,
+        registration: Option<u32>,
+    ) -> Option<ThreadIndex> {
         self.reg().registered_thread(index, registration)
     }
 

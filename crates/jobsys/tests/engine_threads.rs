@@ -193,7 +193,11 @@ fn registered_thread_exit_cancels_its_queued_pinned_jobs() {
 fn registered_until(
     js: &JobSystem,
     ran: &Arc<AtomicUsize>,
-) -> (jobsys::ThreadIndex, mpsc::Sender<JobHandle>, thread::JoinHandle<()>) {
+) -> (
+    jobsys::ThreadIndex,
+    mpsc::Sender<JobHandle>,
+    thread::JoinHandle<()>,
+) {
     let (js2, ran) = (js.clone(), ran.clone());
     let (idx_tx, idx_rx) = mpsc::channel();
     let (go_tx, go_rx) = mpsc::channel::<JobHandle>();
@@ -274,8 +278,11 @@ fn registered_indices_stay_dense_whatever_the_order_of_threads() {
         let js = system(workers);
         let mut rng = common::Rng::new(29);
         let ran = Arc::new(AtomicUsize::new(0));
-        let mut live: Vec<(jobsys::ThreadIndex, mpsc::Sender<JobHandle>, thread::JoinHandle<()>)> =
-            Vec::new();
+        let mut live: Vec<(
+            jobsys::ThreadIndex,
+            mpsc::Sender<JobHandle>,
+            thread::JoinHandle<()>,
+        )> = Vec::new();
         let mut idle = Vec::new();
         let mut most = 0;
         for step in 0..200 {
@@ -378,8 +385,16 @@ fn a_stale_thread_index_never_sends_a_job_to_the_thread_that_took_its_index() {
                 }
             }
             assert_eq!(runs.load(SeqCst), 0, "{workers} workers: a closure ran");
-            assert_eq!(ran.load(SeqCst), 0, "{workers} workers: T2 ran a pinned job");
-            assert_eq!(drops.load(SeqCst), 2, "{workers} workers: each dropped once");
+            assert_eq!(
+                ran.load(SeqCst),
+                0,
+                "{workers} workers: T2 ran a pinned job"
+            );
+            assert_eq!(
+                drops.load(SeqCst),
+                2,
+                "{workers} workers: each dropped once"
+            );
         }
     });
 }
@@ -407,7 +422,11 @@ fn a_job_pinned_to_an_exited_thread_never_runs_on_the_next_registrant() {
             drop(go1);
             t1.join().unwrap();
             let (idx2, go2, t2) = registered_until(&js, &ran);
-            assert!(idx2.get() < workers + 2, "the only registered thread: {}", idx2.get());
+            assert!(
+                idx2.get() < workers + 2,
+                "the only registered thread: {}",
+                idx2.get()
+            );
             drop(gate_tx);
             // T2 waits for the job (running its own pinned jobs meanwhile;
             // with 0 workers it runs `gate` too), then exits.
@@ -420,7 +439,11 @@ fn a_job_pinned_to_an_exited_thread_never_runs_on_the_next_registrant() {
                 "{workers} workers: a job pinned to exited T1 gave {r:?}: expected Cancelled"
             );
             assert_eq!(runs.load(SeqCst), 0, "{workers} workers: the closure ran");
-            assert_eq!(ran.load(SeqCst), 0, "{workers} workers: T2 ran a pinned job");
+            assert_eq!(
+                ran.load(SeqCst),
+                0,
+                "{workers} workers: T2 ran a pinned job"
+            );
             assert_eq!(drops.load(SeqCst), 1, "{workers} workers: dropped once");
         }
     });
@@ -472,7 +495,10 @@ fn contexts_kept_for_jobs_pinned_to_an_exited_thread_come_back() {
             let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 js.schedule_pinned_after(Pin::Thread(idx), &[foreign], || {})
             }));
-            assert!(panicked.is_err(), "round {round}: a foreign handle is refused");
+            assert!(
+                panicked.is_err(),
+                "round {round}: a foreign handle is refused"
+            );
             let (gate_tx, gate_rx) = mpsc::channel::<()>();
             let gate = js.schedule(move || {
                 let _ = gate_rx.recv();
@@ -484,7 +510,10 @@ fn contexts_kept_for_jobs_pinned_to_an_exited_thread_come_back() {
             t.join().unwrap();
             drop(gate_tx);
             let r = js.try_complete(h);
-            assert!(matches!(r, Err(JobError::Cancelled(_))), "round {round}: {r:?}");
+            assert!(
+                matches!(r, Err(JobError::Cancelled(_))),
+                "round {round}: {r:?}"
+            );
         }
         assert_eq!(ran.load(SeqCst), 0);
         other.complete(foreign);
