@@ -587,6 +587,8 @@ static void register_in_job(void *data) {
     struct call_from_job *c = data;
     uint32_t index;
     c->result = jobsys_register_thread(c->sys, &index);
+    jobsys_pin pin;
+    CHECK(jobsys_register_thread_pin(c->sys, &pin) == c->result);
 }
 
 /* A thread the program starts: registers (or not), then runs the jobs the
