@@ -237,11 +237,15 @@ typedef struct jobsys_handle {
 typedef enum jobsys_pin_kind {
     JOBSYS_PIN_MAIN = 0,              /* the thread that called jobsys_create; index 0 */
     JOBSYS_PIN_WORKER = 1,            /* worker number `index` (0-based, below jobsys_workers) */
-    JOBSYS_PIN_THREAD = 2             /* the thread whose jobsys_thread_index is `index` */
+    JOBSYS_PIN_THREAD = 2,            /* the thread whose jobsys_thread_index is `index` now */
+    JOBSYS_PIN_REGISTERED = 3         /* one registration: `index` from jobsys_register_thread_pin */
 } jobsys_pin_kind;
 
-/* A pin: e.g. {JOBSYS_PIN_WORKER, 0}, or {JOBSYS_PIN_THREAD, index from
- * jobsys_register_thread}. A zeroed pin is the main thread. */
+/* A pin: e.g. {JOBSYS_PIN_WORKER, 0}, {JOBSYS_PIN_THREAD, index from jobsys_register_thread},
+ * or the pin jobsys_register_thread_pin gives. A zeroed pin is the main thread. An index is
+ * reused once its thread exits, so {JOBSYS_PIN_THREAD, i} names whichever thread holds i when
+ * the job is scheduled; the pin from jobsys_register_thread_pin names that thread only (once it
+ * has exited, jobs pinned with it are cancelled, never run by i's next holder). */
 typedef struct jobsys_pin {
     jobsys_pin_kind kind;
     uint32_t index;
@@ -394,9 +398,11 @@ jobsys_error jobsys_fail(const char *message);
  * while it waits in jobsys_complete (then it runs all of its ready pinned jobs, needed or not).
  * Until then the job waits: jobsys_complete on it from another thread blocks until that thread
  * calls in (jobsys_destroy cancels it). If a registered thread exits, its queued pinned jobs
- * are cancelled (CANCELLED), as are those pinned to it later while its index is free. Errors: as
+ * are cancelled (CANCELLED), as are those that become ready later and those pinned to it after
+ * (a THREAD pin: while its index is free; a REGISTERED pin: always). Errors: as
  * jobsys_schedule, plus INVALID_ARGUMENT (unknown pin kind, MAIN with index != 0, WORKER index >=
- * workers, THREAD index no thread ever registered). */
+ * workers, THREAD index no thread ever registered, REGISTERED value not from
+ * jobsys_register_thread_pin). */
 jobsys_error jobsys_schedule_pinned(jobsys_system *sys, jobsys_pin pin, const jobsys_job_desc *desc,
                                     jobsys_job_fn fn, void *data, jobsys_handle *out);
 
@@ -408,12 +414,19 @@ jobsys_error jobsys_schedule_pinned_after(jobsys_system *sys, jobsys_pin pin,
                                           jobsys_handle *out);
 
 /* Make the calling thread (a render or IO thread, say) one that runs jobs pinned to it, until it
- * exits; *index (if not NULL) = its thread index, for {JOBSYS_PIN_THREAD, index}. Indices are
- * dense after the workers' (the first registered thread gets workers + 1); calling again returns
- * the same index; on the thread that called jobsys_create it is 0. After the thread exits, a
- * thread registering later may get its index. Errors: NULL_ARGUMENT, BAD_STATE (called on one of
- * the system's workers). */
+ * exits; *index (if not NULL) = its thread index, for {JOBSYS_PIN_THREAD, index}: the smallest
+ * index above the workers' that no live registered thread holds (the first registered thread gets
+ * workers + 1; see jobsys_thread_index for the bound). Calling again returns the same index; on
+ * the thread that called jobsys_create it is 0. After the thread exits, a thread registering later
+ * may get its index. Errors: NULL_ARGUMENT, BAD_STATE (called on one of the system's workers). */
 jobsys_error jobsys_register_thread(jobsys_system *sys, uint32_t *index);
+
+/* jobsys_register_thread, and *pin = the pin that names this thread's registration and nothing
+ * else: {JOBSYS_PIN_REGISTERED, value} ({JOBSYS_PIN_MAIN, 0} on the thread that called
+ * jobsys_create). Unlike {JOBSYS_PIN_THREAD, index}, it never names the index's next holder: jobs
+ * pinned with it after the thread exits are cancelled (CANCELLED). Calling again gives the same
+ * pin. Errors: NULL_ARGUMENT (sys, pin), BAD_STATE (called on one of the system's workers). */
+jobsys_error jobsys_register_thread_pin(jobsys_system *sys, jobsys_pin *pin);
 
 /* Run the calling thread's pinned jobs that are ready now (at most as many as were queued when it
  * was called; call it from the thread's loop, e.g. once per frame); *ran (if not NULL) = how many
@@ -422,8 +435,10 @@ jobsys_error jobsys_run_pinned(jobsys_system *sys, uint32_t *ran);
 
 /* *out = the calling thread's index: 0 for the thread that called jobsys_create, 1..workers for
  * the workers, then registered threads; -1 for a thread the system does not know (one that
- * never registered, or a worker of another system). Stable while the thread lives and dense: an
- * array of workers + 1 + registered threads entries covers every index. Errors: NULL_ARGUMENT
+ * never registered, or a worker of another system). Stable while the thread lives and dense:
+ * every index is below workers + 1 + N, N the most threads registered at the same time (a thread
+ * counts from jobsys_register_thread until it has exited), so an array of that many entries
+ * covers every index; threads that only schedule or wait take none. Errors: NULL_ARGUMENT
  * (sys, out). */
 jobsys_error jobsys_thread_index(const jobsys_system *sys, int32_t *out);
 

@@ -160,13 +160,15 @@ private:
 };
 
 // The thread a pinned job runs on (see jobsys_pin): Pin::main(),
-// Pin::worker(w) (0-based), Pin::thread(i) (a thread index, e.g. from
-// System::register_thread()).
+// Pin::worker(w) (0-based), Pin::thread(i) (whichever thread holds index i,
+// e.g. from System::register_thread()), or the pin
+// System::register_thread_pin() returns (that thread only).
 class Pin {
 public:
     static Pin main() noexcept { return Pin(JOBSYS_PIN_MAIN, 0); }
     static Pin worker(uint32_t w) noexcept { return Pin(JOBSYS_PIN_WORKER, w); }
     static Pin thread(uint32_t index) noexcept { return Pin(JOBSYS_PIN_THREAD, index); }
+    static Pin from_raw(jobsys_pin p) noexcept { return Pin(p.kind, p.index); }
     jobsys_pin raw() const noexcept { return p_; }
 
 private:
@@ -435,6 +437,15 @@ public:
         uint32_t index = 0;
         detail::check(jobsys_register_thread(sys_, &index));
         return index;
+    }
+
+    // register_thread(), and the pin that names this thread only: jobs
+    // pinned with it after the thread exits are cancelled, never run by a
+    // thread that took its index. See jobsys_register_thread_pin.
+    Pin register_thread_pin() {
+        jobsys_pin p{};
+        detail::check(jobsys_register_thread_pin(sys_, &p));
+        return Pin::from_raw(p);
     }
 
     // Run the calling thread's ready pinned jobs; how many ran.

@@ -1,15 +1,19 @@
 //! Engine integration from C: pins (`jobsys_pin`, read here into a
-//! `jobsys::Pin`), `jobsys_register_thread`, `jobsys_run_pinned`,
-//! `jobsys_thread_index`, `jobsys_set_active_workers`,
+//! `jobsys::Pin`), `jobsys_register_thread`, `jobsys_register_thread_pin`,
+//! `jobsys_run_pinned`, `jobsys_thread_index`, `jobsys_set_active_workers`,
 //! `jobsys_active_workers`. (`jobsys_schedule_pinned*`, `jobsys_cancel` and
 //! `jobsys_is_cancelled` are with the other job functions in `jobs`.)
 //!
 //! Thread indices, as the library numbers them: 0 is the thread that
 //! called `jobsys_create`, `1..=workers` the workers, then the threads
-//! that called `jobsys_register_thread`. A `JOBSYS_PIN_THREAD` pin names
-//! a thread by that index; the library's `Pin::Thread` needs the
-//! `ThreadIndex` value `register_thread` returned, which the system keeps
-//! per index (`System::record_thread`).
+//! that called `jobsys_register_thread`, each the smallest index no live
+//! registered thread holds (docs/engine.md, "Thread index"). A
+//! `JOBSYS_PIN_THREAD` pin names a thread by that index: whichever thread
+//! holds it when the job is scheduled. A `JOBSYS_PIN_REGISTERED` pin names
+//! one registration (`jobsys_register_thread_pin`): the index and the
+//! registration's number (`ThreadIndex::registration`), packed in 32 bits
+//! (`token`). The library's `Pin::Thread` needs a `ThreadIndex`, which
+//! `JobSystem::registered_thread` gives for those numbers.
 
 use crate::errors::{ffi, non_null, Code, Error, Result};
 use crate::system::{system, write_opt, System};
@@ -18,6 +22,37 @@ use crate::system::{system, write_opt, System};
 pub const PIN_MAIN: i32 = 0;
 pub const PIN_WORKER: i32 = 1;
 pub const PIN_THREAD: i32 = 2;
+pub const PIN_REGISTERED: i32 = 3;
+
+/// A `JOBSYS_PIN_REGISTERED` pin's `index`: the thread index in its low
+/// `INDEX_BITS` bits, the registration's number (mod 2^22) above.
+const INDEX_BITS: u32 = 10;
+const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
+// Every thread index fits: the workers, the creating thread and the 256
+// other threads that may use a system at once.
+const _: () = assert!(jobsys::MAX_WORKERS + 1 + 256 <= 1 << INDEX_BITS);
+
+/// The `JOBSYS_PIN_REGISTERED` token of registration `t`.
+fn token(t: jobsys::ThreadIndex) -> u32 {
+    (t.get() as u32) | t.registration() << INDEX_BITS
+}
+
+/// The registration a token names: its index and full number, given the
+/// number of the index's last registration (`last`; the token keeps only
+/// the low 22 bits), or `None` for one never given out.
+fn untoken(token: u32, last: u32) -> (usize, Option<u32>) {
+    let index = (token & INDEX_MASK) as usize;
+    let low = token >> INDEX_BITS;
+    let span = 1u64 << (32 - INDEX_BITS);
+    // The latest number at or below `last` with these low bits.
+    let base = u64::from(last) & !(span - 1);
+    let mut full = base | u64::from(low);
+    if full > u64::from(last) {
+        full = full.wrapping_sub(span);
+    }
+    let number = (full >= 1 && full <= u64::from(last)).then_some(full as u32);
+    (index, number)
+}
 
 /// `jobsys_pin`: where a pinned job runs. All-zero is `JOBSYS_PIN_MAIN`.
 #[repr(C)]
@@ -45,12 +80,30 @@ impl System {
             )),
             (PIN_THREAD, 0) => Ok(jobsys::Pin::Main),
             (PIN_THREAD, i) if i <= workers => Ok(jobsys::Pin::Worker(i - 1)),
-            (PIN_THREAD, i) => match self.registered_thread(p.index) {
+            // The index's last registration: the thread holding it now, or
+            // (none does) one that exited, which cancels the job.
+            (PIN_THREAD, i) => match self.js.registered_thread(i, None) {
                 Some(t) => Ok(jobsys::Pin::Thread(t)),
                 None => bad(format!(
                     "pin {{JOBSYS_PIN_THREAD, {i}}}: no thread registered with index {i} (jobsys_register_thread gives them out)"
                 )),
             },
+            (PIN_REGISTERED, _) => {
+                let index = (p.index & INDEX_MASK) as usize;
+                let found = self.js.registered_thread(index, None).and_then(|last| {
+                    match untoken(p.index, last.registration()) {
+                        (_, Some(n)) => self.js.registered_thread(index, Some(n)),
+                        (_, None) => None,
+                    }
+                });
+                match found {
+                    Some(t) => Ok(jobsys::Pin::Thread(t)),
+                    None => bad(format!(
+                        "pin {{JOBSYS_PIN_REGISTERED, {}}}: not a registration this system gave out (jobsys_register_thread_pin gives them)",
+                        p.index
+                    )),
+                }
+            }
             (k, _) => bad(format!("pin kind {k} is not a jobsys_pin_kind")),
         }
     }
@@ -66,19 +119,51 @@ pub unsafe extern "C" fn jobsys_register_thread(sys: *const System, index: *mut 
     ffi("jobsys_register_thread", || {
         // SAFETY: as promised by the caller.
         let s = unsafe { system(sys) }?;
-        // The library panics on a worker; say so as an error instead.
-        if let Some(i @ 1..) = s.js.thread_index() {
-            if i <= s.js.workers() {
-                return Err(Error::new(
-                    Code::BadState,
-                    format!("called on worker thread {} (thread index {i}): workers run their pinned jobs already", i - 1),
-                ));
-            }
-        }
-        let t = s.js.register_thread();
-        s.record_thread(t);
+        let t = register(s)?;
         // SAFETY: NULL or writable, as promised.
         unsafe { write_opt(index, t.get() as u32) };
+        Ok(())
+    })
+}
+
+/// Register the calling thread (`JobSystem::register_thread`).
+fn register(s: &System) -> Result<jobsys::ThreadIndex> {
+    // The library panics on a worker; say so as an error instead.
+    if let Some(i @ 1..) = s.js.thread_index() {
+        if i <= s.js.workers() {
+            return Err(Error::new(
+                Code::BadState,
+                format!("called on worker thread {} (thread index {i}): workers run their pinned jobs already", i - 1),
+            ));
+        }
+    }
+    Ok(s.js.register_thread())
+}
+
+/// `jobsys_register_thread`, and `*pin` = the pin that names this
+/// registration only (`{JOBSYS_PIN_MAIN, 0}` on the creating thread).
+///
+/// # Safety
+/// `sys` is NULL or live; `pin` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_register_thread_pin(sys: *const System, pin: *mut Pin) -> Code {
+    ffi("jobsys_register_thread_pin", || {
+        // SAFETY: as promised by the caller.
+        let s = unsafe { system(sys) }?;
+        non_null(pin, "pin")?;
+        let t = register(s)?;
+        let p = match t.get() {
+            0 => Pin {
+                kind: PIN_MAIN,
+                index: 0,
+            },
+            _ => Pin {
+                kind: PIN_REGISTERED,
+                index: token(t),
+            },
+        };
+        // SAFETY: non-NULL, writable as promised.
+        unsafe { pin.write(p) };
         Ok(())
     })
 }
@@ -153,4 +238,35 @@ pub unsafe extern "C" fn jobsys_active_workers(sys: *const System, out: *mut u32
         unsafe { out.write(s.js.active_workers() as u32) };
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{untoken, INDEX_BITS};
+
+    /// A token gives back its index and the full registration number it
+    /// was made from, as long as that is one of the last 2^22 of its index;
+    /// numbers not given out yet are refused.
+    #[test]
+    fn a_token_names_the_registration_it_was_made_from() {
+        let tok = |index: u32, n: u32| index | n << INDEX_BITS;
+        assert_eq!(untoken(tok(5, 1), 1), (5, Some(1)));
+        assert_eq!(untoken(tok(5, 1), 3), (5, Some(1)));
+        assert_eq!(untoken(tok(5, 3), 3), (5, Some(3)));
+        assert_eq!(untoken(tok(5, 4), 3), (5, None), "not given out yet");
+        assert_eq!(untoken(tok(5, 0), 3), (5, None), "0 is never a number");
+        let big = (1u32 << 22) + 7;
+        assert_eq!(
+            untoken(tok(9, big), big),
+            (9, Some(big)),
+            "only the low bits kept"
+        );
+        // The latest number with those low bits.
+        assert_eq!(untoken(tok(9, 5), big), (9, Some((1 << 22) + 5)));
+        assert_eq!(
+            untoken(tok(9, 8), big),
+            (9, Some(8)),
+            "2^22 + 8 not given out yet"
+        );
+    }
 }

@@ -11,8 +11,7 @@ use crate::errors::{ffi, non_null, Code, Error, Result};
 use crate::handles::{next_serial, shards_from_env, Handle, Lookup, Table, STATS_ENV};
 use crate::jobs::running_in;
 use jobsys::trace::Trace;
-use jobsys::{HotZone, JobHandle, JobSystem, ThreadIndex};
-use std::collections::BTreeMap;
+use jobsys::{HotZone, JobHandle, JobSystem};
 use std::sync::{Mutex, MutexGuard};
 
 /// What a `jobsys_system*` points to.
@@ -26,11 +25,6 @@ pub struct System {
     hot_zones: Mutex<Vec<HotZone>>,
     /// The last capture `jobsys_trace_stop` took.
     last_trace: Mutex<Option<Trace>>,
-    /// The `ThreadIndex` each `jobsys_register_thread` returned, by index
-    /// (the library cannot make one from a number): what a
-    /// `JOBSYS_PIN_THREAD` pin names. A later registration with a reused
-    /// index replaces the entry.
-    threads: Mutex<BTreeMap<u32, ThreadIndex>>,
 }
 
 // C may use one system from any number of threads at once.
@@ -54,16 +48,6 @@ impl System {
     /// The last stopped capture (see `trace`).
     pub fn last_trace(&self) -> MutexGuard<'_, Option<Trace>> {
         lock(&self.last_trace)
-    }
-
-    /// Remember the index `jobsys_register_thread` gave out.
-    pub fn record_thread(&self, t: ThreadIndex) {
-        lock(&self.threads).insert(t.get() as u32, t);
-    }
-
-    /// The registered thread with index `index`, if one ever registered.
-    pub fn registered_thread(&self, index: u32) -> Option<ThreadIndex> {
-        lock(&self.threads).get(&index).copied()
     }
 
     pub fn lookup(&self, h: Handle) -> Result<Lookup> {
@@ -155,7 +139,6 @@ pub unsafe extern "C" fn jobsys_create(config: *const Config, out: *mut *mut Sys
             handles: Table::new(serial, shards),
             hot_zones: Mutex::new(Vec::new()),
             last_trace: Mutex::new(None),
-            threads: Mutex::new(BTreeMap::new()),
         });
         if config.trace != 0 {
             sys.js.trace_start();

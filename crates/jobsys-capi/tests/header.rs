@@ -121,7 +121,7 @@ fn the_header_constants_match_the_rust_side() {
     let constants = constants();
     assert_eq!(
         constants.len(),
-        14 + 5 + 3 + 3,
+        14 + 5 + 3 + 4,
         "constants found in jobsys.h: {constants:?}"
     );
     for (name, value) in constants {
@@ -141,6 +141,7 @@ fn the_header_constants_match_the_rust_side() {
             "JOBSYS_PIN_MAIN" => engine::PIN_MAIN,
             "JOBSYS_PIN_WORKER" => engine::PIN_WORKER,
             "JOBSYS_PIN_THREAD" => engine::PIN_THREAD,
+            "JOBSYS_PIN_REGISTERED" => engine::PIN_REGISTERED,
             other => panic!("{other}: a constant this test does not know; add it"),
         };
         assert_eq!(rust, value, "{name}");

@@ -3,7 +3,9 @@
 //! A `Context` is owned by the registry and *claimed* by one thread at a
 //! time: worker N claims context N for its life; any other thread that
 //! schedules or waits claims a free external context on first use (kept in a
-//! thread-local) and releases it when the thread exits. Jobs left in a
+//! thread-local) and releases it when the thread exits (or, if jobs pinned
+//! to that thread are still on their way to its queue, the last of them
+//! does: `pinned.rs`). Jobs left in a
 //! released context's deque stay stealable, and the next thread to claim it
 //! inherits them. Fields marked owner-only are touched only by the claiming
 //! thread.

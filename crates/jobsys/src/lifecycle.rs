@@ -122,7 +122,8 @@ impl Registry {
         let meta = JobMeta {
             name: desc.name.map_or(0, crate::desc::intern),
             priority: desc.priority as u8,
-            // Context indices stay below MAX_PIN_CONTEXTS (`Registry::new`).
+            // Context indices, and `NO_THREAD` above them, stay below
+            // MAX_PIN_CONTEXTS (`Registry::new`).
             pin: pin.map_or(0, |c| c as u16 + 1),
         };
         // The slot is fresh and unpublished: ours to write.
@@ -461,10 +462,16 @@ impl Registry {
             gen: gen_of(s),
         };
         let waited = s & WAITED != 0;
-        if let Some(target) = pinned.filter(|_| s & CANCELLED == 0) {
-            // Only its own thread may run it; the push wakes that thread.
-            self.push_pinned(ctx, e, target);
-            return waited;
+        if let Some(target) = pinned {
+            if s & CANCELLED == 0 {
+                // Only its own thread may run it; the push wakes that thread.
+                self.push_pinned(ctx, e, target);
+                return waited;
+            }
+            // Cancelled: queued below like any job, never on `target`'s
+            // pinned queue (a `release` that left it to the canceller
+            // returned above, so this runs once per job).
+            self.resolve_pinned(target);
         }
         self.queue_runnable(ctx, e, prio, waited);
         if waited && !ctx.is_top_level_worker() {

@@ -15,12 +15,32 @@
 //! `complete` or a scope's wait, all of its ready pinned jobs (it is idle
 //! anyway, as in enkiTS); any thread in `run_pinned`.
 //!
+//! Thread indices (the rule docs/engine.md states): 0 is the building
+//! thread, `1..=workers` the workers, and a thread that registers takes the
+//! smallest index above the workers that no live registration holds
+//! (`ThreadTable`); its exit frees it. So every index is below
+//! `workers + 1 + N`, N the most threads registered at once, whatever the
+//! order in which threads register, merely schedule and exit. Contexts are
+//! not indices: any thread that uses the system claims one, registered or
+//! not.
+//!
+//! A registration is one thread's, never its index's next holder's: a
+//! `ThreadIndex` names the context and the registration number (per index,
+//! counted up each time the index is taken), and `pin_target` accepts a pin
+//! only while that registration is live on that context; a stale one is
+//! given `NO_THREAD`, which no context is, so the job is cancelled as
+//! pinned to a thread that is gone. An accepted job counts as in flight on
+//! its context until it is queued there or found cancelled; a thread that
+//! exits while any are in flight leaves its context claimed, and the last
+//! of them releases it (`release_claim`). So no job accepted for one
+//! registration can reach a thread that claims the context later.
+//!
 //! A registered thread's queue is open from `register_thread` until the
 //! thread exits (its claim on the context is released); then its queued
-//! pinned jobs are cancelled, and so is every job pinned to that index
-//! that becomes runnable while no thread holds it. At shutdown, jobs pinned
-//! to outside threads other than the one dropping the system are cancelled
-//! (no outside thread can call in any more). See docs/engine.md.
+//! pinned jobs are cancelled, and so is every job pinned to it that
+//! becomes runnable after. At shutdown, jobs pinned to outside threads
+//! other than the one dropping the system are cancelled (no outside thread
+//! can call in any more). See docs/engine.md.
 
 use crate::context::Context;
 use crate::job::Entry;
@@ -28,6 +48,15 @@ use crate::registry::Registry;
 use crate::sync::{lock, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+
+/// The pin target of a job whose thread was gone when it was scheduled
+/// (`Registry::pin_target`): no context has this index (`Registry::new`
+/// keeps them below it), so the job is cancelled where it would be queued.
+pub(crate) const NO_THREAD: u32 = (crate::slot::MAX_PIN_CONTEXTS - 1) as u32;
+
+/// The registration number of the building thread's (index 0), the first
+/// and only one that index ever has (`Registry::register_main`).
+const MAIN_REGISTRATION: u32 = 1;
 
 /// Where a pinned job runs (`JobSystem::schedule_pinned`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -40,14 +69,20 @@ pub enum Pin {
     Thread(ThreadIndex),
 }
 
-/// A registered thread's index (`JobSystem::register_thread`): dense,
-/// stable while the thread lives; reused by a thread that registers after
-/// it exits.
+/// One registration of a thread (`JobSystem::register_thread`): its index
+/// (`get`), dense and stable while the thread lives, and which thread holds
+/// it. After the thread exits, its index is free for a thread that
+/// registers later, but this value still names the exited thread: a job
+/// pinned with it is cancelled, never run by the index's next holder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ThreadIndex {
     pub(crate) system: u32,
+    /// The registered thread's context, or `NO_THREAD` for a registration
+    /// known to have ended (`JobSystem::registered_thread`).
     pub(crate) ctx: u32,
     pub(crate) index: u32,
+    /// Which registration of `index` (counted from 1, `ThreadTable`).
+    pub(crate) registration: u32,
 }
 
 impl ThreadIndex {
@@ -55,18 +90,110 @@ impl ThreadIndex {
     pub fn get(self) -> usize {
         self.index as usize
     }
+
+    /// Which registration of this index it is (1 for its first holder,
+    /// then counted up each time the index is taken). For the C API's
+    /// pins; not part of the Rust API.
+    #[doc(hidden)]
+    pub fn registration(self) -> u32 {
+        self.registration
+    }
+}
+
+/// Who holds which thread index (`Registry::threads`): one entry per index,
+/// 0 the building thread's, `1..=workers` unused (workers are never
+/// registered), then the registered threads'.
+pub(crate) struct ThreadTable {
+    entries: Vec<IndexEntry>,
+    workers: usize,
+}
+
+#[derive(Clone, Copy, Default)]
+struct IndexEntry {
+    /// How many registrations took this index: the number of the last one
+    /// (0: never taken).
+    registrations: u32,
+    /// The context of the live registration, if one holds the index now.
+    holder: Option<u32>,
+}
+
+impl ThreadTable {
+    pub(crate) fn new(workers: usize) -> ThreadTable {
+        ThreadTable {
+            entries: vec![IndexEntry::default(); workers + 1],
+            workers,
+        }
+    }
+
+    /// Take the smallest index above the workers that no live registration
+    /// holds, for a new registration; its number. `live`: the registration
+    /// holds it from now on (else it is over before it began: a thread
+    /// registering during its own exit).
+    fn take(&mut self, ctx: u32, live: bool) -> (u32, u32) {
+        let i = (self.workers + 1..self.entries.len())
+            .find(|&i| self.entries[i].holder.is_none())
+            .unwrap_or_else(|| {
+                self.entries.push(IndexEntry::default());
+                self.entries.len() - 1
+            });
+        let e = &mut self.entries[i];
+        // Never 0 (0 is "never taken"); a wrap after 2^32 registrations of
+        // one index could only confuse a `ThreadIndex` that old.
+        e.registrations = e.registrations.wrapping_add(1).max(1);
+        if live {
+            e.holder = Some(ctx);
+        }
+        (i as u32, e.registrations)
+    }
+
+    /// The registration `(index, registration)` ended (its thread exits).
+    fn free(&mut self, index: u32, registration: u32) {
+        if let Some(e) = self.entries.get_mut(index as usize) {
+            if e.registrations == registration {
+                e.holder = None;
+            }
+        }
+    }
 }
 
 /// No thread index assigned to a context yet.
 const UNASSIGNED: u32 = u32::MAX;
+
+/// A pinned job's target (`Registry::pin_target`), counted in flight there
+/// until the job is submitted with it; dropped before (a panic between
+/// `pin_target` and the submit), it gives the count back.
+pub(crate) struct PinTicket<'r> {
+    reg: &'r Registry,
+    target: u32,
+}
+
+impl PinTicket<'_> {
+    /// The context the job is pinned to (`alloc_pinned_job`).
+    pub(crate) fn target(&self) -> u32 {
+        self.target
+    }
+
+    /// The job was submitted with `target`: where it is queued (or found
+    /// cancelled) resolves the count now.
+    pub(crate) fn submitted(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for PinTicket<'_> {
+    fn drop(&mut self) {
+        self.reg.resolve_pinned(self.target);
+    }
+}
 
 /// A context's pinned jobs and its thread index.
 pub(crate) struct PinnedQueue {
     inner: Mutex<Inner>,
     /// Entries queued: a lock-free emptiness check for the owner's loops.
     len: AtomicUsize,
-    /// The thread index this context carries when registered (workers:
-    /// their index + 1; kept when the thread exits, for the next one).
+    /// The thread index of the registration this context carries (workers:
+    /// their index + 1), `Inner::index` readable without the lock; only its
+    /// owner reads it (`thread_index`), after writing it.
     index: AtomicU32,
     /// `Inner::open`, readable without the lock (`thread_index` is called
     /// per job to pick a scratch buffer); written under it.
@@ -84,6 +211,17 @@ struct Inner {
     /// thread would wait for ever. Cleared for the context's next owner
     /// (`reopen_for_new_owner`).
     closed_for_good: bool,
+    /// The registration the context carries (while `open`) or carried
+    /// last: its thread index and number (`ThreadIndex`).
+    index: u32,
+    registration: u32,
+    /// Pinned jobs accepted for this context (`Registry::pin_target`) and
+    /// not yet queued here or found cancelled (`resolve`). While any are,
+    /// the context is not handed to another thread.
+    in_flight: u32,
+    /// The owner let go of the context while jobs were in flight: the last
+    /// of them releases the claim (`Registry::release_claim`).
+    claim_held: bool,
 }
 
 impl PinnedQueue {
@@ -93,6 +231,10 @@ impl PinnedQueue {
                 entries: VecDeque::new(),
                 open: worker.is_some(),
                 closed_for_good: false,
+                index: worker.map_or(UNASSIGNED, |i| i + 1),
+                registration: 0,
+                in_flight: 0,
+                claim_held: false,
             }),
             len: AtomicUsize::new(0),
             index: AtomicU32::new(worker.map_or(UNASSIGNED, |i| i + 1)),
@@ -108,13 +250,21 @@ impl PinnedQueue {
     }
 
     /// Queue `e` unless no thread holds the context (then `false`).
-    fn push(&self, e: Entry) -> bool {
+    /// `accepted`: `e` was counted in flight by `pin_target` (jobs pinned
+    /// to an outside thread); once queued it is resolved, under the same
+    /// lock. Not queued, the caller resolves it after cancelling it: until
+    /// then it is runnable, and a thread that claimed the context could
+    /// take it.
+    fn push(&self, ctx: &Context, e: Entry, accepted: bool) -> bool {
         let mut q = lock(&self.inner);
         if !q.open {
             return false;
         }
         q.entries.push_back(e);
         self.len.store(q.entries.len(), Ordering::Release);
+        if accepted {
+            resolve(ctx, &mut q);
+        }
         true
     }
 
@@ -128,14 +278,17 @@ impl PinnedQueue {
         e
     }
 
-    /// Close the queue (its thread is gone) and take what it held.
-    fn close(&self) -> Vec<Entry> {
+    /// Close the queue (its thread is gone) and take what it held, and the
+    /// registration that ended here (`(index, number)`; `None` if the
+    /// queue was not open).
+    fn close(&self) -> (Vec<Entry>, Option<(u32, u32)>) {
         let mut q = lock(&self.inner);
+        let ended = q.open.then_some((q.index, q.registration));
         q.open = false;
         q.closed_for_good = true;
         self.open.store(false, Ordering::Release);
         self.len.store(0, Ordering::Release);
-        q.entries.drain(..).collect()
+        (q.entries.drain(..).collect(), ended)
     }
 
     /// Is a thread holding the context for pinned jobs? Exact for the
@@ -145,44 +298,101 @@ impl PinnedQueue {
         self.open.load(Ordering::Acquire)
     }
 
-    /// Open the queue for its thread, unless it was closed for good.
-    fn set_open(&self) {
-        let mut q = lock(&self.inner);
-        if q.closed_for_good {
-            return;
-        }
-        q.open = true;
-        self.open.store(true, Ordering::Release);
-    }
-
     /// A new thread claims the context (`Registry::claim_external`): it may
     /// register again.
     pub(crate) fn reopen_for_new_owner(&self) {
-        lock(&self.inner).closed_for_good = false;
+        let mut q = lock(&self.inner);
+        debug_assert!(q.in_flight == 0 && !q.claim_held, "claimed while held");
+        q.closed_for_good = false;
+    }
+}
+
+/// One job counted in flight on `ctx` (`Registry::pin_target`) was queued
+/// there or found cancelled: uncount it; the last one releases a claim its
+/// exited owner left held (`Registry::release_claim`). `q` is `ctx`'s
+/// locked queue.
+fn resolve(ctx: &Context, q: &mut Inner) {
+    debug_assert!(q.in_flight > 0, "a pinned job resolved twice");
+    q.in_flight -= 1;
+    if q.in_flight == 0 && q.claim_held {
+        q.claim_held = false;
+        // Release: as `Claim::drop`'s own release, which this stands for
+        // (the exited owner's writes reach us through this lock).
+        ctx.claimed.store(false, Ordering::Release);
     }
 }
 
 impl Registry {
-    /// Register `ctx` (the caller's own) as a thread that runs pinned
-    /// jobs; `fixed` gives the index (0 for the building thread), else it
-    /// keeps the context's earlier index or takes the next free one.
-    pub(crate) fn register(&self, ctx: &Context, fixed: Option<u32>) -> ThreadIndex {
+    /// Register the building thread (`ctx`, its own) as index 0, at build.
+    pub(crate) fn register_main(&self, ctx: &Context) -> ThreadIndex {
+        let mut table = self.thread_table();
+        let e = &mut table.entries[0];
+        debug_assert_eq!(e.registrations, 0, "the building thread registers once");
+        e.registrations = MAIN_REGISTRATION;
+        e.holder = Some(ctx.index);
+        self.main_ctx.store(ctx.index, Ordering::Relaxed);
+        self.open_registration(ctx, 0, MAIN_REGISTRATION)
+    }
+
+    /// Who holds which thread index (poisoning ignored: every critical
+    /// section is one small update that cannot panic halfway).
+    fn thread_table(&self) -> std::sync::MutexGuard<'_, ThreadTable> {
+        self.threads.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Register `ctx` (the caller's own) as a thread that runs pinned jobs:
+    /// its registration if it has one, else a new one with the smallest
+    /// free index (`ThreadTable::take`).
+    pub(crate) fn register(&self, ctx: &Context) -> ThreadIndex {
         assert!(
             !ctx.is_worker,
             "jobsys: register_thread on a worker thread (workers have their index already)"
         );
-        let q = &ctx.pinned;
-        let index = match (fixed, q.index.load(Ordering::Relaxed)) {
-            (Some(i), _) => i,
-            (None, UNASSIGNED) => self.next_thread_index.fetch_add(1, Ordering::Relaxed),
-            (None, i) => i,
-        };
-        q.index.store(index, Ordering::Relaxed);
-        q.set_open();
+        // Lock order: the table, then a context's queue (`pin_target`
+        // takes only the queue; `close_pinned` takes them one at a time).
+        let mut table = self.thread_table();
+        {
+            let q = lock(&ctx.pinned.inner);
+            if q.open {
+                return ThreadIndex {
+                    system: self.id,
+                    ctx: ctx.index,
+                    index: q.index,
+                    registration: q.registration,
+                };
+            }
+            if q.closed_for_good {
+                // The thread is exiting (a `Drop` of a job its exit
+                // cancelled registers): a registration that is over before
+                // it began, so jobs pinned with it are cancelled.
+                drop(q);
+                let (index, registration) = table.take(ctx.index, false);
+                return ThreadIndex {
+                    system: self.id,
+                    ctx: NO_THREAD,
+                    index,
+                    registration,
+                };
+            }
+        }
+        let (index, registration) = table.take(ctx.index, true);
+        self.open_registration(ctx, index, registration)
+    }
+
+    /// Open `ctx`'s queue for the registration `(index, registration)`,
+    /// which the caller just entered in the table (and holds its lock).
+    fn open_registration(&self, ctx: &Context, index: u32, registration: u32) -> ThreadIndex {
+        let mut q = lock(&ctx.pinned.inner);
+        q.index = index;
+        q.registration = registration;
+        q.open = true;
+        ctx.pinned.index.store(index, Ordering::Relaxed);
+        ctx.pinned.open.store(true, Ordering::Release);
         ThreadIndex {
             system: self.id,
             ctx: ctx.index,
             index,
+            registration,
         }
     }
 
@@ -195,49 +405,145 @@ impl Registry {
         }
     }
 
-    /// The context a job pinned to `pin` runs on.
+    /// The registration of thread index `index` numbered `registration`
+    /// (`None`: the last one), or `None` if there never was one. For the C
+    /// API, whose pins carry numbers.
+    pub(crate) fn registered_thread(
+        &self,
+        index: usize,
+        registration: Option<u32>,
+    ) -> Option<ThreadIndex> {
+        let table = self.thread_table();
+        if (1..=table.workers).contains(&index) {
+            return None;
+        }
+        let e = table.entries.get(index)?;
+        let registration = registration.unwrap_or(e.registrations);
+        if registration == 0 || registration > e.registrations {
+            return None;
+        }
+        let ctx = match e.holder {
+            Some(c) if registration == e.registrations => c,
+            _ => NO_THREAD,
+        };
+        Some(ThreadIndex {
+            system: self.id,
+            ctx,
+            index: index as u32,
+            registration,
+        })
+    }
+
+    /// The context a job pinned to `pin` runs on, or `NO_THREAD` if the
+    /// thread `pin` names is gone (its registration ended): then the job
+    /// is cancelled where it would be queued. A job pinned to an outside
+    /// thread counts as in flight on its context from here until
+    /// `push_pinned` or `make_runnable` resolves it: the caller submits
+    /// the job with the ticket's target, then calls `submitted`.
     ///
     /// # Panics
-    /// On a worker index out of range, a `ThreadIndex` of another system,
-    /// and `Pin::Main` when the building thread could not register.
-    pub(crate) fn pin_target(&self, pin: crate::Pin) -> u32 {
-        match pin {
-            crate::Pin::Main => self.main_ctx.load(Ordering::Relaxed),
+    /// On a worker index out of range and a `ThreadIndex` of another
+    /// system.
+    pub(crate) fn pin_target(&self, pin: crate::Pin) -> PinTicket<'_> {
+        PinTicket {
+            reg: self,
+            target: self.accept_pin(pin),
+        }
+    }
+
+    fn accept_pin(&self, pin: crate::Pin) -> u32 {
+        let t = match pin {
+            crate::Pin::Main => ThreadIndex {
+                system: self.id,
+                ctx: self.main_ctx.load(Ordering::Relaxed),
+                index: 0,
+                registration: MAIN_REGISTRATION,
+            },
             crate::Pin::Worker(i) => {
                 assert!(
                     i < self.num_workers,
                     "jobsys: Pin::Worker({i}): this system has {} workers",
                     self.num_workers
                 );
-                i as u32
+                return i as u32;
             }
             crate::Pin::Thread(t) => {
                 assert!(
                     t.system == self.id,
                     "jobsys: Pin::Thread: the ThreadIndex belongs to another JobSystem"
                 );
-                t.ctx
+                t
             }
+        };
+        if t.ctx as usize >= self.num_contexts() {
+            return NO_THREAD;
+        }
+        let c = self.context(t.ctx as usize);
+        // Under the queue's lock, against `close_pinned`: either the
+        // registration is still open and the job counts in flight before
+        // the thread's exit looks (`release_claim`), or it is over.
+        let mut q = lock(&c.pinned.inner);
+        if !(q.open && q.index == t.index && q.registration == t.registration) {
+            return NO_THREAD;
+        }
+        q.in_flight += 1;
+        t.ctx
+    }
+
+    /// A job `pin_target` counted in flight on `target` was found cancelled
+    /// (or never scheduled): uncount it. No-op for targets that count
+    /// nothing (workers, `NO_THREAD`).
+    pub(crate) fn resolve_pinned(&self, target: u32) {
+        if let Some(t) = self.outside_target(target) {
+            resolve(t, &mut lock(&t.pinned.inner));
+        }
+    }
+
+    /// The outside thread's context `target` names: `None` for a worker
+    /// and for `NO_THREAD`.
+    fn outside_target(&self, target: u32) -> Option<&Context> {
+        if target == NO_THREAD || (target as usize) < self.num_workers {
+            return None;
+        }
+        Some(self.context(target as usize))
+    }
+
+    /// The thread holding `ctx` (its own, not a worker's) lets go of it
+    /// (`Claim::drop`, last): release the claim, or, while jobs accepted
+    /// for it are in flight, leave that to the last of them (`resolve`).
+    pub(crate) fn release_claim(&self, ctx: &Context) {
+        let mut q = lock(&ctx.pinned.inner);
+        if q.in_flight > 0 {
+            q.claim_held = true;
+        } else {
+            // Release: the next claimer (Acquire under claim_lock) sees all
+            // our owner-only writes (free list, deque).
+            ctx.claimed.store(false, Ordering::Release);
         }
     }
 
     /// Queue the runnable pinned job `e` for context `target` and wake that
     /// thread. If no thread holds the context any more, the job is
     /// cancelled instead (it finishes failed, `JobError::Cancelled`).
+    /// Resolves the in-flight count `pin_target` took for it.
     pub(crate) fn push_pinned(&self, ctx: &Context, e: Entry, target: u32) {
-        let t = self.context(target as usize);
-        if t.pinned.push(e) {
-            self.wake_pinned_owner(ctx, t);
-            return;
+        if target != NO_THREAD {
+            let t = self.context(target as usize);
+            if t.pinned.push(t, e, !t.is_worker) {
+                self.wake_pinned_owner(ctx, t);
+                return;
+            }
         }
-        // Rare: the thread exited between the caller's check and the push
+        // The thread was gone when the job was scheduled (`NO_THREAD`), or
+        // (rare) exited between the caller's check and the push
         // (`make_runnable` cancels before releasing when it sees that).
         self.cancel_pinned_entry(ctx, e);
+        self.resolve_pinned(target);
     }
 
     /// Is context `target` held by a thread that runs pinned jobs?
     pub(crate) fn pinned_open(&self, target: u32) -> bool {
-        self.context(target as usize).pinned.is_open()
+        target != NO_THREAD && self.context(target as usize).pinned.is_open()
     }
 
     /// Wake `t`'s thread wherever it sleeps, so it sees its pinned queue:
@@ -287,7 +593,13 @@ impl Registry {
         if ctx.is_worker {
             return;
         }
-        for e in ctx.pinned.close() {
+        let (entries, ended) = ctx.pinned.close();
+        // Its index is free for the next thread that registers (after the
+        // queue's lock: lock order in `register`).
+        if let Some((index, registration)) = ended {
+            self.thread_table().free(index, registration);
+        }
+        for e in entries {
             self.cancel_pinned_entry(by, e);
         }
     }

@@ -134,10 +134,11 @@ pub(crate) struct Registry {
     pub oversubscribed: AtomicBool,
     /// The active-worker limits and the CPU watch (`active.rs`).
     pub(crate) active: crate::active::Active,
-    /// Context of the thread that built the system (`Pin::Main`).
+    /// Context of the thread that built the system (`Pin::Main`, set by
+    /// `register_main`); `NO_THREAD` before.
     pub main_ctx: AtomicU32,
-    /// Next thread index for a newly registered thread (`pinned.rs`).
-    pub next_thread_index: AtomicU32,
+    /// Who holds which thread index (`pinned.rs`).
+    pub(crate) threads: Mutex<crate::pinned::ThreadTable>,
     /// Shared by every context (`context::Urgent`).
     pub(crate) urgent: std::sync::Arc<crate::context::Urgent>,
     /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
@@ -200,9 +201,9 @@ impl Drop for Claim {
             // the entry from whatever context it finds then (a fresh one),
             // so nothing else will.
             ctx.clear_running();
-            // Release: the next claimer (Acquire under claim_lock) sees all
-            // our owner-only writes (free list, deque).
-            ctx.claimed.store(false, Ordering::Release);
+            // Last: let go of the context (unless jobs pinned to this
+            // thread are still in flight: then the last of them does).
+            reg.release_claim(ctx);
             drop(reg);
         }
     }
@@ -224,8 +225,9 @@ impl Registry {
     ) -> Arc<Registry> {
         // The building thread's context comes on top of the limit.
         let cap = num_workers + 1 + MAX_EXTERNAL;
-        // A pinned job names its context in 14 bits (`JobMeta`).
-        assert!(cap <= crate::slot::MAX_PIN_CONTEXTS);
+        // A pinned job names its context in 14 bits (`JobMeta`), and one
+        // value more is `NO_THREAD`.
+        assert!(cap <= crate::pinned::NO_THREAD as usize);
         let reg = Arc::new_cyclic(|weak| {
             let contexts: Box<[OnceLock<Box<Context>>]> =
                 (0..cap).map(|_| OnceLock::new()).collect();
@@ -260,8 +262,8 @@ impl Registry {
                     num_workers + 1 > std::thread::available_parallelism().map_or(1, |n| n.get()),
                 ),
                 active,
-                main_ctx: AtomicU32::new(u32::MAX),
-                next_thread_index: AtomicU32::new(num_workers as u32 + 1),
+                main_ctx: AtomicU32::new(crate::pinned::NO_THREAD),
+                threads: Mutex::new(crate::pinned::ThreadTable::new(num_workers)),
                 hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
                 urgent,
             }

@@ -137,9 +137,7 @@ impl JobSystem {
             registry.trace.install_hooks(h);
         }
         // The building thread is `Pin::Main`, thread index 0.
-        let main = registry.current();
-        registry.register(main, Some(0));
-        registry.main_ctx.store(main.index, Ordering::Relaxed);
+        registry.register_main(registry.current());
         let mut threads = Vec::with_capacity(workers);
         for i in 0..workers {
             let reg = registry.clone();
@@ -623,7 +621,7 @@ impl JobSystem {
     {
         // Checked before any resource is locked.
         let reg = self.reg();
-        let target = reg.pin_target(pin);
+        let ticket = reg.pin_target(pin);
         let acc = access.dup(); // as in `schedule_access_with`
         let h = crate::access::schedule_core(
             self,
@@ -632,12 +630,14 @@ impl JobSystem {
             "schedule_access_pinned",
             move |all| {
                 let ctx = reg.current();
-                let (slot, gen) = reg.alloc_pinned_job(ctx, &JobDesc::default(), Some(target));
+                let pin = Some(ticket.target());
+                let (slot, gen) = reg.alloc_pinned_job(ctx, &JobDesc::default(), pin);
                 // SAFETY: fresh slot; `F: 'static` and the access owns its
                 // resources.
                 unsafe {
                     crate::job::write_single(slot, move || crate::access::run_single(&acc, f))
                 };
+                ticket.submitted();
                 // Held: if `pin`'s thread is gone, the job is cancelled and
                 // its closure (user code: `f`'s captures) dropped in
                 // `release_hold`, after the resource locks are released.
@@ -803,9 +803,10 @@ impl JobSystem {
     /// it before any other work; an outside thread runs them in
     /// [`run_pinned`](Self::run_pinned) and while it waits in `complete` or
     /// a scope. A job pinned to an outside thread that never calls in
-    /// waits until it does; if that thread exits first (or the system
-    /// shuts down without it), the job is cancelled
-    /// (`JobError::Cancelled`). See `docs/engine.md`.
+    /// waits until it does; if that thread exits first (or had exited
+    /// already, or the system shuts down without it), the job is cancelled
+    /// (`JobError::Cancelled`), never run by a thread that registers later
+    /// with the same index. See `docs/engine.md`.
     ///
     /// ```
     /// use jobsys::{JobSystem, Pin};
@@ -843,33 +844,45 @@ impl JobSystem {
         f: F,
     ) -> JobHandle {
         let reg = self.reg();
-        let target = reg.pin_target(pin);
+        let ticket = reg.pin_target(pin);
         reg.check_handles(deps, "schedule_pinned_after");
         let ctx = reg.current();
-        let (slot, gen) = reg.alloc_pinned_job(ctx, &desc.into(), Some(target));
+        let (slot, gen) = reg.alloc_pinned_job(ctx, &desc.into(), Some(ticket.target()));
         // SAFETY: fresh slot; `F: 'static`.
         unsafe { crate::job::write_single(slot, f) };
+        ticket.submitted();
         reg.submit(ctx, slot, gen, deps, 0)
     }
 
     /// Make the calling thread (a render or IO thread, say) one that runs
-    /// pinned jobs, and give it a thread index. Call it once per thread;
-    /// again is harmless and returns the same index. The registration
+    /// pinned jobs, and give it a thread index: the smallest above the
+    /// workers' that no live registered thread holds (see
+    /// [`thread_index`](Self::thread_index)). Call it once per thread;
+    /// again is harmless and returns the same value; on the thread that
+    /// built the system it returns index 0 (`Pin::Main`). The registration
     /// lasts until the thread exits; then its queued pinned jobs are
-    /// cancelled and its index may be reused by a thread that registers
-    /// later.
+    /// cancelled and its index is free for a thread that registers later.
+    /// The `ThreadIndex` still names the exited thread: jobs pinned with
+    /// it are cancelled, never run by the index's next holder.
     ///
     /// # Panics
-    /// On a worker of this system (workers have their index already), and
-    /// on the thread that built the system (it is `Pin::Main`, index 0;
-    /// calling it there returns index 0).
+    /// On a worker of this system (workers have their index already).
     pub fn register_thread(&self) -> ThreadIndex {
         let reg = self.reg();
-        let ctx = reg.current();
-        if ctx.index == reg.main_ctx.load(Ordering::Relaxed) {
-            return reg.register(ctx, Some(0));
-        }
-        reg.register(ctx, None)
+        reg.register(reg.current())
+    }
+
+    /// For the C API, whose pins are numbers: the registration of thread
+    /// index `index` numbered `registration` (`ThreadIndex::registration`;
+    /// `None`: the last one), live or ended; `None` if there never was one
+    /// (or `index` is a worker's). Not part of the Rust API.
+    #[doc(hidden)]
+    pub fn registered_thread(
+        &self,
+        index: usize,
+        registration: Option<u32>,
+    ) -> Option<ThreadIndex> {
+        self.reg().registered_thread(index, registration)
     }
 
     /// Run the calling thread's pinned jobs that are ready now (at most as
@@ -894,8 +907,13 @@ impl JobSystem {
     /// The calling thread's index: 0 for the thread that built the system,
     /// `1..=workers` for the workers (`jobsys-worker-{i}` is `i + 1`), then
     /// registered threads (`register_thread`); `None` for any other
-    /// thread. Stable while the thread lives, dense: a per-thread scratch
-    /// array of `workers() + 1 + registered threads` entries covers it.
+    /// thread. Stable while the thread lives, and dense: a registered
+    /// thread takes the smallest index above the workers' that no live
+    /// registered thread holds, so a per-thread scratch array of
+    /// `workers() + 1 + N` entries covers every index, N the most threads
+    /// registered at the same time (a thread counts from `register_thread`
+    /// until it has exited). Threads that only schedule or wait take no
+    /// index. See `docs/engine.md`, "Thread index".
     pub fn thread_index(&self) -> Option<usize> {
         let reg = self.reg();
         reg.thread_index_of(reg.current())

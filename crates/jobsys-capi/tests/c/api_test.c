@@ -267,6 +267,7 @@ static void test_null_arguments(jobsys_system *sys) {
     EXPECT(jobsys_schedule_pinned(NULL, main_pin, NULL, count_job, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_schedule_pinned_after(NULL, main_pin, NULL, &h, 1, count_job, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_register_thread(NULL, &n), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_register_thread_pin(NULL, &main_pin), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_run_pinned(NULL, &n), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_thread_index(NULL, &index), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_cancel(NULL, h, &done), JOBSYS_ERR_NULL_ARGUMENT);
@@ -287,6 +288,7 @@ static void test_null_arguments(jobsys_system *sys) {
     EXPECT(jobsys_schedule_pinned(sys, main_pin, NULL, NULL, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_schedule_pinned_after(sys, main_pin, NULL, NULL, 1, count_job, NULL, &h), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_thread_index(sys, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_register_thread_pin(sys, NULL), JOBSYS_ERR_NULL_ARGUMENT);
     EXPECT(jobsys_active_workers(sys, NULL), JOBSYS_ERR_NULL_ARGUMENT);
     OK(jobsys_complete(sys, h));
 
@@ -585,6 +587,8 @@ static void register_in_job(void *data) {
     struct call_from_job *c = data;
     uint32_t index;
     c->result = jobsys_register_thread(c->sys, &index);
+    jobsys_pin pin;
+    CHECK(jobsys_register_thread_pin(c->sys, &pin) == c->result);
 }
 
 /* A thread the program starts: registers (or not), then runs the jobs the
@@ -597,6 +601,7 @@ struct render_thread {
     pthread_cond_t cv;
     int step;          /* 1: registered (index set); 2: main queued the jobs; 3: ran them */
     uint32_t index;    /* from jobsys_register_thread */
+    jobsys_pin pin;    /* from jobsys_register_thread_pin */
     int32_t seen;      /* jobsys_thread_index on the thread */
     uint32_t ran[2];   /* two jobsys_run_pinned counts */
     pthread_t self;
@@ -622,6 +627,8 @@ static void *render_main(void *data) {
         CHECK(jobsys_register_thread(r->sys, &r->index) == JOBSYS_OK);
         uint32_t again = 0;
         CHECK(jobsys_register_thread(r->sys, &again) == JOBSYS_OK && again == r->index);
+        CHECK(jobsys_register_thread_pin(r->sys, &r->pin) == JOBSYS_OK);
+        CHECK(r->pin.kind == JOBSYS_PIN_REGISTERED);
     }
     CHECK(jobsys_thread_index(r->sys, &r->seen) == JOBSYS_OK);
     set_step(r, 1);
@@ -659,6 +666,9 @@ static void test_pinned(void) {
     OK(jobsys_register_thread(sys, &n));
     CHECK(n == 0);
     OK(jobsys_register_thread(sys, NULL));
+    jobsys_pin mine = {JOBSYS_PIN_THREAD, 9};
+    OK(jobsys_register_thread_pin(sys, &mine));
+    CHECK(mine.kind == JOBSYS_PIN_MAIN && mine.index == 0);
     OK(jobsys_run_pinned(sys, &n));
     CHECK(n == 0);
     OK(jobsys_run_pinned(sys, NULL));
@@ -743,6 +753,7 @@ static void test_pinned(void) {
     atomic_store(&released, 0);
     jobsys_pin bad_worker = {JOBSYS_PIN_WORKER, 2}, bad_main = {JOBSYS_PIN_MAIN, 1};
     jobsys_pin bad_thread = {JOBSYS_PIN_THREAD, 99}, bad_kind = {(jobsys_pin_kind)7, 0};
+    jobsys_pin bad_registered = {JOBSYS_PIN_REGISTERED, 3u | (7u << 10)}; /* index 3 had 1 */
     EXPECT(jobsys_schedule_pinned(sys, bad_worker, &rel, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
     MESSAGE_HAS("the system has 2 workers");
     EXPECT(jobsys_schedule_pinned(sys, bad_main, &rel, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
@@ -750,8 +761,56 @@ static void test_pinned(void) {
     MESSAGE_HAS("no thread registered with index 99");
     EXPECT(jobsys_schedule_pinned(sys, bad_kind, &rel, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
     MESSAGE_HAS("pin kind 7");
+    EXPECT(jobsys_schedule_pinned(sys, bad_registered, &rel, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("not a registration this system gave out");
     CHECK(atomic_load(&released) == 0);
     check_usable(sys);
+    OK(jobsys_destroy(sys));
+}
+
+/* Thread indices stay dense whatever the order of threads: a thread that
+ * only calls in (and takes over what an exited registered thread left)
+ * does not push the next registered thread's index past workers + 1 + the
+ * registered threads. And the pin from jobsys_register_thread_pin names
+ * its thread only: once it exited, a job pinned with it is cancelled, never
+ * run by the thread that took its index; {JOBSYS_PIN_THREAD, index} names
+ * that new holder. */
+static void test_dense_thread_indices(void) {
+    jobsys_system *sys = create(2);
+    struct render_thread first, idle, next;
+    render_start(&first, sys, true);
+    CHECK(first.index == 3 && first.seen == 3);
+    jobsys_pin first_pin = first.pin;
+    set_step(&first, 2);
+    wait_step(&first, 3);
+    render_join(&first);
+    /* Calls in (jobsys_thread_index), never registers, stays alive. */
+    render_start(&idle, sys, false);
+    CHECK(idle.seen == -1);
+    /* One registered thread at a time: 2 + 1 + 1 array entries cover it. */
+    render_start(&next, sys, true);
+    CHECK(next.index == 3 && next.seen == 3);
+    CHECK(next.pin.index != first_pin.index);
+
+    atomic_store(&released, 0);
+    struct where stale = {sys, pthread_self(), -1, 0}, by_index = {sys, pthread_self(), -1, 0};
+    jobsys_job_desc rel = {NULL, JOBSYS_PRIORITY_NORMAL, count_release};
+    jobsys_handle hs, hi;
+    OK(jobsys_schedule_pinned(sys, first_pin, &rel, record_where, &stale, &hs));
+    jobsys_pin index_pin = {JOBSYS_PIN_THREAD, 3};
+    OK(jobsys_schedule_pinned(sys, index_pin, NULL, record_where, &by_index, &hi));
+    set_step(&next, 2);
+    wait_step(&next, 3);
+    EXPECT(jobsys_complete(sys, hs), JOBSYS_ERR_CANCELLED);
+    MESSAGE_HAS("cancelled");
+    CHECK(atomic_load(&stale.calls) == 0 && atomic_load(&released) == 1);
+    OK(jobsys_complete(sys, hi));
+    CHECK(next.ran[0] == 1 && atomic_load(&by_index.calls) == 1);
+    CHECK(pthread_equal(by_index.thread, next.self) && by_index.index == 3);
+    render_join(&next);
+    set_step(&idle, 2);
+    wait_step(&idle, 3);
+    render_join(&idle);
     OK(jobsys_destroy(sys));
 }
 
@@ -970,6 +1029,7 @@ int main(void) {
     test_trace();
     test_destroy_while_running();
     test_pinned();
+    test_dense_thread_indices();
     test_cancel();
     test_active_workers();
 

@@ -193,6 +193,22 @@ void test_engine() {
     std::thread([&] { outside = js.thread_index(); }).join();
     CHECK(!outside.has_value());
 
+    // register_thread_pin names its thread only: once it exited, a job
+    // pinned with it is cancelled, also when the thread that took its index
+    // runs its pinned jobs.
+    jobsys::Pin gone = jobsys::Pin::main();
+    std::thread([&] { gone = js.register_thread_pin(); }).join();
+    bool called = false;
+    uint32_t taker_index = 0, taker_ran = 9;
+    jobsys_error stale = JOBSYS_OK;
+    std::thread([&] {
+        taker_index = js.register_thread();
+        auto h = js.schedule_pinned(gone, [&] { called = true; });
+        taker_ran = js.run_pinned();
+        stale = js.try_complete(h);
+    }).join();
+    CHECK(taker_index == 3 && taker_ran == 0 && !called && stale == JOBSYS_ERR_CANCELLED);
+
     // Cancel before start: never called, callable freed once, Cancelled thrown.
     int before = ran;
     {
