@@ -18,6 +18,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How long back-pressure (`Registry::make_room`) waits with no job
+/// finishing anywhere before it panics (`Config::max_jobs`).
+pub(crate) const MAX_JOBS_STALL: Duration = Duration::from_secs(10);
+
 impl Registry {
     // ---- slots ------------------------------------------------------------
 
@@ -60,12 +64,12 @@ impl Registry {
     /// here may schedule, i.e. allocate, itself).
     ///
     /// # Panics
-    /// If no job finishes anywhere for `STALL` while the system is full:
-    /// every unfinished job waits for something this thread has not done
-    /// yet, so waiting longer would hang.
+    /// If no job finishes anywhere for `MAX_JOBS_STALL` while the system is
+    /// full: every unfinished job waits for something this thread has not
+    /// done yet, so waiting longer would hang.
     #[cold]
     fn make_room(&self, ctx: &Context) {
-        const STALL: Duration = Duration::from_secs(10);
+        let stall = self.max_jobs_stall();
         if self.outstanding() < self.max_jobs as u64 {
             return;
         }
@@ -91,17 +95,30 @@ impl Registry {
             if now != last {
                 last = now;
                 since = Instant::now();
-            } else if since.elapsed() >= STALL {
+            } else if since.elapsed() >= stall {
                 panic!(
                     "jobsys: {} jobs are unfinished (Config::max_jobs) and none finished in {:?} \
                      while this thread waited for room to schedule another; they wait for \
                      something this thread has not done yet",
                     self.outstanding(),
-                    STALL
+                    stall
                 );
             }
             backoff.snooze(backoff.elapsed());
         }
+    }
+
+    /// `MAX_JOBS_STALL`, or what a test set (`set_max_jobs_stall`).
+    fn max_jobs_stall(&self) -> Duration {
+        Duration::from_nanos(self.max_jobs_stall_ns.load(Ordering::Relaxed))
+    }
+
+    /// Make back-pressure give up (panic) after `stall` without a finished
+    /// job instead of `MAX_JOBS_STALL`, so tests reach the stall quickly.
+    #[cfg(test)]
+    pub(crate) fn set_max_jobs_stall(&self, stall: Duration) {
+        self.max_jobs_stall_ns
+            .store(stall.as_nanos() as u64, Ordering::Relaxed);
     }
 
     /// A slot for a job described by `desc` (name and priority recorded).
