@@ -3,6 +3,21 @@
 //! run (or skip, or cancel) → finish (release dependents, wake waiters) →
 //! recycle. Every state change goes through `slot.rs`'s transitions; this
 //! module decides which one and when.
+//!
+//! Scheduling is all or nothing: a `schedule*` call that panics leaves no
+//! job behind, half published. Whatever may panic comes before the job's
+//! slot is taken: the checks of the input (`check_handles`, `pin_target`,
+//! `Batch::Fixed(0)`, a declared access's), and back-pressure's stall
+//! (`make_room`, which runs before `Store::alloc` hands out the slot); the
+//! closure is then still the caller's, and the unwinding drops it, once.
+//! From the slot's allocation to the job's release onto a deque (`submit`;
+//! `submit_held`, then `release_hold`) nothing unwinds: edge blocks skip
+//! back-pressure (`alloc_edge_block`: their job was admitted when its own
+//! slot was allocated, and it is published already; a page one needs is
+//! set aside, so the thread's next job still meets it), profiler hooks abort
+//! the process rather than unwind (`trace/hooks.rs`), a closure dropped on
+//! the way (a job pinned to a thread that is gone) is dropped under
+//! `catch_unwind` (`drop_as_job`), and running out of memory aborts.
 
 use crate::context::{bump, bump_by, Context};
 use crate::desc::JobDesc;
@@ -38,7 +53,8 @@ impl Registry {
     }
 
     /// `alloc` when this thread's free lists are empty: back-pressure
-    /// first (`make_room`, which may run jobs that allocate), then a page.
+    /// first (`make_room`, which may run jobs that allocate), then the rest
+    /// of the page an edge block took (`Store::bypass`), else a new page.
     #[cold]
     fn alloc_slow(&self, ctx: &Context) -> NonNull<Slot> {
         self.make_room(ctx);
@@ -48,13 +64,45 @@ impl Registry {
             if let Some(slot) = ctx.store.alloc() {
                 return slot; // jobs run by make_room freed some
             }
-            ctx.store.add_page(|page| {
-                let slots: *const [Slot] = self.keep_page(page);
-                // SAFETY: kept by the registry until it drops.
-                &*slots
-            });
-            ctx.store.alloc().expect("a page was just added")
+            if !ctx.store.take_bypass() {
+                ctx.store.add_page(|page| self.keep_page_static(page));
+            }
+            ctx.store.alloc().expect("a page's worth of free slots")
         }
+    }
+
+    /// An edge block for a job being attached (`attach_deps`), without
+    /// back-pressure: the job was admitted when its own slot was allocated,
+    /// and it is published already, so a stall panic here would leave it
+    /// half attached (module docs). A page it needs goes on the bypass
+    /// list (`Store::bypass`): the next job this thread schedules still
+    /// finds its free lists empty and applies back-pressure. Edge blocks add
+    /// to job storage about one slot per two dependencies of the jobs
+    /// `max_jobs` lets in.
+    fn alloc_edge_block<'a>(&'a self, ctx: &Context) -> (&'a Slot, u32) {
+        // SAFETY: `ctx` is the calling thread's claimed context; no other
+        // store call is in progress on this thread.
+        let slot = unsafe {
+            match ctx.store.alloc_bypass() {
+                Some(slot) => slot,
+                None => {
+                    ctx.store
+                        .add_bypass_page(|page| self.keep_page_static(page));
+                    ctx.store.alloc_bypass().expect("a page was just added")
+                }
+            }
+        };
+        // SAFETY: the slot lives in a page owned by `self`.
+        let slot: &'a Slot = unsafe { slot.as_ref() };
+        (slot, slot.gen_now())
+    }
+
+    /// `keep_page`, for `Store::add_page`.
+    fn keep_page_static(&self, page: crate::store::Page) -> &'static [Slot] {
+        let slots: *const [Slot] = self.keep_page(page);
+        // SAFETY: kept by the registry until it drops, and a store's slots
+        // are used only while its registry lives.
+        unsafe { &*slots }
     }
 
     /// Back-pressure (`Config::max_jobs`): this thread needs a new page of
@@ -406,7 +454,7 @@ impl Registry {
         let mut block: Option<&Slot> = None;
         for (i, d) in deps.iter().enumerate() {
             if i % EDGES_PER_BLOCK == 0 {
-                let (b, bgen) = self.alloc(ctx);
+                let (b, bgen) = self.alloc_edge_block(ctx);
                 b.become_edge_block(bgen);
                 prev = block;
                 block = Some(b);
