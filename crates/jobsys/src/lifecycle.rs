@@ -8,7 +8,8 @@
 //! job behind, half published. Whatever may panic comes before the job's
 //! slot is taken: the checks of the input (`check_handles`, `pin_target`,
 //! `Batch::Fixed(0)`, a declared access's), and back-pressure's stall
-//! (`make_room`, which runs before `Store::alloc` hands out the slot); the
+//! (`make_room`, which runs before `Store::alloc` hands out the slot, and
+//! for a declared-access job before its resource locks are taken); the
 //! closure is then still the caller's, and the unwinding drops it, once.
 //! From the slot's allocation to the job's release onto a deque (`submit`;
 //! `submit_held`, then `release_hold`) nothing unwinds: edge blocks skip
@@ -106,53 +107,102 @@ impl Registry {
     }
 
     /// Back-pressure (`Config::max_jobs`): this thread needs a new page of
-    /// slots; while `max_jobs` jobs are unfinished it runs queued jobs
-    /// instead, so job storage stays bounded by about `max_jobs` slots per
-    /// thread. Called before `Store::alloc`, never inside it (a job run
-    /// here may schedule, i.e. allocate, itself).
+    /// slots for a job while `max_jobs` jobs are unfinished, so storage
+    /// stays bounded by about `max_jobs` slots per thread. Called before
+    /// `Store::alloc`, never inside it (a job run here may schedule, i.e.
+    /// allocate, itself). What the thread does meanwhile depends on where
+    /// it is (`Doing`):
+    ///
+    /// - At its top level (a thread that is not a worker, in no job and no
+    ///   wait, holding no `read_now`/`write_now` guard): it runs queued
+    ///   jobs, any of them, until fewer than `max_jobs` are unfinished.
+    /// - Inside a job (a worker always is), a wait, or holding a guard: it
+    ///   runs nothing (`complete` helps only with work its handle needs,
+    ///   and an unrelated job run here could block this one, or wait on a
+    ///   job that needs it) and waits for other threads to finish jobs. The
+    ///   jobs it is inside of, and its guards' events, are not counted:
+    ///   they cannot finish before it returns to them (with `max_jobs(1)` a
+    ///   job may still schedule a child). With no other worker active
+    ///   (`workers(0)`, all benched, or this one the only one), nobody runs
+    ///   queued jobs while it waits, so the allocation goes through.
+    /// - Scheduling a declared-access job, with its resource locks held
+    ///   (`access::helping_forbidden`): the allocation goes through;
+    ///   `access::schedule_core` applied back-pressure before the locks
+    ///   (`make_room_before_locks`).
     ///
     /// # Panics
     /// If no job finishes anywhere for `MAX_JOBS_STALL` while the system is
-    /// full: every unfinished job waits for something this thread has not
-    /// done yet, so waiting longer would hang.
+    /// full, read between two jobs run at top level and on every look while
+    /// waiting: the unfinished jobs wait for something this thread has not
+    /// done yet (or for threads that are blocked), so waiting longer would
+    /// hang. The message says where the thread was. The slot is not taken
+    /// yet: nothing of the job being scheduled exists.
     #[cold]
     fn make_room(&self, ctx: &Context) {
-        let stall = self.max_jobs_stall();
-        if self.outstanding() < self.max_jobs as u64 {
+        if self.outstanding() < self.max_jobs as u64 || crate::access::helping_forbidden() {
             return;
         }
-        // Scheduling a declared-access job holds resource locks: a job run
-        // here could take them again. Go over the bound instead.
-        if crate::access::helping_forbidden() {
-            return;
+        match Doing::of(ctx) {
+            Doing::TopLevel => self.make_room_by_running_jobs(ctx),
+            doing => self.wait_for_room(ctx, doing),
         }
-        let finished = || -> u64 {
-            (0..self.num_contexts())
-                .map(|i| self.context(i).counters.finished.load(Ordering::Acquire))
-                .sum()
-        };
-        let mut last = finished();
-        let mut since = Instant::now();
+    }
+
+    /// `make_room` at a thread's top level: run queued jobs.
+    fn make_room_by_running_jobs(&self, ctx: &Context) {
+        let mut stall = Stall::new(self);
         let mut searching = false;
         let mut backoff = self.backoff();
         while self.outstanding() >= self.max_jobs as u64 {
             if self.find_and_run(ctx, &mut searching) {
                 continue;
             }
-            let now = finished();
-            if now != last {
-                last = now;
-                since = Instant::now();
-            } else if since.elapsed() >= stall {
-                panic!(
-                    "jobsys: {} jobs are unfinished (Config::max_jobs) and none finished in {:?} \
-                     while this thread waited for room to schedule another; they wait for \
-                     something this thread has not done yet",
-                    self.outstanding(),
-                    stall
-                );
-            }
+            stall.check(self, Doing::TopLevel);
             backoff.snooze(backoff.elapsed());
+        }
+    }
+
+    /// `make_room` inside a job, a wait or a guard: run nothing, wait for
+    /// other threads to finish jobs.
+    fn wait_for_room(&self, ctx: &Context, doing: Doing) {
+        let (running, guards) = ctx.own_unfinished();
+        let own = (running + guards) as u64;
+        let mut stall = Stall::new(self);
+        let mut backoff = self.backoff();
+        while self.outstanding().saturating_sub(own) >= self.max_jobs as u64
+            && self.other_workers_active(ctx)
+        {
+            stall.check(self, doing);
+            backoff.snooze(backoff.elapsed());
+        }
+    }
+
+    /// Is a worker other than the calling thread active (taking queued
+    /// jobs)? Workers `0..active_workers()` are.
+    fn other_workers_active(&self, ctx: &Context) -> bool {
+        let active = self.active_workers();
+        let me = usize::from(ctx.is_worker && (ctx.index as usize) < active);
+        active > me
+    }
+
+    /// Jobs finished so far, over all threads.
+    fn finished_total(&self) -> u64 {
+        (0..self.num_contexts())
+            .map(|i| self.context(i).counters.finished.load(Ordering::Acquire))
+            .sum()
+    }
+
+    /// Back-pressure for a declared-access job, before its resource locks
+    /// are taken (`access::schedule_core`): under them no job may run nor
+    /// a thread wait, so `make_room` lets the allocation through there.
+    /// Applied here when that allocation would need a new page, as
+    /// `alloc_slow` would apply it.
+    #[inline]
+    pub(crate) fn make_room_before_locks(&self, ctx: &Context) {
+        // SAFETY: `ctx` is the calling thread's claimed context; no other
+        // store call is in progress on this thread.
+        if !unsafe { ctx.store.has_free() } {
+            self.make_room(ctx);
         }
     }
 
@@ -163,7 +213,7 @@ impl Registry {
 
     /// Make back-pressure give up (panic) after `stall` without a finished
     /// job instead of `MAX_JOBS_STALL`, so tests reach the stall quickly.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn set_max_jobs_stall(&self, stall: Duration) {
         self.max_jobs_stall_ns
             .store(stall.as_nanos() as u64, Ordering::Relaxed);
@@ -865,6 +915,80 @@ impl Registry {
         // Recorded before the store the waiter's park loop sees.
         self.waiters
             .wake_all_parked(|w| crate::trace::wake_issued(self, ctx, Some(w)));
+    }
+}
+
+/// Where a thread under back-pressure is (`Registry::make_room`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Doing {
+    /// Not a worker, in no job and no wait, holding no guard.
+    TopLevel,
+    /// Inside a job (its closure, or its closure's drop), or a worker.
+    Job,
+    /// Holding a `read_now`/`write_now` guard.
+    Guard,
+    /// Inside a wait: `complete`, a `join`'s or a scope's.
+    Wait,
+}
+
+impl Doing {
+    fn of(ctx: &Context) -> Doing {
+        let (running, guards) = ctx.own_unfinished();
+        if running > 0 || ctx.is_worker {
+            Doing::Job
+        } else if guards > 0 {
+            Doing::Guard
+        } else if ctx.wait_depth() > 0 {
+            Doing::Wait
+        } else {
+            Doing::TopLevel
+        }
+    }
+
+    /// Where the thread was and what it did meanwhile, for the stall panic.
+    fn describe(self) -> &'static str {
+        match self {
+            Doing::TopLevel => "at its top level, running queued jobs meanwhile",
+            Doing::Job => "inside a job, running none meanwhile",
+            Doing::Guard => "holding a read_now/write_now guard, running no job meanwhile",
+            Doing::Wait => "inside a wait (complete, join, scope), running no job meanwhile",
+        }
+    }
+}
+
+/// Back-pressure's stall limit: since when no job finished anywhere.
+struct Stall {
+    last: u64,
+    since: Instant,
+    limit: Duration,
+}
+
+impl Stall {
+    fn new(reg: &Registry) -> Stall {
+        Stall {
+            last: reg.finished_total(),
+            since: Instant::now(),
+            limit: reg.max_jobs_stall(),
+        }
+    }
+
+    /// Panic if no job finished for the limit (`make_room`, "Panics").
+    fn check(&mut self, reg: &Registry, doing: Doing) {
+        let now = reg.finished_total();
+        if now != self.last {
+            self.last = now;
+            self.since = Instant::now();
+        } else if self.since.elapsed() >= self.limit {
+            panic!(
+                "jobsys: {} jobs are unfinished (Config::max_jobs is {}) and none finished in \
+                 {:?} while this thread, {}, waited for room to schedule another; they wait \
+                 for something this thread has not done yet, or for threads that are blocked",
+                reg.outstanding(),
+                reg.max_jobs,
+                self.limit,
+                doing.describe()
+            );
+        }
     }
 }
 

@@ -112,7 +112,7 @@ pub(crate) struct Registry {
     /// Failures of jobs whose slots were reused (`failures.rs`).
     pub failures: FailureLog,
     /// Unfinished jobs above which a thread that needs a new page of slots
-    /// helps run jobs first (`make_room`).
+    /// makes room first (`make_room`).
     pub max_jobs: usize,
     /// How long `make_room` waits with no job finishing before it panics,
     /// in nanoseconds: `MAX_JOBS_STALL`, shorter in tests

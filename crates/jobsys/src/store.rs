@@ -250,6 +250,24 @@ impl Store {
         Some(ptr::NonNull::from(slot))
     }
 
+    /// Would `alloc` find a slot now (no page needed)? Moves the slots
+    /// other threads freed, or a set-aside page's, onto the local list when
+    /// it is empty, as `alloc` would.
+    ///
+    /// # Safety
+    /// Only the thread that has claimed this store's context may call it.
+    #[inline]
+    pub(crate) unsafe fn has_free(&self) -> bool {
+        // SAFETY: owner-only access, promised by the caller; the reference
+        // ends with this call.
+        let head = unsafe { &mut *self.local_free.get() };
+        if head.is_null() {
+            // SAFETY: owner-only, promised by the caller; the list is empty.
+            *head = unsafe { self.refill() };
+        }
+        !head.is_null()
+    }
+
     /// Free slots for an empty local list, linked: those other threads
     /// freed, else those of a cold page; null if there are none. Out of
     /// line: `alloc` is inlined into every `schedule`.

@@ -531,6 +531,7 @@ fn a_stall_panic_while_scheduling_with_dependencies_leaves_no_job_half_published
         }
         let refused = refused.expect("back-pressure stalls while the blocker holds the worker");
         assert!(refused.contains("Config::max_jobs"), "{refused}");
+        assert!(refused.contains("at its top level"), "{refused}");
         assert_eq!(
             scheduled,
             PAGE_SLOTS / 2,
@@ -573,6 +574,128 @@ fn edge_blocks_of_an_admitted_job_are_allocated_past_max_jobs() {
     });
 }
 
+/// Defect: back-pressure ran any queued job, also inside `complete`: a job
+/// the waiter only had to run itself scheduled past `max_jobs`, and an
+/// unrelated job (one that blocks until the test releases it) ran inside
+/// that wait. Inside a job or a wait, back-pressure runs no job.
+#[test]
+#[cfg_attr(miri, ignore)] // pages of jobs
+fn back_pressure_inside_complete_does_not_run_an_unrelated_job() {
+    use crate::slot::PAGE_SLOTS;
+    watchdog(60, || {
+        let js = JobSystem::builder().workers(0).max_jobs(4).build().unwrap();
+        // The children's dependency: Low, so a search takes the unrelated
+        // job before it.
+        let gate = js.schedule_with(
+            crate::JobDesc::default().with_priority(crate::Priority::Low),
+            || {},
+        );
+        let in_parent = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ran_inside = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let unrelated = {
+            let (in_parent, ran_inside) = (in_parent.clone(), ran_inside.clone());
+            js.schedule(move || {
+                if in_parent.load(Ordering::SeqCst) {
+                    // Blocking here would hang the test: record it instead.
+                    ran_inside.store(true, Ordering::SeqCst);
+                } else {
+                    released.recv().unwrap();
+                }
+            })
+        };
+        let parent = {
+            let (js2, in_parent) = (js.clone(), in_parent.clone());
+            js.schedule(move || {
+                in_parent.store(true, Ordering::SeqCst);
+                // More than a page: the last ones need back-pressure.
+                for _ in 0..2 * PAGE_SLOTS {
+                    js2.schedule_after(&[gate], || {});
+                }
+                in_parent.store(false, Ordering::SeqCst);
+            })
+        };
+        js.complete(parent);
+        assert!(
+            !ran_inside.load(Ordering::SeqCst),
+            "an unrelated job ran inside complete (back-pressure of the job it ran)"
+        );
+        release.send(()).unwrap();
+        js.complete(unrelated);
+        js.complete(gate);
+    });
+}
+
+/// Defect: a job that only waits on another failed with `WaitOnSelf` when
+/// back-pressure ran it inside a job that the other one depends on.
+#[test]
+#[cfg_attr(miri, ignore)] // pages of jobs
+fn a_job_run_under_back_pressure_is_not_failed_with_wait_on_self() {
+    use crate::slot::PAGE_SLOTS;
+    watchdog(60, || {
+        let js = JobSystem::builder().workers(0).max_jobs(4).build().unwrap();
+        let gate = js.schedule_with(
+            crate::JobDesc::default().with_priority(crate::Priority::Low),
+            || {},
+        );
+        let parent = {
+            let js2 = js.clone();
+            js.schedule(move || {
+                for _ in 0..2 * PAGE_SLOTS {
+                    js2.schedule_after(&[gate], || {});
+                }
+            })
+        };
+        let after_parent = js.schedule_after(&[parent], || {});
+        let result = Arc::new(std::sync::Mutex::new(None));
+        let waiter = {
+            let (js2, result) = (js.clone(), result.clone());
+            // Waits on a job that needs `parent`: fine from anywhere but
+            // inside `parent`.
+            js.schedule(move || {
+                *result.lock().unwrap() = Some(js2.try_complete(after_parent));
+            })
+        };
+        js.complete(parent);
+        js.complete(waiter);
+        let r = result.lock().unwrap().take().expect("the waiter ran");
+        assert!(r.is_ok(), "{r:?}");
+        js.complete(gate);
+    });
+}
+
+/// Defect: with `max_jobs(1)` a job that scheduled one child (on a thread
+/// with no free slot yet) stalled for 10 s and panicked with a misleading
+/// message: the job itself counted as unfinished. The jobs on the
+/// scheduling thread's own running stack are not counted (they cannot
+/// finish before it returns: 2 workers), and with no other worker to run
+/// queued jobs the child is let in (1 worker).
+#[test]
+#[cfg_attr(miri, ignore)] // would take seconds under Miri
+fn max_jobs_1_lets_a_job_schedule_and_complete_a_child() {
+    watchdog(60, || {
+        for workers in [1, 2] {
+            let js = JobSystem::builder()
+                .workers(workers)
+                .max_jobs(1)
+                .build()
+                .unwrap();
+            for _ in 0..20 {
+                let js2 = js.clone();
+                // On worker 0, whose store is empty at first: the child
+                // needs a page.
+                let h = js.schedule_pinned(crate::Pin::Worker(0), move || {
+                    let child = js2.schedule(|| {});
+                    js2.complete(child);
+                });
+                if let Err(e) = js.try_complete(h) {
+                    panic!("{workers} workers: {e}");
+                }
+            }
+        }
+    });
+}
+
 /// Jobs with dependencies are bounded by `max_jobs` like the others:
 /// their edge blocks skip back-pressure, and a page one of them needs is
 /// kept aside (`Store::bypass`), so the next job still applies it, however
@@ -610,6 +733,110 @@ fn max_jobs_bounds_jobs_with_dependencies() {
             drop(js);
             assert_eq!(ran.load(Ordering::Relaxed), total);
         }
+    });
+}
+
+/// Defect: declared-access jobs skipped back-pressure (their allocation is
+/// under resource locks, where no job may run), so `max_jobs` did not bound
+/// them. Back-pressure now comes before the locks.
+#[test]
+#[cfg_attr(miri, ignore)] // thousands of jobs
+fn max_jobs_bounds_declared_access_jobs() {
+    use crate::slot::PAGE_SLOTS;
+    watchdog(60, || {
+        let max = 300;
+        let js = JobSystem::builder()
+            .workers(0)
+            .max_jobs(max)
+            .build()
+            .unwrap();
+        let res = crate::Resource::new(0usize);
+        let total = 5000;
+        let mut most = 0;
+        for i in 0..total {
+            if i % 100 == 0 {
+                // A job that schedules on the same resource: if
+                // back-pressure ran it under the locks, it would lock them
+                // again (and hang).
+                let (js2, res2) = (js.clone(), res.clone());
+                js.schedule_access(res.write(), move |v| {
+                    *v += 1;
+                    js2.schedule_access(res2.read(), |_| {});
+                });
+            } else {
+                js.schedule_access(res.write(), |v| *v += 1);
+            }
+            let st = js.stats();
+            most = most.max(st.jobs_scheduled - st.jobs_finished);
+        }
+        assert!(
+            most <= (max + 2 * PAGE_SLOTS) as u64,
+            "{most} unfinished jobs with max_jobs {max}"
+        );
+        assert_eq!(*res.read_now(&js), total);
+    });
+}
+
+/// Defect: back-pressure inside a job ran any queued job, and checked its
+/// stall limit only between runs: a job that blocks (until the test
+/// releases it, after the wait below) ran inside the scheduling job, which
+/// then never returned. Inside a job, back-pressure runs no job and waits
+/// for other threads, checking the clock as it waits; when none finishes
+/// a job, it panics in time, saying where it was.
+#[test]
+#[cfg_attr(miri, ignore)] // waits for a back-pressure stall
+fn a_back_pressure_stall_inside_a_job_panics_in_time_and_says_so() {
+    watchdog(60, || {
+        let js = JobSystem::builder().workers(2).max_jobs(1).build().unwrap();
+        js.reg()
+            .set_max_jobs_stall(std::time::Duration::from_millis(200));
+        // Worker 1 is busy until released, so nothing finishes.
+        let (busy_tx, busy) = std::sync::mpsc::channel();
+        let (release_busy, busy_released) = std::sync::mpsc::channel::<()>();
+        let busy_job = js.schedule_pinned(crate::Pin::Worker(1), move || {
+            busy_tx.send(()).unwrap();
+            busy_released.recv().unwrap();
+        });
+        busy.recv().unwrap();
+        let (go, wait_go) = std::sync::mpsc::channel::<()>();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let scheduled = Arc::new(AtomicUsize::new(0));
+        let parent = {
+            let (js2, ran, dropped, scheduled) =
+                (js.clone(), ran.clone(), dropped.clone(), scheduled.clone());
+            js.schedule_pinned(crate::Pin::Worker(0), move || {
+                wait_go.recv().unwrap();
+                // Worker 0's store is empty: the first child needs a page.
+                loop {
+                    let c = RunsAndDrops::new(&ran, &dropped);
+                    js2.schedule(move || c.run());
+                    scheduled.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        };
+        // Queued on this thread, High: the first thing a search takes.
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let unrelated = js.schedule_with(
+            crate::JobDesc::default().with_priority(crate::Priority::High),
+            move || released.recv().unwrap(),
+        );
+        go.send(()).unwrap();
+        let msg = match js.try_complete(parent) {
+            Err(JobError::Panicked(p)) => p.message().to_string(),
+            other => panic!("expected the stall panic, got {other:?}"),
+        };
+        assert!(msg.contains("Config::max_jobs"), "{msg}");
+        assert!(msg.contains("inside a job"), "{msg}");
+        release.send(()).unwrap();
+        release_busy.send(()).unwrap();
+        js.complete(unrelated);
+        js.complete(busy_job);
+        drop(js);
+        let n = scheduled.load(Ordering::SeqCst);
+        assert_eq!(ran.load(Ordering::SeqCst), n);
+        // The closure of the schedule that panicked was dropped too.
+        assert_eq!(dropped.load(Ordering::SeqCst), n + 1);
     });
 }
 

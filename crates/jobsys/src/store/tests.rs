@@ -314,6 +314,7 @@ fn a_bypass_page_stays_off_the_free_lists_until_taken_and_is_trimmed_when_free()
                 h.store.alloc().is_none(),
                 "the bypass page is off the free lists"
             );
+            assert!(!h.store.has_free());
             edge
         };
         let mut live = vec![edge];
