@@ -180,8 +180,10 @@ pub struct Config {
     /// See `docs/storage.md`.
     pub failure_history: Option<usize>,
     /// Bound on unfinished jobs before a thread that needs more job storage
-    /// is made to help run jobs first (back-pressure). `None`:
-    /// [`DEFAULT_MAX_JOBS`]. Must be at least 1. See `docs/storage.md`.
+    /// makes room first (back-pressure): at its top level it runs queued
+    /// jobs, inside a job or a wait it waits for other threads to finish
+    /// some. `None`: [`DEFAULT_MAX_JOBS`]. Must be at least 1. See
+    /// `docs/storage.md`, "Back-pressure".
     pub max_jobs: Option<usize>,
     /// Job slots each thread keeps when it is idle; whole pages of free
     /// slots beyond that are given back to the OS (a worker before it

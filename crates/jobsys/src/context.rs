@@ -268,6 +268,16 @@ impl Context {
         !st.running.is_empty() || !st.guards.is_empty()
     }
 
+    /// How many jobs this thread is inside of (its `running` stack), and
+    /// how many `read_now`/`write_now` guards' events it holds: jobs that
+    /// cannot finish before it returns to them (back-pressure, `make_room`).
+    #[inline]
+    pub(crate) fn own_unfinished(&self) -> (usize, usize) {
+        // SAFETY: as in `running_push`.
+        let st = unsafe { self.owner() };
+        (st.running.len(), st.guards.len())
+    }
+
     /// A copy of the jobs this thread is inside of (innermost last), in the
     /// reused buffer: give it back with `put_running_copy` (it allocates
     /// only when the buffer is out or too small).

@@ -95,8 +95,8 @@ pub(crate) unsafe fn run_stack_job(h: *const StackHeader, thief: u32) {
 /// context: W1 nested at 0 workers is the serial tree plus one
 /// `catch_unwind` (around `b`, so that `a` still runs if `b` panics). The
 /// one thread the deque path would let take `a` is another one under
-/// back-pressure (`Config::max_jobs`), which runs queued work of any kind;
-/// inline, it finds none of ours.
+/// back-pressure (`Config::max_jobs`) at its top level, which runs queued
+/// work of any kind; inline, it finds none of ours.
 #[inline]
 fn join_inline<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where

@@ -3,6 +3,22 @@
 //! run (or skip, or cancel) → finish (release dependents, wake waiters) →
 //! recycle. Every state change goes through `slot.rs`'s transitions; this
 //! module decides which one and when.
+//!
+//! Scheduling is all or nothing: a `schedule*` call that panics leaves no
+//! job behind, half published. Whatever may panic comes before the job's
+//! slot is taken: the checks of the input (`check_handles`, `pin_target`,
+//! `Batch::Fixed(0)`, a declared access's), and back-pressure's stall
+//! (`make_room`, which runs before `Store::alloc` hands out the slot, and
+//! for a declared-access job before its resource locks are taken); the
+//! closure is then still the caller's, and the unwinding drops it, once.
+//! From the slot's allocation to the job's release onto a deque (`submit`;
+//! `submit_held`, then `release_hold`) nothing unwinds: edge blocks skip
+//! back-pressure (`alloc_edge_block`: their job was admitted when its own
+//! slot was allocated, and it is published already; a page one needs is
+//! set aside, so the thread's next job still meets it), profiler hooks abort
+//! the process rather than unwind (`trace/hooks.rs`), a closure dropped on
+//! the way (a job pinned to a thread that is gone) is dropped under
+//! `catch_unwind` (`drop_as_job`), and running out of memory aborts.
 
 use crate::context::{bump, bump_by, Context};
 use crate::desc::JobDesc;
@@ -17,6 +33,10 @@ use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// How long back-pressure (`Registry::make_room`) waits with no job
+/// finishing anywhere before it panics (`Config::max_jobs`).
+pub(crate) const MAX_JOBS_STALL: Duration = Duration::from_secs(10);
 
 impl Registry {
     // ---- slots ------------------------------------------------------------
@@ -34,7 +54,8 @@ impl Registry {
     }
 
     /// `alloc` when this thread's free lists are empty: back-pressure
-    /// first (`make_room`, which may run jobs that allocate), then a page.
+    /// first (`make_room`, which may run jobs that allocate), then the rest
+    /// of the page an edge block took (`Store::bypass`), else a new page.
     #[cold]
     fn alloc_slow(&self, ctx: &Context) -> NonNull<Slot> {
         self.make_room(ctx);
@@ -44,64 +65,158 @@ impl Registry {
             if let Some(slot) = ctx.store.alloc() {
                 return slot; // jobs run by make_room freed some
             }
-            ctx.store.add_page(|page| {
-                let slots: *const [Slot] = self.keep_page(page);
-                // SAFETY: kept by the registry until it drops.
-                &*slots
-            });
-            ctx.store.alloc().expect("a page was just added")
+            if !ctx.store.take_bypass() {
+                ctx.store.add_page(|page| self.keep_page_static(page));
+            }
+            ctx.store.alloc().expect("a page's worth of free slots")
         }
     }
 
+    /// An edge block for a job being attached (`attach_deps`), without
+    /// back-pressure: the job was admitted when its own slot was allocated,
+    /// and it is published already, so a stall panic here would leave it
+    /// half attached (module docs). A page it needs goes on the bypass
+    /// list (`Store::bypass`): the next job this thread schedules still
+    /// finds its free lists empty and applies back-pressure. Edge blocks add
+    /// to job storage about one slot per two dependencies of the jobs
+    /// `max_jobs` lets in.
+    fn alloc_edge_block<'a>(&'a self, ctx: &Context) -> (&'a Slot, u32) {
+        // SAFETY: `ctx` is the calling thread's claimed context; no other
+        // store call is in progress on this thread.
+        let slot = unsafe {
+            match ctx.store.alloc_bypass() {
+                Some(slot) => slot,
+                None => {
+                    ctx.store
+                        .add_bypass_page(|page| self.keep_page_static(page));
+                    ctx.store.alloc_bypass().expect("a page was just added")
+                }
+            }
+        };
+        // SAFETY: the slot lives in a page owned by `self`.
+        let slot: &'a Slot = unsafe { slot.as_ref() };
+        (slot, slot.gen_now())
+    }
+
+    /// `keep_page`, for `Store::add_page`.
+    fn keep_page_static(&self, page: crate::store::Page) -> &'static [Slot] {
+        let slots: *const [Slot] = self.keep_page(page);
+        // SAFETY: kept by the registry until it drops, and a store's slots
+        // are used only while its registry lives.
+        unsafe { &*slots }
+    }
+
     /// Back-pressure (`Config::max_jobs`): this thread needs a new page of
-    /// slots; while `max_jobs` jobs are unfinished it runs queued jobs
-    /// instead, so job storage stays bounded by about `max_jobs` slots per
-    /// thread. Called before `Store::alloc`, never inside it (a job run
-    /// here may schedule, i.e. allocate, itself).
+    /// slots for a job while `max_jobs` jobs are unfinished, so storage
+    /// stays bounded by about `max_jobs` slots per thread. Called before
+    /// `Store::alloc`, never inside it (a job run here may schedule, i.e.
+    /// allocate, itself). What the thread does meanwhile depends on where
+    /// it is (`Doing`):
+    ///
+    /// - At its top level (a thread that is not a worker, in no job and no
+    ///   wait, holding no `read_now`/`write_now` guard): it runs queued
+    ///   jobs, any of them, until fewer than `max_jobs` are unfinished.
+    /// - Inside a job (a worker always is), a wait, or holding a guard: it
+    ///   runs nothing (`complete` helps only with work its handle needs,
+    ///   and an unrelated job run here could block this one, or wait on a
+    ///   job that needs it) and waits for other threads to finish jobs. The
+    ///   jobs it is inside of, and its guards' events, are not counted:
+    ///   they cannot finish before it returns to them (with `max_jobs(1)` a
+    ///   job may still schedule a child). With no other worker active
+    ///   (`workers(0)`, all benched, or this one the only one), nobody runs
+    ///   queued jobs while it waits, so the allocation goes through.
+    /// - Scheduling a declared-access job, with its resource locks held
+    ///   (`access::helping_forbidden`): the allocation goes through;
+    ///   `access::schedule_core` applied back-pressure before the locks
+    ///   (`make_room_before_locks`).
     ///
     /// # Panics
-    /// If no job finishes anywhere for `STALL` while the system is full:
-    /// every unfinished job waits for something this thread has not done
-    /// yet, so waiting longer would hang.
+    /// If no job finishes anywhere for `MAX_JOBS_STALL` while the system is
+    /// full, read between two jobs run at top level and on every look while
+    /// waiting: the unfinished jobs wait for something this thread has not
+    /// done yet (or for threads that are blocked), so waiting longer would
+    /// hang. The message says where the thread was. The slot is not taken
+    /// yet: nothing of the job being scheduled exists.
     #[cold]
     fn make_room(&self, ctx: &Context) {
-        const STALL: Duration = Duration::from_secs(10);
-        if self.outstanding() < self.max_jobs as u64 {
+        if self.outstanding() < self.max_jobs as u64 || crate::access::helping_forbidden() {
             return;
         }
-        // Scheduling a declared-access job holds resource locks: a job run
-        // here could take them again. Go over the bound instead.
-        if crate::access::helping_forbidden() {
-            return;
+        match Doing::of(ctx) {
+            Doing::TopLevel => self.make_room_by_running_jobs(ctx),
+            doing => self.wait_for_room(ctx, doing),
         }
-        let finished = || -> u64 {
-            (0..self.num_contexts())
-                .map(|i| self.context(i).counters.finished.load(Ordering::Acquire))
-                .sum()
-        };
-        let mut last = finished();
-        let mut since = Instant::now();
+    }
+
+    /// `make_room` at a thread's top level: run queued jobs.
+    fn make_room_by_running_jobs(&self, ctx: &Context) {
+        let mut stall = Stall::new(self);
         let mut searching = false;
         let mut backoff = self.backoff();
         while self.outstanding() >= self.max_jobs as u64 {
             if self.find_and_run(ctx, &mut searching) {
                 continue;
             }
-            let now = finished();
-            if now != last {
-                last = now;
-                since = Instant::now();
-            } else if since.elapsed() >= STALL {
-                panic!(
-                    "jobsys: {} jobs are unfinished (Config::max_jobs) and none finished in {:?} \
-                     while this thread waited for room to schedule another; they wait for \
-                     something this thread has not done yet",
-                    self.outstanding(),
-                    STALL
-                );
-            }
+            stall.check(self, Doing::TopLevel);
             backoff.snooze(backoff.elapsed());
         }
+    }
+
+    /// `make_room` inside a job, a wait or a guard: run nothing, wait for
+    /// other threads to finish jobs.
+    fn wait_for_room(&self, ctx: &Context, doing: Doing) {
+        let (running, guards) = ctx.own_unfinished();
+        let own = (running + guards) as u64;
+        let mut stall = Stall::new(self);
+        let mut backoff = self.backoff();
+        while self.outstanding().saturating_sub(own) >= self.max_jobs as u64
+            && self.other_workers_active(ctx)
+        {
+            stall.check(self, doing);
+            backoff.snooze(backoff.elapsed());
+        }
+    }
+
+    /// Is a worker other than the calling thread active (taking queued
+    /// jobs)? Workers `0..active_workers()` are.
+    fn other_workers_active(&self, ctx: &Context) -> bool {
+        let active = self.active_workers();
+        let me = usize::from(ctx.is_worker && (ctx.index as usize) < active);
+        active > me
+    }
+
+    /// Jobs finished so far, over all threads.
+    fn finished_total(&self) -> u64 {
+        (0..self.num_contexts())
+            .map(|i| self.context(i).counters.finished.load(Ordering::Acquire))
+            .sum()
+    }
+
+    /// Back-pressure for a declared-access job, before its resource locks
+    /// are taken (`access::schedule_core`): under them no job may run nor
+    /// a thread wait, so `make_room` lets the allocation through there.
+    /// Applied here when that allocation would need a new page, as
+    /// `alloc_slow` would apply it.
+    #[inline]
+    pub(crate) fn make_room_before_locks(&self, ctx: &Context) {
+        // SAFETY: `ctx` is the calling thread's claimed context; no other
+        // store call is in progress on this thread.
+        if !unsafe { ctx.store.has_free() } {
+            self.make_room(ctx);
+        }
+    }
+
+    /// `MAX_JOBS_STALL`, or what a test set (`set_max_jobs_stall`).
+    fn max_jobs_stall(&self) -> Duration {
+        Duration::from_nanos(self.max_jobs_stall_ns.load(Ordering::Relaxed))
+    }
+
+    /// Make back-pressure give up (panic) after `stall` without a finished
+    /// job instead of `MAX_JOBS_STALL`, so tests reach the stall quickly.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn set_max_jobs_stall(&self, stall: Duration) {
+        self.max_jobs_stall_ns
+            .store(stall.as_nanos() as u64, Ordering::Relaxed);
     }
 
     /// A slot for a job described by `desc` (name and priority recorded).
@@ -390,7 +505,7 @@ impl Registry {
         let mut block: Option<&Slot> = None;
         for (i, d) in deps.iter().enumerate() {
             if i % EDGES_PER_BLOCK == 0 {
-                let (b, bgen) = self.alloc(ctx);
+                let (b, bgen) = self.alloc_edge_block(ctx);
                 b.become_edge_block(bgen);
                 prev = block;
                 block = Some(b);
@@ -818,6 +933,80 @@ impl Registry {
         // Recorded before the store the waiter's park loop sees.
         self.waiters
             .wake_all_parked(|w| crate::trace::wake_issued(self, ctx, Some(w)));
+    }
+}
+
+/// Where a thread under back-pressure is (`Registry::make_room`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Doing {
+    /// Not a worker, in no job and no wait, holding no guard.
+    TopLevel,
+    /// Inside a job (its closure, or its closure's drop), or a worker.
+    Job,
+    /// Holding a `read_now`/`write_now` guard.
+    Guard,
+    /// Inside a wait: `complete`, a `join`'s or a scope's.
+    Wait,
+}
+
+impl Doing {
+    fn of(ctx: &Context) -> Doing {
+        let (running, guards) = ctx.own_unfinished();
+        if running > 0 || ctx.is_worker {
+            Doing::Job
+        } else if guards > 0 {
+            Doing::Guard
+        } else if ctx.wait_depth() > 0 {
+            Doing::Wait
+        } else {
+            Doing::TopLevel
+        }
+    }
+
+    /// Where the thread was and what it did meanwhile, for the stall panic.
+    fn describe(self) -> &'static str {
+        match self {
+            Doing::TopLevel => "at its top level, running queued jobs meanwhile",
+            Doing::Job => "inside a job, running none meanwhile",
+            Doing::Guard => "holding a read_now/write_now guard, running no job meanwhile",
+            Doing::Wait => "inside a wait (complete, join, scope), running no job meanwhile",
+        }
+    }
+}
+
+/// Back-pressure's stall limit: since when no job finished anywhere.
+struct Stall {
+    last: u64,
+    since: Instant,
+    limit: Duration,
+}
+
+impl Stall {
+    fn new(reg: &Registry) -> Stall {
+        Stall {
+            last: reg.finished_total(),
+            since: Instant::now(),
+            limit: reg.max_jobs_stall(),
+        }
+    }
+
+    /// Panic if no job finished for the limit (`make_room`, "Panics").
+    fn check(&mut self, reg: &Registry, doing: Doing) {
+        let now = reg.finished_total();
+        if now != self.last {
+            self.last = now;
+            self.since = Instant::now();
+        } else if self.since.elapsed() >= self.limit {
+            panic!(
+                "jobsys: {} jobs are unfinished (Config::max_jobs is {}) and none finished in \
+                 {:?} while this thread, {}, waited for room to schedule another; they wait \
+                 for something this thread has not done yet, or for threads that are blocked",
+                reg.outstanding(),
+                reg.max_jobs,
+                self.limit,
+                doing.describe()
+            );
+        }
     }
 }
 

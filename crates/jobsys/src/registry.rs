@@ -15,7 +15,7 @@ use crate::store::Page;
 use crate::wait::Waiters;
 use std::cell::{Cell, RefCell};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
@@ -112,8 +112,12 @@ pub(crate) struct Registry {
     /// Failures of jobs whose slots were reused (`failures.rs`).
     pub failures: FailureLog,
     /// Unfinished jobs above which a thread that needs a new page of slots
-    /// helps run jobs first (`make_room`).
+    /// makes room first (`make_room`).
     pub max_jobs: usize,
+    /// How long `make_room` waits with no job finishing before it panics,
+    /// in nanoseconds: `MAX_JOBS_STALL`, shorter in tests
+    /// (`set_max_jobs_stall`).
+    pub max_jobs_stall_ns: AtomicU64,
     /// Pages of slots a thread keeps when idle (`Config::retained_slots`).
     pub keep_pages: usize,
     pages: Mutex<Vec<Page>>,
@@ -248,6 +252,9 @@ impl Registry {
                 waiters: Waiters::new(max_contexts),
                 failures: FailureLog::new(failure_history),
                 max_jobs,
+                max_jobs_stall_ns: AtomicU64::new(
+                    crate::lifecycle::MAX_JOBS_STALL.as_nanos() as u64
+                ),
                 keep_pages,
                 pages: Mutex::new(Vec::new()),
                 claim_lock: Mutex::new(()),

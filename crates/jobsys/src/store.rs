@@ -3,7 +3,11 @@
 //! Each context (thread) owns a store and is the only one that allocates
 //! from it. The local free list is touched only by the owning thread; other
 //! threads return slots through `remote_free`, a stack the owner empties
-//! with one `swap` (no ABA: nodes are only popped by that swap). Pages are
+//! with one `swap` (no ABA: nodes are only popped by that swap). A page
+//! added for an allocation that skips back-pressure (an edge block) goes
+//! on a list of its own (`Store::bypass`), which the owner takes only after
+//! applying back-pressure: skipping it once never lets the jobs after it
+//! skip it too. Pages are
 //! owned by the registry and freed only when it is dropped; whole free
 //! pages above a high-water mark are given back to the OS while kept
 //! mapped (`Store::trim`), but not those the owner's recent peak needs
@@ -176,6 +180,12 @@ pub(crate) struct Store {
     owner: u32,
     /// Owner-only free list (linked through `Slot::link`).
     local_free: UnsafeCell<*mut Slot>,
+    /// Owner-only: the free slots of a page added for an allocation that
+    /// skips back-pressure (an edge block: `alloc_bypass`). Kept off the
+    /// local list, so that the next allocation that applies back-pressure
+    /// still finds the free lists empty and applies it before it takes
+    /// them (`take_bypass`).
+    bypass: UnsafeCell<*mut Slot>,
     /// Slots freed by other threads, pushed here; the owner takes all at once.
     remote_free: CachePadded<SyncAtomicPtr<Slot>>,
     /// Pages in use (not idle); written by the owner only, read by `stats`.
@@ -187,7 +197,7 @@ pub(crate) struct Store {
     pages: UnsafeCell<Pages>,
 }
 
-// SAFETY: `local_free`, `allocs` and `pages` are only touched by the thread
+// SAFETY: `local_free`, `bypass`, `allocs` and `pages` are only touched by the thread
 // that has claimed the owning context (callers of the `unsafe fn`s promise
 // this); the rest is atomic.
 unsafe impl Sync for Store {}
@@ -199,6 +209,7 @@ impl Store {
         Store {
             owner,
             local_free: UnsafeCell::new(ptr::null_mut()),
+            bypass: UnsafeCell::new(ptr::null_mut()),
             remote_free: CachePadded::new(SyncAtomicPtr::new(ptr::null_mut())),
             active: AtomicUsize::new(0),
             allocs: Cell::new(0),
@@ -237,6 +248,24 @@ impl Store {
         *head = slot.link.load(Ordering::Relaxed);
         self.allocs.set(self.allocs.get().wrapping_add(1));
         Some(ptr::NonNull::from(slot))
+    }
+
+    /// Would `alloc` find a slot now (no page needed)? Moves the slots
+    /// other threads freed, or a set-aside page's, onto the local list when
+    /// it is empty, as `alloc` would.
+    ///
+    /// # Safety
+    /// Only the thread that has claimed this store's context may call it.
+    #[inline]
+    pub(crate) unsafe fn has_free(&self) -> bool {
+        // SAFETY: owner-only access, promised by the caller; the reference
+        // ends with this call.
+        let head = unsafe { &mut *self.local_free.get() };
+        if head.is_null() {
+            // SAFETY: owner-only, promised by the caller; the list is empty.
+            *head = unsafe { self.refill() };
+        }
+        !head.is_null()
     }
 
     /// Free slots for an empty local list, linked: those other threads
@@ -284,6 +313,30 @@ impl Store {
     /// Owner-only.
     #[cold]
     pub(crate) unsafe fn add_page(&self, new_page: impl FnOnce(Page) -> &'static [Slot]) {
+        // SAFETY: owner-only, promised by the caller.
+        unsafe { self.add_page_to(self.local_free.get(), new_page) }
+    }
+
+    /// `add_page` onto the bypass list (`Store::bypass`), for an allocation
+    /// that skips back-pressure and found every list empty.
+    ///
+    /// # Safety
+    /// Owner-only.
+    #[cold]
+    pub(crate) unsafe fn add_bypass_page(&self, new_page: impl FnOnce(Page) -> &'static [Slot]) {
+        // SAFETY: owner-only, promised by the caller.
+        unsafe { self.add_page_to(self.bypass.get(), new_page) }
+    }
+
+    /// `add_page` onto the owner-only list at `list`.
+    ///
+    /// # Safety
+    /// Owner-only; `list` is `local_free` or `bypass`.
+    unsafe fn add_page_to(
+        &self,
+        list: *mut *mut Slot,
+        new_page: impl FnOnce(Page) -> &'static [Slot],
+    ) {
         // SAFETY: owner-only access, promised by the caller.
         let pages = unsafe { &mut *self.pages.get() };
         let slots: &[Slot] = match pages.idle.pop() {
@@ -299,8 +352,47 @@ impl Store {
         };
         self.active
             .store(self.active_pages() + 1, Ordering::Relaxed);
+        // SAFETY: owner-only access, promised by the caller; no other
+        // reference to the list is live.
+        push_all(slots, unsafe { &mut *list });
+    }
+
+    /// A free slot for an allocation that skips back-pressure: as `alloc`,
+    /// else one of the bypass list; `None` when that is empty too (then
+    /// the caller adds a page with `add_bypass_page` and asks again).
+    ///
+    /// # Safety
+    /// Owner-only.
+    pub(crate) unsafe fn alloc_bypass(&self) -> Option<ptr::NonNull<Slot>> {
+        // SAFETY: owner-only, promised by the caller.
+        if let Some(slot) = unsafe { self.alloc() } {
+            return Some(slot);
+        }
+        // SAFETY: owner-only access, promised by the caller; the reference
+        // ends with this call.
+        let head = unsafe { &mut *self.bypass.get() };
+        if head.is_null() {
+            return None;
+        }
+        // SAFETY: a free slot of ours, as on the local list (`alloc`).
+        let slot = unsafe { &**head };
+        *head = slot.link.load(Ordering::Relaxed);
+        self.allocs.set(self.allocs.get().wrapping_add(1));
+        Some(ptr::NonNull::from(slot))
+    }
+
+    /// Back-pressure was applied and the free lists are still empty: move
+    /// the bypass list's slots onto the local list. Returns whether there
+    /// were any.
+    ///
+    /// # Safety
+    /// Owner-only; the local free list is empty.
+    pub(crate) unsafe fn take_bypass(&self) -> bool {
         // SAFETY: owner-only access, promised by the caller.
-        push_all(slots, unsafe { &mut *self.local_free.get() });
+        let (head, bypass) = unsafe { (&mut *self.local_free.get(), &mut *self.bypass.get()) };
+        debug_assert!(head.is_null());
+        *head = std::mem::replace(bypass, ptr::null_mut());
+        !head.is_null()
     }
 
     /// The owner is idle (a worker about to sleep, or another thread whose
@@ -435,8 +527,19 @@ impl Store {
         if active <= keep {
             return 0;
         }
-        // Every free slot onto the local list: the cold pages' ones, then
-        // the remote ones.
+        // Every free slot onto the local list: the bypass list's, the cold
+        // pages' ones, then the remote ones.
+        // SAFETY: owner-only, promised by the caller; no other reference
+        // to the bypass list is live.
+        let mut b = std::mem::replace(unsafe { &mut *self.bypass.get() }, ptr::null_mut());
+        while !b.is_null() {
+            // SAFETY: a free slot of ours, linked by `push_all`.
+            let s = unsafe { &*b };
+            let next = s.link.load(Ordering::Relaxed);
+            s.link.store(*head, Ordering::Relaxed);
+            *head = b;
+            b = next;
+        }
         for base in pages.cold.drain(..) {
             // SAFETY: taken off `cold`, as in `take_cold_page`.
             push_all(unsafe { cold_slots(base) }, head);

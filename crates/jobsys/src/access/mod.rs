@@ -10,16 +10,20 @@
 //!
 //!   schedule_access((a.read(), b.write()), f):
 //!     1. the declarations, sorted by resource address; a resource declared
-//!        twice with a write is refused (panic, like other bad input)
+//!        twice with a write is refused (panic, like other bad input);
+//!        then back-pressure (`Config::max_jobs`), before any lock: it may
+//!        run jobs (which may lock the same resources) or wait
+//!        (`Registry::make_room_before_locks`)
 //!     2. lock each resource's history in that order (no two threads lock
 //!        in opposite orders: no deadlock)
 //!     3. deps = explicit deps
 //!            + for a read:  the last writer (if unfinished)
 //!            + for a write: the last writer and every unfinished reader since
 //!     4. submit the job after deps (no job may run on this thread while the
-//!        locks are held: `helping_forbidden` keeps back-pressure from
-//!        running one), then record it: a write becomes the last writer and
-//!        clears the readers; a read joins the readers
+//!        locks are held, nor may it wait: `helping_forbidden` lets the
+//!        allocation through, back-pressure was step 1's), then record it:
+//!        a write becomes the last writer and clears the readers; a read
+//!        joins the readers
 //!     5. unlock
 //!
 //!   No user code runs on this thread while the locks are held: no job
@@ -409,7 +413,8 @@ thread_local! {
 }
 
 /// Is this thread inside a locked access schedule? Back-pressure
-/// (`make_room`) then allocates instead of running jobs.
+/// (`make_room`) then lets the allocation through, neither running jobs
+/// nor waiting: `schedule_core` applied it before taking the locks.
 pub(crate) fn helping_forbidden() -> bool {
     NO_HELP.with(|c| c.get() != 0)
 }
@@ -526,6 +531,9 @@ pub(crate) fn schedule_core<'s>(
         n: 0,
     };
     visit(&mut |s, m| decls.add(s, m));
+    // Before the locks: back-pressure may run jobs, or wait for other
+    // threads to finish some (which may need these locks).
+    reg.make_room_before_locks(reg.current());
     let mut deps = DepBuf::new();
     for &h in extra {
         deps.push(h);

@@ -289,3 +289,44 @@ fn a_frame_that_allocates_in_waves_keeps_its_pages() {
         assert_eq!(h.pages.len(), peak, "pages were added back");
     }
 }
+
+/// A page added for an allocation that skips back-pressure (an edge block)
+/// stays off the free lists, so the next allocation that applies
+/// back-pressure finds them empty, until `take_bypass` moves it there; its
+/// free slots count as free for the trim, which gives the page back.
+#[test]
+fn a_bypass_page_stays_off_the_free_lists_until_taken_and_is_trimmed_when_free() {
+    for take in [true, false] {
+        let mut h = Harness::new();
+        let pages = &mut h.pages;
+        // SAFETY: this thread owns the store (the test's only thread); the
+        // page is kept as in `Harness::alloc`.
+        let edge = unsafe {
+            assert!(h.store.alloc_bypass().is_none(), "a new store has no slot");
+            h.store.add_bypass_page(|page| {
+                let slots: *const [Slot] = page.slots();
+                pages.push(page);
+                // SAFETY: as in `Harness::alloc`.
+                &*slots
+            });
+            let edge = h.store.alloc_bypass().expect("a slot of the bypass page");
+            assert!(
+                h.store.alloc().is_none(),
+                "the bypass page is off the free lists"
+            );
+            assert!(!h.store.has_free());
+            edge
+        };
+        let mut live = vec![edge];
+        if take {
+            // SAFETY: as above; the local list is empty.
+            assert!(unsafe { h.store.take_bypass() });
+            live.extend(h.alloc(PAGE_SLOTS - 1));
+            assert_eq!(h.active(), 1, "the bypass page's slots were enough");
+        }
+        h.free(live, false);
+        // SAFETY: as above.
+        assert_eq!(unsafe { h.store.trim(0) }, 1, "the whole page is free");
+        assert_eq!(h.active(), 0);
+    }
+}
