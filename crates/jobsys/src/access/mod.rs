@@ -618,7 +618,8 @@ impl<A: ParAccess> ParJob<A> {
         F: for<'a> Fn(Range<usize>, A::Chunk<'a>),
     {
         let base = self.base();
-        // SAFETY: `base` is this loop's; chunks of one loop are disjoint.
+        // SAFETY: `base` is this loop's; chunks of one loop are disjoint and
+        // never inverted (`run_chunked` calls `lo..hi` with `lo <= hi`).
         let chunk = unsafe { self.access.chunk(base, r.clone()) };
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(r, chunk))) {
             poison_writes(&|f| self.access.visit(f), &*p);
