@@ -124,7 +124,7 @@ impl Registry {
         if self.num_workers == 0 {
             return join_inline(a, b);
         }
-        let ctx = self.current();
+        let ctx = self.current_for(|| "JobSystem::join");
         let job = StackJob {
             header: StackHeader {
                 run: execute::<A, RA>,

@@ -173,6 +173,43 @@ fn with_claims<R>(f: impl FnOnce(&RefCell<Vec<Claim>>) -> R) -> Option<R> {
     }
 }
 
+/// Mark this thread as inside the profiler hook `method` for the length
+/// of the hook (`trace::hooks::call`): the context cache holds
+/// `(0, method)` instead of a context, and the value it held is returned
+/// for `leave_hook`. No registry has id 0, so every look-up misses and
+/// takes `current_named`, which refuses it (`in_hook`). The mark lives in
+/// the cache itself, not in a thread-local of its own, so that the
+/// refusal adds nothing to the hot paths' code: a second thread-local read
+/// in the cold look-up changed the inlining around them (W1 counts moved).
+#[cfg(feature = "trace")]
+pub(crate) fn enter_hook(method: &'static &'static str) -> (u32, *const Context) {
+    let mark = (method as *const &'static str).cast::<Context>();
+    CURRENT.with(|c| c.replace((0, mark)))
+}
+
+/// Undo `enter_hook` after the hook returned. Nothing in between changed
+/// the cache: only the hook's code ran, and a look-up from it panics before
+/// caching anything.
+#[cfg(feature = "trace")]
+pub(crate) fn leave_hook(cached: (u32, *const Context)) {
+    CURRENT.with(|c| c.set(cached));
+}
+
+/// The profiler hook method this thread is inside of, if any (the mark of
+/// `enter_hook`).
+#[cfg(feature = "trace")]
+#[inline]
+pub(crate) fn in_hook() -> Option<&'static str> {
+    let (id, mark) = CURRENT.with(|c| c.get());
+    if id != 0 || mark.is_null() {
+        return None;
+    }
+    // SAFETY: `(0, non-null)` is only ever stored by `enter_hook` (a
+    // context is cached with its registry's id, never 0; the empty cache
+    // is `(0, null)`), from a `&'static &'static str`.
+    Some(unsafe { *mark.cast::<&'static str>() })
+}
+
 struct Claim {
     id: u32,
     registry: Weak<Registry>,
@@ -301,12 +338,42 @@ impl Registry {
     /// The calling thread's context in this registry, claiming one on first use.
     #[inline]
     pub(crate) fn current(&self) -> &Context {
+        self.current_for(|| "a JobSystem method")
+    }
+
+    /// `current` for a public call, named by `call` (e.g.
+    /// `|| "JobSystem::schedule"`) in the panic when a profiler hook makes
+    /// it (`current_named`).
+    ///
+    /// A closure, not a `&str`: each call site gets its own cold
+    /// `current_named`, and the call on the cold branch passes no argument
+    /// for the name. With a `&str` it passed two registers, which changed
+    /// the register allocation around the hot paths' look-up (W1 `flat`
+    /// with the tracer compiled in counted two more instructions per job).
+    #[inline]
+    pub(crate) fn current_for(&self, call: impl Fn() -> &'static str) -> &Context {
         let (id, ctx) = CURRENT.with(|c| c.get());
         if id == self.id {
             // SAFETY: ids are unique per registry ever created, and a
             // registry's contexts live as long as it does; `self` is alive.
             return unsafe { &*ctx };
         }
+        self.current_named(call)
+    }
+
+    /// The cache missed: a thread's first call into this registry, a call
+    /// after it used another one, or a call from a profiler hook (the
+    /// cache holds the hook's mark then, `enter_hook`). The last is refused
+    /// here, before it can wait for a lock the hook's caller holds.
+    #[cold]
+    #[inline(never)]
+    fn current_named(&self, call: impl Fn() -> &'static str) -> &Context {
+        #[cfg(feature = "trace")]
+        if let Some(method) = in_hook() {
+            crate::trace::refuse_in_hook(&call(), method);
+        }
+        #[cfg(not(feature = "trace"))]
+        let _ = call;
         self.current_slow()
     }
 

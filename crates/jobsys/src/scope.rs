@@ -198,7 +198,7 @@ where
     // storage demand count, `wait.rs` `DepthGuard`) runs once per scope,
     // not once per job (W1 flat: ~20 instructions per job).
     let reg = system.reg();
-    let _depth = crate::wait::DepthGuard::new(reg, reg.current());
+    let _depth = crate::wait::DepthGuard::new(reg, reg.current_for(|| "JobSystem::scope"));
     loop {
         // SAFETY: this is the creating thread; no other reference to `own`
         // is live (jobs scheduled from here are tracked between waits).

@@ -36,6 +36,9 @@ struct Owner {
 
 impl Drop for Owner {
     fn drop(&mut self) {
+        // Before anything below waits for the sleepers' lock: a hook may be
+        // running under it on this thread.
+        crate::trace::forbid_in_hook("JobSystem::drop (of the last clone)");
         let reg = &self.registry;
         reg.terminating.store(true, Ordering::SeqCst);
         reg.sleep.wake_all(true);
@@ -137,7 +140,7 @@ impl JobSystem {
             registry.trace.install_hooks(h);
         }
         // The building thread is `Pin::Main`, thread index 0.
-        registry.register_main(registry.current());
+        registry.register_main(registry.current_for(|| "JobSystem::new"));
         let mut threads = Vec::with_capacity(workers);
         for i in 0..workers {
             let reg = registry.clone();
@@ -191,7 +194,7 @@ impl JobSystem {
     /// Identity of the calling thread's context (for `Scope`).
     #[inline]
     pub(crate) fn current_context_id(&self) -> *const () {
-        self.reg().current() as *const crate::context::Context as *const ()
+        self.reg().current_for(|| "JobSystem::scope") as *const crate::context::Context as *const ()
     }
 
     #[inline]
@@ -242,6 +245,8 @@ impl JobSystem {
     /// stretch of a frame where many tiny jobs arrive in bursts. Guards nest
     /// and may be dropped on any thread.
     pub fn hot_zone(&self) -> HotZone {
+        // Before the wake below takes the sleepers' lock.
+        crate::trace::forbid_in_hook("JobSystem::hot_zone");
         let reg = self.reg();
         if reg.hot_zones.fetch_add(1, Ordering::SeqCst) == 0 {
             reg.sleep.wake_all(false);
@@ -281,7 +286,7 @@ impl JobSystem {
     ) -> JobHandle {
         let reg = self.reg();
         reg.check_handles(deps, "schedule_batched_after");
-        let ctx = reg.current();
+        let ctx = reg.current_for(|| "JobSystem::schedule_batched");
         let (slot, gen) = reg.alloc_job(ctx, &JobDesc::default());
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { crate::job::write_single(slot, f) };
@@ -293,7 +298,7 @@ impl JobSystem {
     /// than the jobs, never more than the workers). Returns how many woke.
     pub fn flush(&self) -> usize {
         let reg = self.reg();
-        reg.flush(reg.current())
+        reg.flush(reg.current_for(|| "JobSystem::flush"))
     }
 
     /// Schedule `f` to run on some thread.
@@ -373,7 +378,7 @@ impl JobSystem {
     ) -> JobHandle {
         let reg = self.reg();
         reg.check_handles(deps, "schedule_after");
-        let ctx = reg.current();
+        let ctx = reg.current_for(|| "JobSystem::schedule");
         let (slot, gen) = reg.alloc_job(ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { crate::job::write_single(slot, f) };
@@ -401,7 +406,7 @@ impl JobSystem {
         if deps.is_empty() {
             return self.completed_handle();
         }
-        let ctx = reg.current();
+        let ctx = reg.current_for(|| "JobSystem::combine (or an empty parallel_for)");
         let (slot, gen) = reg.alloc_job(ctx, &JobDesc::default());
         // SAFETY: fresh slot, unpublished.
         unsafe { slot.set_vtable(vt) };
@@ -411,7 +416,7 @@ impl JobSystem {
     /// A handle that is complete already (empty combine, empty range).
     fn completed_handle(&self) -> JobHandle {
         let reg = self.reg();
-        let ctx = reg.current();
+        let ctx = reg.current_for(|| "JobSystem::combine (or an empty parallel_for)");
         let (slot, gen) = reg.alloc(ctx);
         let h = JobHandle {
             slot: std::ptr::NonNull::from(slot),
@@ -529,7 +534,7 @@ impl JobSystem {
             return self.noop_after(deps, &EMPTY_LOOP_VTABLE);
         }
         reg.check_handles(deps, "parallel_for_after");
-        let ctx = reg.current();
+        let ctx = reg.current_for(|| "JobSystem::parallel_for");
         let (slot, gen) = reg.alloc_job(ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { write_pfor(slot, range, piece, f, vts.0, vts.1) };
@@ -629,7 +634,7 @@ impl JobSystem {
             deps,
             "schedule_access_pinned",
             move |all| {
-                let ctx = reg.current();
+                let ctx = reg.current_for(|| "JobSystem::schedule_access_pinned");
                 let pin = Some(ticket.target());
                 let (slot, gen) = reg.alloc_pinned_job(ctx, &JobDesc::default(), pin);
                 // SAFETY: fresh slot; `F: 'static` and the access owns its
@@ -644,7 +649,7 @@ impl JobSystem {
                 reg.submit_held(ctx, slot, gen, all, 0)
             },
         );
-        reg.release_hold(reg.current(), h);
+        reg.release_hold(reg.current_for(|| "JobSystem::schedule_access_pinned"), h);
         h
     }
 
@@ -792,7 +797,7 @@ impl JobSystem {
     /// 256 slots, 32 KiB) given back.
     pub fn trim_storage(&self) -> usize {
         let reg = self.reg();
-        reg.trim(reg.current())
+        reg.trim(reg.current_for(|| "JobSystem::trim_storage"))
     }
 
     /// Schedule `f` to run on one thread only: the thread that built the
@@ -846,7 +851,7 @@ impl JobSystem {
         let reg = self.reg();
         let ticket = reg.pin_target(pin);
         reg.check_handles(deps, "schedule_pinned_after");
-        let ctx = reg.current();
+        let ctx = reg.current_for(|| "JobSystem::schedule_pinned");
         let (slot, gen) = reg.alloc_pinned_job(ctx, &desc.into(), Some(ticket.target()));
         // SAFETY: fresh slot; `F: 'static`.
         unsafe { crate::job::write_single(slot, f) };
@@ -869,7 +874,7 @@ impl JobSystem {
     /// On a worker of this system (workers have their index already).
     pub fn register_thread(&self) -> ThreadIndex {
         let reg = self.reg();
-        reg.register(reg.current())
+        reg.register(reg.current_for(|| "JobSystem::register_thread"))
     }
 
     /// For the C API, whose pins are numbers: the registration of thread
@@ -890,7 +895,7 @@ impl JobSystem {
     /// outside thread calls it from its own loop, e.g. once per frame.
     pub fn run_pinned(&self) -> usize {
         let reg = self.reg();
-        reg.run_pinned(reg.current())
+        reg.run_pinned(reg.current_for(|| "JobSystem::run_pinned"))
     }
 
     /// For the C API's `jobsys_destroy`, which drains before it drops the
@@ -901,7 +906,7 @@ impl JobSystem {
     #[doc(hidden)]
     pub fn shutdown_cancel_pinned_elsewhere(&self) {
         let reg = self.reg();
-        reg.close_outside_pinned(reg.current());
+        reg.close_outside_pinned(reg.current_for(|| "JobSystem::shutdown_cancel_pinned_elsewhere"));
     }
 
     /// The calling thread's index: 0 for the thread that built the system,
@@ -916,7 +921,7 @@ impl JobSystem {
     /// index. See `docs/engine.md`, "Thread index".
     pub fn thread_index(&self) -> Option<usize> {
         let reg = self.reg();
-        reg.thread_index_of(reg.current())
+        reg.thread_index_of(reg.current_for(|| "JobSystem::thread_index"))
     }
 
     /// Cancel `h`: a job (single, `parallel_for`, or a whole `combine`d
@@ -951,7 +956,7 @@ impl JobSystem {
     pub fn cancel(&self, h: JobHandle) -> bool {
         let reg = self.reg();
         reg.check_handles(&[h], "cancel");
-        reg.cancel(reg.current(), h)
+        reg.cancel(reg.current_for(|| "JobSystem::cancel"), h)
     }
 
     /// Let at most `n` workers take work; the others park (no CPU, and no
@@ -964,7 +969,7 @@ impl JobSystem {
     /// If `n` is more than the workers started.
     pub fn set_active_workers(&self, n: usize) -> Result<(), ActiveWorkersError> {
         let reg = self.reg();
-        reg.set_active_workers(reg.current(), n)
+        reg.set_active_workers(reg.current_for(|| "JobSystem::set_active_workers"), n)
     }
 
     /// Workers allowed to take work now (also in [`stats`](Self::stats)).

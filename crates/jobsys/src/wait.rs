@@ -423,7 +423,7 @@ impl Registry {
         if gen_of(s) != h.gen {
             return self.observe_recycled(h);
         }
-        let ctx = self.current();
+        let ctx = self.current_for(|| "JobSystem::complete");
         // Fast path: `h` is on top of our own deque (fork/join, W1 single)
         // and was published with the tracer off (no `TRACED`: `submit`
         // checked it, for the job's ready event). This path has no event

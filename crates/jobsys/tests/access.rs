@@ -409,6 +409,60 @@ fn boxed_slices_and_arrays_work_too() {
     assert_eq!(a.read_now(&js)[31], 32);
 }
 
+/// Every storage `write_each` accepts (`Vec`, `Box<[E]>`, arrays; the
+/// trait is sealed to these), per index and chunked, including empty ones
+/// and zero-sized elements. Small, so Miri can run it
+/// (`cargo +nightly miri test -p jobsys --test access write_each`).
+#[test]
+fn write_each_works_on_every_provided_storage() {
+    fn check<S, E>(js: &JobSystem, res: Resource<S>, len: usize, to_vec: fn(&S) -> Vec<E>)
+    where
+        S: jobsys::access::SliceStorage<Elem = E>,
+        E: From<u8> + std::ops::AddAssign + Copy + PartialEq + std::fmt::Debug + Send + Sync,
+    {
+        let a = js.parallel_for_access(0..len, Batch::Fixed(2), res.write_each(), |_, x| {
+            *x += E::from(1)
+        });
+        let b =
+            js.parallel_for_access_chunked(0..len, Batch::Fixed(3), res.write_each(), |r, xs| {
+                assert_eq!(xs.len(), r.len());
+                xs.iter_mut().for_each(|x| *x += E::from(2));
+            });
+        js.complete(js.combine(&[a, b]));
+        assert_eq!(to_vec(&res.read_now(js)), vec![E::from(3); len]);
+    }
+    // Miri runs this some thousand times slower.
+    watchdog(if cfg!(miri) { 3600 } else { 60 }, || {
+        for workers in [0, 2] {
+            let js = system(workers);
+            check(&js, Resource::new(vec![0u32; 7]), 7, |v| v.clone());
+            check(&js, Resource::new(Vec::<u32>::new()), 0, |v| v.clone());
+            check(
+                &js,
+                Resource::new(vec![0u64; 5].into_boxed_slice()),
+                5,
+                |v| v.to_vec(),
+            );
+            check(&js, Resource::new([0u8; 9]), 9, |v| v.to_vec());
+            check(&js, Resource::new([0u8; 0]), 0, |v| v.to_vec());
+            // Zero-sized elements: every index gets its own `&mut ()`.
+            let z = Resource::new(vec![(); 6]);
+            let seen = Arc::new(AtomicUsize::new(0));
+            let s = seen.clone();
+            js.complete(js.parallel_for_access(
+                0..6,
+                Batch::Fixed(1),
+                z.write_each(),
+                move |_, u| {
+                    *u = ();
+                    s.fetch_add(1, Ordering::Relaxed);
+                },
+            ));
+            assert_eq!(seen.load(Ordering::Relaxed), 6);
+        }
+    });
+}
+
 #[test]
 fn pinned_and_prioritised_access_jobs_keep_the_order() {
     watchdog(30, || {

@@ -655,6 +655,512 @@ fn a_panicking_hook_aborts_the_process() {
     );
 }
 
+/// A hook that calls back into the job system: when `armed` and its
+/// method `hook` is called, it runs `call` (once) with the system it was
+/// given. It also tells which threads sleep (`Seen`), so a scenario can
+/// wait for a parked worker or waiter without timing.
+struct CallsBack {
+    hook: &'static str,
+    call: Box<dyn Fn(Option<JobSystem>) + Send + Sync>,
+    js: Mutex<Option<JobSystem>>,
+    armed: std::sync::atomic::AtomicBool,
+    seen: Mutex<Seen>,
+    changed: Condvar,
+}
+
+/// What a `CallsBack` scenario waits for.
+#[derive(Default)]
+struct Seen {
+    /// OS threads, and thread indices, between their `sleep_begin` and a
+    /// `wake` naming them (not their `sleep_end`: a woken thread that has
+    /// not stamped it yet is no longer asleep).
+    asleep: Vec<(ThreadId, u32)>,
+    /// `call` has returned.
+    returned: bool,
+}
+
+impl CallsBack {
+    fn new(
+        hook: &'static str,
+        call: impl Fn(Option<JobSystem>) + Send + Sync + 'static,
+    ) -> Arc<Self> {
+        Arc::new(CallsBack {
+            hook,
+            call: Box::new(call),
+            js: Mutex::new(None),
+            armed: std::sync::atomic::AtomicBool::new(false),
+            seen: Mutex::new(Seen::default()),
+            changed: Condvar::new(),
+        })
+    }
+
+    fn arm(&self) {
+        self.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn fire(&self, method: &str) {
+        if method == self.hook && self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            // Taken out (not cloned): a scenario that handed over its last
+            // clone has the hook drop it.
+            let js = self.js.lock().unwrap().take();
+            (self.call)(js);
+            eprintln!("jobsys-test: the call from ProfilerHooks::{method} returned");
+            self.seen.lock().unwrap().returned = true;
+            self.changed.notify_all();
+        }
+    }
+
+    fn sleeping(&self, thread: u32, begin: bool) {
+        let mut seen = self.seen.lock().unwrap();
+        seen.asleep.retain(|t| t.1 != thread);
+        if begin {
+            seen.asleep.push((std::thread::current().id(), thread));
+        }
+        drop(seen);
+        self.changed.notify_all();
+    }
+
+    /// Block until `ready(what was seen)`.
+    fn wait_until(&self, ready: impl Fn(&Seen) -> bool) {
+        let mut seen = self.seen.lock().unwrap();
+        while !ready(&seen) {
+            seen = self.changed.wait(seen).unwrap();
+        }
+    }
+
+    /// Block until thread index `thread` is asleep.
+    fn wait_asleep(&self, thread: u32) {
+        self.wait_until(|s| s.asleep.iter().any(|t| t.1 == thread));
+    }
+
+    /// Block until the hook's call has returned.
+    fn wait_returned(&self) {
+        self.wait_until(|s| s.returned);
+    }
+}
+
+impl ProfilerHooks for CallsBack {
+    fn job_ready(&self, _: u32, _: JobId) {
+        self.fire("job_ready");
+    }
+    fn job_begin(&self, _: u32, _: JobId, _: &'static str) {
+        self.fire("job_begin");
+    }
+    fn job_end(&self, _: u32, _: JobId, _: &'static str) {
+        self.fire("job_end");
+    }
+    fn sleep_begin(&self, thread: u32) {
+        self.sleeping(thread, true);
+        self.fire("sleep_begin");
+    }
+    fn sleep_end(&self, thread: u32) {
+        self.sleeping(thread, false);
+    }
+    fn wake(&self, _: u32, wakee: u32) {
+        self.sleeping(wakee, false);
+        self.fire("wake");
+    }
+    fn active_workers(&self, _: u32, _: u32) {
+        self.fire("active_workers");
+    }
+    fn access(&self, _: u32, _: JobId, _: u64, _: &'static str, _: AccessMode) {
+        self.fire("access");
+    }
+}
+
+fn calls_back_system(workers: usize, hooks: &Arc<CallsBack>) -> JobSystem {
+    JobSystem::builder()
+        .workers(workers)
+        .idle_policy(IdlePolicy::SpinThenSleep {
+            spin: Duration::ZERO,
+        })
+        .profiler(hooks.clone())
+        .build()
+        .unwrap()
+}
+
+/// The scenarios of `calls_back_child`, each a hook that calls back into
+/// the system while its caller holds a lock or is half way through a
+/// step. Each hung for ever before the calls were refused.
+fn calls_back_scenario(name: &str) {
+    use jobsys::Resource;
+    match name {
+        // Under `set_active_workers`' lock.
+        "set_active_workers from active_workers" => {
+            let hooks = CallsBack::new("active_workers", |js| {
+                let _ = js.unwrap().set_active_workers(2);
+            });
+            let js = calls_back_system(2, &hooks);
+            *hooks.js.lock().unwrap() = Some(js.clone());
+            hooks.arm();
+            let _ = js.set_active_workers(1);
+        }
+        // Under the resource's lock: a job scheduled on the same resource,
+        // a guard on it, its poison cleared.
+        "schedule_access from access" | "read_now from access" | "clear_poison from access" => {
+            let r = Resource::named("r", 0u32);
+            let r2 = r.clone();
+            let what = name.to_string();
+            let hooks = CallsBack::new("access", move |js| {
+                let js = js.unwrap();
+                match what.as_str() {
+                    "schedule_access from access" => {
+                        js.schedule_access(r2.read(), |_| {});
+                    }
+                    "read_now from access" => drop(r2.read_now(&js)),
+                    _ => r2.clear_poison(),
+                }
+            });
+            let js = calls_back_system(0, &hooks);
+            *hooks.js.lock().unwrap() = Some(js.clone());
+            hooks.arm();
+            js.schedule_access(r.write(), |v| *v += 1);
+        }
+        // The ready of an access job comes under the resource's lock too.
+        "write_now from job_ready" => {
+            let r = Resource::named("r", 0u32);
+            let r2 = r.clone();
+            let hooks = CallsBack::new("job_ready", move |js| {
+                drop(r2.write_now(&js.unwrap()));
+            });
+            let js = calls_back_system(0, &hooks);
+            *hooks.js.lock().unwrap() = Some(js.clone());
+            hooks.arm();
+            js.schedule_access(r.write(), |v| *v += 1);
+        }
+        // Under the sleepers' lock: the wake of a parked worker by this
+        // thread's schedule.
+        "hot_zone from wake" => {
+            let hooks = CallsBack::new("wake", |js| drop(js.unwrap().hot_zone()));
+            let js = calls_back_system(1, &hooks);
+            *hooks.js.lock().unwrap() = Some(js.clone());
+            hooks.wait_asleep(0);
+            hooks.arm();
+            js.schedule(|| {});
+        }
+        // Under the sleepers' lock, on a worker, with the system's last
+        // clone: worker 0 finishes `gate`, which releases `after`, and
+        // wakes the parked worker 1 for it.
+        "drop from wake" => {
+            let hooks = CallsBack::new("wake", drop);
+            let js = calls_back_system(2, &hooks);
+            let open = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (o, st) = (open.clone(), started.clone());
+            let gate = js.schedule_pinned(jobsys::Pin::Worker(0), move || {
+                st.store(true, std::sync::atomic::Ordering::SeqCst);
+                while !o.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+            });
+            js.schedule_after(&[gate], || {});
+            // Worker 0 is in `gate` (nothing else wakes worker 1 then) and
+            // worker 1 is parked.
+            while !started.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            hooks.wait_asleep(1);
+            *hooks.js.lock().unwrap() = Some(js);
+            hooks.arm();
+            open.store(true, std::sync::atomic::Ordering::SeqCst);
+            // The call happens on worker 0, and this thread has nothing
+            // else to wait on.
+            hooks.wait_returned();
+        }
+        // Under the waiters' lock, on the worker: the wake of this thread,
+        // parked in `complete`, by the job it waits for.
+        "schedule_pinned from wake" => {
+            let hooks = CallsBack::new("wake", |js| {
+                js.unwrap().schedule_pinned(jobsys::Pin::Main, || {});
+            });
+            let js = calls_back_system(1, &hooks);
+            *hooks.js.lock().unwrap() = Some(js.clone());
+            let main = std::thread::current().id();
+            let h2 = hooks.clone();
+            let x = js.schedule_pinned(jobsys::Pin::Worker(0), move || {
+                h2.arm();
+                h2.wait_until(|s| s.asleep.iter().any(|t| t.0 == main));
+            });
+            js.complete(x);
+        }
+        // No lock held, but half way through a job's start or end: a
+        // schedule and wait there, and a schedule.
+        "complete from job_begin" | "schedule from job_end" => {
+            let begin = name == "complete from job_begin";
+            let hooks = CallsBack::new(if begin { "job_begin" } else { "job_end" }, move |js| {
+                let js = js.unwrap();
+                let h = js.schedule(|| {});
+                if begin {
+                    js.complete(h);
+                }
+            });
+            let js = calls_back_system(2, &hooks);
+            *hooks.js.lock().unwrap() = Some(js.clone());
+            hooks.arm();
+            js.complete(js.schedule(|| {}));
+            // The job ran on a worker, whose hook is refused; or here.
+            hooks.wait_returned();
+        }
+        // Another system counts too.
+        "schedule of another system from job_ready" => {
+            let other = JobSystem::builder().workers(0).build().unwrap();
+            let hooks = CallsBack::new("job_ready", move |_| {
+                other.schedule(|| {});
+            });
+            let js = calls_back_system(0, &hooks);
+            hooks.arm();
+            js.schedule(|| {});
+        }
+        _ => panic!("no scenario {name:?}"),
+    }
+}
+
+const CALLS_BACK: &str = "JOBSYS_CALLS_BACK_SCENARIO";
+
+/// Runs one `calls_back_scenario` (in a child process: the refused call
+/// panics inside a hook, which aborts).
+#[test]
+fn calls_back_child() {
+    let Ok(name) = std::env::var(CALLS_BACK) else {
+        return;
+    };
+    calls_back_scenario(&name);
+    // Not reached when the call is refused.
+    eprintln!("jobsys-test: no panic");
+    std::process::exit(0);
+}
+
+/// Run `scenario` in a child process; fail if it has not ended within 60 s
+/// (the deadlock these tests are about), else return its stderr after
+/// checking that it aborted.
+fn run_calls_back(scenario: &str) -> String {
+    use std::io::Read;
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "calls_back_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CALLS_BACK, scenario)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read stderr on a thread, so a chatty child cannot block on a full pipe.
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stderr = reader.join().unwrap();
+            panic!(
+                "{scenario}: the child hung for 60 s (a deadlock, or a hook that was never \
+                 called): {stderr}"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = reader.join().unwrap();
+    assert!(!status.success(), "{scenario}: {stderr}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            status.signal(),
+            Some(libc_sigabrt()),
+            "{scenario}: {stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("a ProfilerHooks method panicked"),
+        "{scenario}: {stderr}"
+    );
+    stderr
+}
+
+/// The refusal's message, for `call` made from the hook method `hook`.
+fn refused(call: &str, hook: &str) -> String {
+    format!(
+        "jobsys: {call} called from a profiler hook (ProfilerHooks::{hook}); \
+         hooks must not call back into the job system"
+    )
+}
+
+#[test]
+fn set_active_workers_from_the_active_workers_hook_panics_naming_it() {
+    let err = run_calls_back("set_active_workers from active_workers");
+    let want = refused("JobSystem::set_active_workers", "active_workers");
+    assert!(err.contains(&want), "{err}");
+}
+
+#[test]
+fn access_calls_from_the_access_hook_panic_naming_them() {
+    for (scenario, call) in [
+        ("schedule_access from access", "JobSystem::schedule_access"),
+        ("read_now from access", "Resource::read_now"),
+        ("clear_poison from access", "Resource::clear_poison"),
+    ] {
+        let err = run_calls_back(scenario);
+        assert!(err.contains(&refused(call, "access")), "{scenario}: {err}");
+    }
+}
+
+#[test]
+fn write_now_from_the_ready_of_an_access_job_panics_naming_it() {
+    let err = run_calls_back("write_now from job_ready");
+    assert!(
+        err.contains(&refused("Resource::write_now", "job_ready")),
+        "{err}"
+    );
+}
+
+#[test]
+fn calls_from_a_wake_under_the_schedulers_locks_panic_naming_them() {
+    for (scenario, call) in [
+        ("hot_zone from wake", "JobSystem::hot_zone"),
+        ("drop from wake", "JobSystem::drop (of the last clone)"),
+        ("schedule_pinned from wake", "JobSystem::schedule_pinned"),
+    ] {
+        let err = run_calls_back(scenario);
+        assert!(err.contains(&refused(call, "wake")), "{scenario}: {err}");
+    }
+}
+
+#[test]
+fn scheduling_and_waiting_from_a_job_begin_or_end_panic_naming_them() {
+    for (scenario, call, hook) in [
+        (
+            "complete from job_begin",
+            "JobSystem::schedule",
+            "job_begin",
+        ),
+        ("schedule from job_end", "JobSystem::schedule", "job_end"),
+    ] {
+        let err = run_calls_back(scenario);
+        assert!(err.contains(&refused(call, hook)), "{scenario}: {err}");
+    }
+}
+
+#[test]
+fn a_hook_calling_another_system_panics_too() {
+    let err = run_calls_back("schedule of another system from job_ready");
+    assert!(
+        err.contains(&refused("JobSystem::schedule", "job_ready")),
+        "{err}"
+    );
+}
+
+/// What a hook may call: the read-only queries return (from every hook
+/// method, on every thread), and the system runs on.
+#[test]
+fn read_only_queries_work_from_every_hook() {
+    struct Queries {
+        js: Mutex<Option<JobSystem>>,
+        h: Mutex<Option<jobsys::JobHandle>>,
+        calls: std::sync::atomic::AtomicUsize,
+    }
+    impl Queries {
+        fn query(&self) {
+            // Under the lock, not a clone: the test's drop of the hooks'
+            // clone (under it too) must leave the system's last one to the
+            // test, never to a hook.
+            let js = self.js.lock().unwrap();
+            if let Some(js) = js.as_ref() {
+                let _ = (js.stats(), js.take_stats(), js.worker_stats());
+                let _ = (js.active_workers(), js.workers(), js.idle_policy());
+                let _ = js.is_tracing();
+                if let Some(h) = *self.h.lock().unwrap() {
+                    let _ = js.is_complete(h);
+                }
+                self.calls
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }
+    impl ProfilerHooks for Queries {
+        fn thread_start(&self, _: u32, _: &str) {
+            self.query()
+        }
+        fn job_ready(&self, _: u32, _: JobId) {
+            self.query()
+        }
+        fn job_begin(&self, _: u32, _: JobId, _: &'static str) {
+            self.query()
+        }
+        fn job_end(&self, _: u32, _: JobId, _: &'static str) {
+            self.query()
+        }
+        fn wait_begin(&self, _: u32, _: JobId) {
+            self.query()
+        }
+        fn wait_end(&self, _: u32, _: JobId) {
+            self.query()
+        }
+        fn sleep_begin(&self, _: u32) {
+            self.query()
+        }
+        fn sleep_end(&self, _: u32) {
+            self.query()
+        }
+        fn wake(&self, _: u32, _: u32) {
+            self.query()
+        }
+        fn frame_begin(&self, _: u32, _: u64) {
+            self.query()
+        }
+        fn frame_end(&self, _: u32, _: u64) {
+            self.query()
+        }
+        fn active_workers(&self, _: u32, _: u32) {
+            self.query()
+        }
+        fn access(&self, _: u32, _: JobId, _: u64, _: &'static str, _: AccessMode) {
+            self.query()
+        }
+    }
+    watchdog(60, || {
+        let hooks = Arc::new(Queries {
+            js: Mutex::new(None),
+            h: Mutex::new(None),
+            calls: Default::default(),
+        });
+        let js = JobSystem::builder()
+            .workers(2)
+            .profiler(hooks.clone())
+            .build()
+            .unwrap();
+        *hooks.js.lock().unwrap() = Some(js.clone());
+        let r = jobsys::Resource::new(0u32);
+        for _ in 0..20 {
+            let _f = js.frame();
+            let a = js.schedule_access(r.write(), |v| *v += 1);
+            *hooks.h.lock().unwrap() = Some(a);
+            let b = js.parallel_for_after(&[a], 0..64, Batch::Fixed(1), |_| {});
+            js.complete(b);
+            js.set_active_workers(1).unwrap();
+            js.set_active_workers(2).unwrap();
+        }
+        assert_eq!(*r.read_now(&js), 20);
+        // The hooks' clone goes before the system's last one.
+        hooks.js.lock().unwrap().take();
+        drop(js);
+        let n = hooks.calls.load(std::sync::atomic::Ordering::Relaxed);
+        if jobsys::trace::COMPILED {
+            assert!(n > 100, "{n}");
+        }
+    });
+}
+
 #[cfg(unix)]
 fn libc_sigabrt() -> i32 {
     6 // SIGABRT on Linux and macOS

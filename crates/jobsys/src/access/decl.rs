@@ -23,23 +23,41 @@ pub struct WriteEach<T> {
 }
 
 /// Storage whose elements `write_each` hands out one by one: `Vec<E>`,
-/// `Box<[E]>` and `[E; N]`.
-pub trait SliceStorage: Send + Sync + 'static {
+/// `Box<[E]>` and `[E; N]`, and nothing else.
+///
+/// Sealed: `write_each` makes a `&mut` to each element from the address
+/// and length this trait reports, so a wrong report would be undefined
+/// behaviour reached from safe code. Only the three impls below can make
+/// it (`docs/access.md`, "Decisions").
+pub trait SliceStorage: sealed::Storage + Send + Sync + 'static {
     /// The element type.
     type Elem: Send + 'static;
     #[doc(hidden)]
     /// The elements' address and count.
+    ///
+    /// What `WriteEach`'s `prepare`, `item` and `chunk` rely on (each impl
+    /// below keeps it): the pointer is aligned and addresses `len`
+    /// contiguous initialised elements that belong to `*this` and to no
+    /// other value, and it stays valid for reads and writes of them, with
+    /// no reference to `*this` needed, until `*this` is next used or
+    /// dropped.
     ///
     /// # Safety
     /// `this` is valid and the caller has exclusive access for the call.
     unsafe fn raw_parts(this: *mut Self) -> (*mut Self::Elem, usize);
 }
 
+impl<E: Send + Sync + 'static> sealed::Storage for Vec<E> {}
+impl<E: Send + Sync + 'static> sealed::Storage for Box<[E]> {}
+impl<E: Send + Sync + 'static, const N: usize> sealed::Storage for [E; N] {}
+
 impl<E: Send + Sync + 'static> SliceStorage for Vec<E> {
     type Elem = E;
     unsafe fn raw_parts(this: *mut Self) -> (*mut E, usize) {
         // SAFETY: exclusive for the call (the caller's promise); the `&mut`
-        // ends here, the raw pointer derived from it outlives it.
+        // ends here. The pointer is to the Vec's heap buffer, not into the
+        // `Vec` value, so it outlives the `&mut`; the buffer stays put until
+        // the Vec is next used (a push may move it) or dropped.
         let v = unsafe { &mut *this };
         (v.as_mut_ptr(), v.len())
     }
@@ -47,7 +65,8 @@ impl<E: Send + Sync + 'static> SliceStorage for Vec<E> {
 impl<E: Send + Sync + 'static> SliceStorage for Box<[E]> {
     type Elem = E;
     unsafe fn raw_parts(this: *mut Self) -> (*mut E, usize) {
-        // SAFETY: as for `Vec`.
+        // SAFETY: as for `Vec`: the pointer is to the boxed slice, which
+        // stays put until the box is dropped.
         let v = unsafe { &mut *this };
         (v.as_mut_ptr(), v.len())
     }
@@ -55,12 +74,17 @@ impl<E: Send + Sync + 'static> SliceStorage for Box<[E]> {
 impl<E: Send + Sync + 'static, const N: usize> SliceStorage for [E; N] {
     type Elem = E;
     unsafe fn raw_parts(this: *mut Self) -> (*mut E, usize) {
+        // An array is its N elements, in place: `this` itself, with the
+        // caller's provenance (no reference is made).
         (this.cast::<E>(), N)
     }
 }
 
 mod sealed {
+    /// `Declare`'s seal.
     pub trait Sealed {}
+    /// `SliceStorage`'s seal.
+    pub trait Storage {}
 }
 
 /// One declared access (the elements of the tuples). Sealed.
@@ -124,7 +148,7 @@ pub trait ParAccess: Send + Sync + 'static {
     unsafe fn item<'a>(&'a self, base: &'a Self::Base, i: usize) -> Self::Item<'a>;
     #[doc(hidden)]
     /// # Safety
-    /// As `item`, with disjoint ranges.
+    /// As `item`, with disjoint ranges, none inverted (`start <= end`).
     unsafe fn chunk<'a>(&'a self, base: &'a Self::Base, r: Range<usize>) -> Self::Chunk<'a>;
 }
 
@@ -230,7 +254,10 @@ impl<T: Send + Sync + 'static> ParDecl for Read<T> {
     }
 }
 
-/// The elements of a `write_each` resource, taken once per loop.
+/// The elements of a `write_each` resource, taken once per loop: what
+/// `SliceStorage::raw_parts` reported (its contract: `len` elements of the
+/// resource's value, valid while the loop runs, since nothing else uses the
+/// value then).
 pub struct RawSlice<E> {
     ptr: *mut E,
     len: usize,
@@ -252,6 +279,9 @@ impl<T: SliceStorage> ParDecl for WriteEach<T> {
         // `Write`), and `prepare` runs once, on one thread, before any piece
         // touches an element: the one `&mut T` made in `raw_parts` ends
         // before the per-element references are made from its pointer.
+        // `T` is one of the sealed storages, so the pointer and length keep
+        // `raw_parts`'s contract: `len` elements of this resource's value,
+        // valid until the value is next used, i.e. after this loop.
         let (ptr, len) = unsafe { T::raw_parts(self.res.inner.value.get()) };
         RawSlice { ptr, len }
     }
@@ -262,7 +292,9 @@ impl<T: SliceStorage> ParDecl for WriteEach<T> {
             self.res.describe(),
             base.len
         );
-        // SAFETY: in bounds; the loop hands each index to exactly one call
+        // SAFETY: `i < len`, and `ptr` addresses `len` initialised elements
+        // valid for the whole loop (`raw_parts`'s contract, kept by the
+        // sealed storages); the loop hands each index to exactly one call
         // (the caller's promise), so this is the only reference to element i.
         unsafe { &mut *base.ptr.add(i) }
     }
@@ -277,8 +309,11 @@ impl<T: SliceStorage> ParDecl for WriteEach<T> {
             self.res.describe(),
             base.len
         );
-        // SAFETY: in bounds; chunks of one loop are disjoint (the caller's
-        // promise).
+        // SAFETY: `start <= end` (the loop's pieces are never inverted: the
+        // caller's promise) and `end <= len` (checked above); `ptr`
+        // addresses `len` initialised elements valid for the whole loop
+        // (`raw_parts`'s contract, kept by the sealed storages); chunks of
+        // one loop are disjoint (the caller's promise).
         unsafe { std::slice::from_raw_parts_mut(base.ptr.add(r.start), r.len()) }
     }
 }

@@ -381,7 +381,12 @@ impl<T> Resource<T> {
 
     /// Let jobs use it again after a writer panicked. Jobs that already
     /// failed stay failed; jobs starting afterwards run.
+    ///
+    /// # Panics
+    /// When called from a profiler hook (`ProfilerHooks`, "What a hook
+    /// may do"): the hook may run under this resource's lock.
     pub fn clear_poison(&self) {
+        crate::trace::forbid_in_hook("Resource::clear_poison");
         let mut h = self.inner.shared.lock();
         h.poison = None;
         self.inner.shared.poisoned.store(false, Ordering::Release);
@@ -515,6 +520,19 @@ impl<'a> Decls<'a> {
     }
 }
 
+/// The public call `schedule_core`'s `what` stands for (`what` names the
+/// variant that took the dependencies: "schedule_access_after" for
+/// `schedule_access`), formatted only for the panic of a call from a
+/// profiler hook.
+struct AccessCall<'a>(&'a str);
+
+impl std::fmt::Display for AccessCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let call = self.0.trim_end_matches("_after").trim_end_matches("_with");
+        write!(f, "JobSystem::{call}")
+    }
+}
+
 /// Steps 1–5 of the module docs: derive `visit`'s dependencies, call
 /// `submit` with them (plus `extra`) under the locks, and record the job.
 pub(crate) fn schedule_core<'s>(
@@ -524,6 +542,9 @@ pub(crate) fn schedule_core<'s>(
     what: &str,
     submit: impl FnOnce(&[JobHandle]) -> JobHandle,
 ) -> JobHandle {
+    // Before the resource locks: a hook may be running under them on this
+    // thread (`access`, or `job_ready` and `wake` of a job scheduled here).
+    crate::trace::forbid_in_hook(AccessCall(what));
     let reg = js.reg();
     reg.check_handles(extra, what);
     let mut decls = Decls {
@@ -627,7 +648,8 @@ impl<A: ParAccess> ParJob<A> {
         F: for<'a> Fn(Range<usize>, A::Chunk<'a>),
     {
         let base = self.base();
-        // SAFETY: `base` is this loop's; chunks of one loop are disjoint.
+        // SAFETY: `base` is this loop's; chunks of one loop are disjoint and
+        // never inverted (`run_chunked` calls `lo..hi` with `lo <= hi`).
         let chunk = unsafe { self.access.chunk(base, r.clone()) };
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(r, chunk))) {
             poison_writes(&|f| self.access.visit(f), &*p);

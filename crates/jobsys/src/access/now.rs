@@ -242,7 +242,13 @@ impl<T: Send + Sync + 'static> Resource<T> {
 
     fn now(&self, js: &JobSystem, mode: Mode, blocking: bool) -> Result<Event, AccessError> {
         let reg = js.reg();
-        let ctx = reg.current();
+        // First, before the lock below (refused from a profiler hook).
+        let ctx = reg.current_for(move || match (mode, blocking) {
+            (Mode::Read, true) => "Resource::read_now",
+            (Mode::Read, false) => "Resource::try_read_now",
+            (_, true) => "Resource::write_now",
+            (_, false) => "Resource::try_write_now",
+        });
         let shared = &self.inner.shared;
         // Refuse a second live system before anything is allocated.
         shared.lock().bind(js, shared);

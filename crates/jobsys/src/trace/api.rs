@@ -43,7 +43,7 @@ impl JobSystem {
         let reg = self.reg();
         // Claim the caller's context first, so its buffer exists and the
         // starting thread gets a track.
-        let ctx = reg.current();
+        let ctx = reg.current_for(|| "JobSystem::trace_start");
         let st = state(reg);
         if !st.start(config.events_per_thread) {
             return false;
@@ -59,6 +59,7 @@ impl JobSystem {
     /// may append one more event; it is not part of the result (see the
     /// buffer protocol in `src/trace/README.md`).
     pub fn trace_stop(&self) -> Trace {
+        super::forbid_in_hook("JobSystem::trace_stop");
         let reg = self.reg();
         match state(reg).stop() {
             Some(c) => Trace::from_collected(c, reg.num_workers),
@@ -98,7 +99,13 @@ impl JobSystem {
             return None;
         }
         let n = st.frame.fetch_add(1, Ordering::Relaxed);
-        super::record(reg, reg.current(), FRAME_BEGIN, n, "");
+        super::record(
+            reg,
+            reg.current_for(|| "JobSystem::frame_begin"),
+            FRAME_BEGIN,
+            n,
+            "",
+        );
         Some(n)
     }
 
@@ -125,7 +132,13 @@ impl JobSystem {
             return;
         }
         let reg = self.reg();
-        super::record(reg, reg.current(), FRAME_END, n, "");
+        super::record(
+            reg,
+            reg.current_for(|| "JobSystem::frame_end"),
+            FRAME_END,
+            n,
+            "",
+        );
     }
 
     /// A frame that ends when the guard drops.

@@ -10,6 +10,11 @@
 //! system in the process has hooks, its sites take the cold path as they
 //! do while another system records (`docs/profiling.md`, "Cost").
 //!
+//! A hook that calls back into a job system is refused with a panic naming
+//! the call (`call`, `forbid`): it could wait for a lock its own caller
+//! holds. The mark that says "inside a hook" is the thread's context cache
+//! (`Registry::enter_hook`), so the hot paths pay nothing for the check.
+//!
 //! Invariant: a system's hooks are installed before any of its threads
 //! runs (`JobSystem::new`, before the first `current()` and before the
 //! workers start) and stay until its registry drops, so every event of
@@ -31,13 +36,34 @@ use std::fmt;
 /// the wait it ran in, a sleep inside a wait ends before the wait does.
 ///
 /// # What a hook may do
-/// Record, timestamp, forward to a profiler, count. A hook **must not**
-/// call into any `JobSystem` (no `schedule`, `complete`, …: some hooks
-/// run while the scheduler holds a lock, e.g. `wake` under the sleepers'
-/// lock, and the call would deadlock or recurse), must not block (it runs
-/// on the job path of every thread), and **must not panic**: a panic
-/// unwinding out of a hook would leave the scheduler half way through a
-/// step, so jobsys aborts the process instead, after the panic message.
+/// Record, timestamp, forward to a profiler, count, and read the system's
+/// counters and state (`stats`, `worker_stats`, `take_stats`,
+/// `is_complete`, `active_workers`, `workers`, `idle_policy`,
+/// `is_tracing`). Some hooks run while the scheduler holds a lock (`wake`
+/// under the sleepers' or the waiters' lock, `active_workers` under
+/// `set_active_workers`' lock, `access` and an access job's `job_ready`
+/// under the resources' locks), others half way through a job's start or
+/// end. So a hook:
+/// - **must not call into any `JobSystem`** (this one or another) beyond
+///   those queries: such a call could wait for ever on a lock or a job its
+///   own thread holds. jobsys refuses it: `schedule` and its variants,
+///   `parallel_for`, `join`, `scope`, `combine`, `complete`, `cancel`,
+///   `flush`, `hot_zone`, `set_active_workers`, `register_thread`,
+///   `run_pinned`, `thread_index`, `trim_storage`, `trace_start`,
+///   `trace_stop`, the frame calls, the
+///   access calls, `Resource::read_now`, `write_now` (and `try_`),
+///   `clear_poison`, building a system and dropping the last clone of one
+///   panic, naming the call and the hook: "jobsys: JobSystem::schedule
+///   called from a profiler hook (ProfilerHooks::job_begin); hooks must not
+///   call back into the job system". The check costs the scheduler nothing
+///   (the thread's context cache marks the hook; see `call` in
+///   `src/trace/hooks.rs`);
+/// - **must not block** (it runs on the job path of every thread; the
+///   check cannot see a call it hands to another thread and waits for);
+/// - **must not panic**: a panic unwinding out of a hook would leave the
+///   scheduler half way through a step, so jobsys aborts the process
+///   instead, after the panic message. A refused call is such a panic.
+///
 /// `thread_stop` of a thread other than a worker may run in a thread-local
 /// destructor.
 ///
@@ -120,8 +146,9 @@ pub trait ProfilerHooks: Send + Sync {
     /// its `Resource::named` name, `""` if unnamed): one call per declared
     /// resource, right after the job (or a `read_now`/`write_now` guard)
     /// was recorded in the resource's history. Called while the scheduling
-    /// call holds the resources' locks: the hook must not schedule access
-    /// jobs or use `read_now`/`write_now`.
+    /// call holds the resources' locks (scheduling an access job from it,
+    /// or `read_now`/`write_now`, would wait for them: refused, as every
+    /// call into the system).
     fn access(
         &self,
         thread: u32,
@@ -156,13 +183,58 @@ impl Drop for AbortOnUnwind {
     }
 }
 
-/// Run `f` on `hooks`, aborting if it unwinds.
+/// Run `f` (the hook method `method`) on `hooks`, aborting if it unwinds.
+///
+/// While `f` runs, the thread's context cache says "inside `method`"
+/// instead of naming a context (`Registry::enter_hook`), so every call
+/// into any job system that looks up the calling thread's context misses
+/// the cache and takes `Registry::current_named`, which panics naming the
+/// call and `method` (`refuse`) instead of running it: the call could wait
+/// for a lock this thread holds around the hook (the sleepers' or the
+/// waiters' lock around `wake`, `set_active_workers`' around
+/// `active_workers`, the resources' around `access` and an access job's
+/// `job_ready`), or for a job this thread is half way through. The hot
+/// paths pay nothing: their look-up is the same load and compare, and only
+/// this cold path writes the cache. The calls that take such a lock before
+/// they look up the context check `forbid` first.
 #[cfg(feature = "trace")]
 #[inline]
-pub(crate) fn call(hooks: &dyn ProfilerHooks, f: impl FnOnce(&dyn ProfilerHooks)) {
+pub(crate) fn call(
+    hooks: &dyn ProfilerHooks,
+    method: &'static &'static str,
+    f: impl FnOnce(&dyn ProfilerHooks),
+) {
     let guard = AbortOnUnwind;
+    let cached = crate::registry::enter_hook(method);
     f(hooks);
+    crate::registry::leave_hook(cached);
     std::mem::forget(guard);
+}
+
+/// Panic if this thread is inside a profiler hook: `call` (e.g.
+/// `"JobSystem::hot_zone"`) is being made from it, and is formatted only
+/// then. For the calls that take a lock a hook's caller may hold before
+/// they look up the thread's context; the others are refused by
+/// `Registry::current_named`.
+#[inline]
+pub(crate) fn forbid(call: impl fmt::Display) {
+    #[cfg(feature = "trace")]
+    if let Some(method) = crate::registry::in_hook() {
+        refuse(&call, method);
+    }
+    #[cfg(not(feature = "trace"))]
+    let _ = call;
+}
+
+/// The panic of a call made from the hook method `method`.
+#[cfg(feature = "trace")]
+#[cold]
+#[inline(never)]
+pub(crate) fn refuse(call: &dyn fmt::Display, method: &str) -> ! {
+    panic!(
+        "jobsys: {call} called from a profiler hook (ProfilerHooks::{method}); hooks must not \
+         call back into the job system (see ProfilerHooks, \"What a hook may do\")"
+    )
 }
 
 /// Hand one recorded event (`kind`, `id`, `name` as the recorder stores
@@ -177,7 +249,22 @@ pub(crate) fn dispatch(
     name: &'static str,
 ) {
     use super::event::*;
-    call(hooks, |h| match kind {
+    let method: &'static &'static str = match kind {
+        READY | RELEASED => &"job_ready",
+        JOB_BEGIN => &"job_begin",
+        JOB_END => &"job_end",
+        STEAL => &"steal",
+        WAIT_BEGIN => &"wait_begin",
+        WAIT_END => &"wait_end",
+        SLEEP_BEGIN => &"sleep_begin",
+        SLEEP_END => &"sleep_end",
+        WAKE => &"wake",
+        FRAME_BEGIN => &"frame_begin",
+        FRAME_END => &"frame_end",
+        ACTIVE_WORKERS => &"active_workers",
+        _ => return,
+    };
+    call(hooks, method, |h| match kind {
         READY | RELEASED => h.job_ready(thread, JobId(id)),
         JOB_BEGIN => h.job_begin(thread, JobId(id), name),
         JOB_END => h.job_end(thread, JobId(id), name),

@@ -28,7 +28,7 @@
 //! | `recorder.rs` | per-system `TraceState`, start/stop, `Trace`, `ThreadEvents`, `TraceConfig` |
 //! | `api.rs` | `JobSystem::trace_start/stop`, frames, `Builder::build_traced` |
 //! | `raw.rs` | `Trace::write_raw`: the raw capture file (streamed) |
-//! | `hooks.rs` | `ProfilerHooks`, dispatching an event to them, abort on a panicking hook |
+//! | `hooks.rs` | `ProfilerHooks`, dispatching an event to them, abort on a panicking hook, refusing calls back into a system from a hook |
 //! | `tracy.rs` | `TracyHooks` (feature `tracy`): zones, frame marks, plots, thread names |
 //!
 //! # Cost
@@ -100,6 +100,9 @@ pub use api::FrameGuard;
 pub use event::AccessMode;
 #[cfg(feature = "trace")]
 pub use event::{Event, Record};
+pub(crate) use hooks::forbid as forbid_in_hook;
+#[cfg(feature = "trace")]
+pub(crate) use hooks::refuse as refuse_in_hook;
 pub use hooks::ProfilerHooks;
 #[cfg(feature = "trace")]
 pub use raw::{RAW_FORMAT, RAW_VERSION};
@@ -256,7 +259,7 @@ fn record_accesses(
         // event at a time and skips these kinds).
         if let Some(hk) = st.hooks() {
             let thread = ctx.index;
-            hooks::call(hk, |hk| hk.access(thread, job, id, name, mode));
+            hooks::call(hk, &"access", |hk| hk.access(thread, job, id, name, mode));
         }
     }
 }
@@ -352,9 +355,11 @@ fn thread_event(reg: &Registry, ctx: &Context, start: bool) {
         let index = ctx.index;
         if start {
             let t = std::thread::current();
-            hooks::call(h, |h| h.thread_start(index, t.name().unwrap_or("")));
+            hooks::call(h, &"thread_start", |h| {
+                h.thread_start(index, t.name().unwrap_or(""))
+            });
         } else {
-            hooks::call(h, |h| h.thread_stop(index));
+            hooks::call(h, &"thread_stop", |h| h.thread_stop(index));
         }
     }
 }
