@@ -92,10 +92,9 @@ fn no_cancelled_handle_reads_ok_after_thousands_on_its_thread() {
             unknown > 0,
             "more than jobsys keeps: some must read unknown"
         );
-        assert_eq!(
-            unsafe { jobsys_complete(sys, hs[hs.len() - 1]) },
-            Code::Cancelled
-        );
+        // SAFETY: a live system.
+        let newest = unsafe { jobsys_complete(sys, hs[hs.len() - 1]) };
+        assert_eq!(newest, Code::Cancelled, "the newest cancel reads cancelled");
         let mut after = Handle::default();
         // SAFETY: a live system, a writable out-pointer.
         let code = unsafe {
