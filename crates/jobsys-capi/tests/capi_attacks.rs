@@ -9,7 +9,9 @@
 //! bug found it (2026-11-25): each failed on the code of that day and passes
 //! since its fix.
 
-use jobsys_capi::config::{jobsys_config_init, Config};
+mod common;
+
+use common::abi::{create, watchdog};
 use jobsys_capi::engine::{jobsys_register_thread, jobsys_run_pinned, Pin, PIN_THREAD};
 use jobsys_capi::errors::Code;
 use jobsys_capi::handles::Handle;
@@ -18,41 +20,11 @@ use jobsys_capi::jobs::{
     jobsys_schedule, jobsys_schedule_after, jobsys_schedule_batched, jobsys_schedule_pinned,
     JobDesc,
 };
-use jobsys_capi::system::{jobsys_create, jobsys_destroy, jobsys_hot_zone_end, System};
+use jobsys_capi::system::{jobsys_destroy, jobsys_hot_zone_end, System};
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc;
-use std::time::Duration;
-
-/// Run `body` on its own thread; fail if it has not finished in `secs`.
-fn watchdog<F: FnOnce() + Send + 'static>(secs: u64, body: F) {
-    let (tx, rx) = mpsc::channel();
-    let t = std::thread::spawn(move || {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
-        let _ = tx.send(r);
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(Ok(())) => t.join().unwrap(),
-        Ok(Err(p)) => std::panic::resume_unwind(p),
-        Err(_) => panic!("watchdog: test body did not finish within {secs} s (hang / deadlock)"),
-    }
-}
-
-/// A system with `workers` workers (a raw pointer, as C holds it).
-fn create(workers: i32) -> *mut System {
-    let mut c = std::mem::MaybeUninit::<Config>::uninit();
-    // SAFETY: `c` is writable; init fills every field.
-    let mut c = unsafe {
-        assert_eq!(jobsys_config_init(c.as_mut_ptr()), Code::Ok);
-        c.assume_init()
-    };
-    c.workers = workers;
-    let mut sys = null_mut();
-    // SAFETY: valid config and out-pointer.
-    assert_eq!(unsafe { jobsys_create(&c, &mut sys) }, Code::Ok);
-    sys
-}
 
 /// The `data` of `count`: an `&'static AtomicUsize` it increments.
 unsafe extern "C" fn count(data: *mut c_void) {

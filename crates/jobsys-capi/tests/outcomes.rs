@@ -4,44 +4,17 @@
 //! it reads `JOBSYS_ERR_OUTCOME_UNKNOWN`, and scheduling after it is
 //! refused with that code. Called as a C program would, from Rust.
 
-use jobsys_capi::config::{jobsys_config_init, Config};
+mod common;
+
+use common::abi::{create, watchdog};
 use jobsys_capi::errors::Code;
 use jobsys_capi::handles::Handle;
 use jobsys_capi::jobs::{
     jobsys_cancel, jobsys_complete, jobsys_fail, jobsys_schedule, jobsys_schedule_after,
 };
-use jobsys_capi::system::{jobsys_create, jobsys_destroy, System};
+use jobsys_capi::system::{jobsys_destroy, System};
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
-use std::sync::mpsc;
-use std::time::Duration;
-
-fn watchdog<F: FnOnce() + Send + 'static>(secs: u64, body: F) {
-    let (tx, rx) = mpsc::channel();
-    let t = std::thread::spawn(move || {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
-        let _ = tx.send(r);
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(Ok(())) => t.join().unwrap(),
-        Ok(Err(p)) => std::panic::resume_unwind(p),
-        Err(_) => panic!("watchdog: test body did not finish within {secs} s (hang / deadlock)"),
-    }
-}
-
-fn create(workers: i32) -> *mut System {
-    let mut c = std::mem::MaybeUninit::<Config>::uninit();
-    // SAFETY: `c` is writable; init fills every field.
-    let mut c = unsafe {
-        assert_eq!(jobsys_config_init(c.as_mut_ptr()), Code::Ok);
-        c.assume_init()
-    };
-    c.workers = workers;
-    let mut sys = null_mut();
-    // SAFETY: valid config and out-pointer.
-    assert_eq!(unsafe { jobsys_create(&c, &mut sys) }, Code::Ok);
-    sys
-}
 
 unsafe extern "C" fn nothing(_: *mut c_void) {}
 

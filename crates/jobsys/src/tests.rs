@@ -446,17 +446,6 @@ fn watchdog(secs: u64, body: impl FnOnce() + Send + 'static) {
     }
 }
 
-/// The text of a panic payload.
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&'static str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "<non-string panic payload>".to_string()
-    }
-}
-
 /// A job closure's captures: counts the closure's runs and its drops
 /// (a run drops it too).
 struct RunsAndDrops {
@@ -528,7 +517,7 @@ fn a_stall_panic_while_scheduling_with_dependencies_leaves_no_job_half_published
             match r {
                 Ok(_) => scheduled += 1,
                 Err(p) => {
-                    refused = Some(panic_text(&*p));
+                    refused = Some(crate::error::panic_message(&*p));
                     break;
                 }
             }

@@ -3,6 +3,8 @@
 //! flags (docs/c-api.md), run with a timeout.
 #![allow(dead_code)]
 
+pub mod abi;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
