@@ -34,7 +34,7 @@ cargo_asan() {
 cargo_asan test -p jobsys --no-run -q
 failed=0
 for t in wait_ends lifecycle_attacks teardown_attacks --lib concurrency handles panics lifecycle parallel_for bad_input \
-  engine_cancel engine_pinned engine_threads engine_active access; do
+  engine_cancel engine_pinned engine_threads engine_active access outcomes; do
   if [ "$t" = --lib ]; then sel=(--lib); else sel=(--test "$t"); fi
   echo "== asan: jobsys ${sel[*]}"
   if ! cargo_asan test -q -p jobsys "${sel[@]}" -- "$@"; then
