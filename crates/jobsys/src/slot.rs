@@ -884,10 +884,13 @@ impl Slot {
     /// Returns the edge, private until `push_dependent` publishes it.
     ///
     /// # Safety
-    /// The caller is the job's publisher, inside `submit` (nobody else reads
-    /// the job's edges until it is published with `publish_waiting`, and
-    /// `ndeps`/`edges` only grow until then), and `block` is an edge block
-    /// of this job.
+    /// The caller is the job's publisher, inside `submit` / `submit_held`,
+    /// and `block` is an edge block of this job. Edges are written after
+    /// `publish_waiting`, but nobody else reads them meanwhile: the only
+    /// readers (`for_each_dep`: a wait's walk, a group's cancel) start from
+    /// the job's handle, which nobody has until `submit` returns it (a
+    /// dependency's dependents list leads to the edge, never to the job's
+    /// other edges), and `ndeps`/`edges` only grow until then.
     pub(crate) unsafe fn write_edge(
         &self,
         i: usize,
