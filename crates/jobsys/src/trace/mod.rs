@@ -264,6 +264,17 @@ fn record_accesses(
     }
 }
 
+/// Is the tracer's process-wide flag on (a capture or hooks somewhere)?
+/// Always false without the `trace` feature. `submit` tests it before
+/// `job_ready_flag`, out of line.
+#[inline(always)]
+pub(crate) fn flag_on() -> bool {
+    #[cfg(feature = "trace")]
+    return recorder::active();
+    #[cfg(not(feature = "trace"))]
+    false
+}
+
 /// `job_ready` for `submit`'s no-dependency branch, which publishes the
 /// job after it: the check's outcome is kept in the job's state, as the
 /// `TRACED` flag returned here when the flag is on and this system
