@@ -584,8 +584,16 @@ fn unflushed_batches_of_exited_threads_and_waits_inside_batches_run_once() {
             let later = Arc::new(std::sync::OnceLock::new());
             let (js2, later2, ran2) = (js.clone(), later.clone(), ran.clone());
             let first = js.schedule_batched(move || {
-                let h: &jobsys::JobHandle = later2.get().unwrap();
-                js2.complete(*h);
+                // A spinning worker may steal this job before the next
+                // line of the test has scheduled `later`: wait for its
+                // handle (set right after, on the test's thread).
+                let h = loop {
+                    if let Some(&h) = later2.get() {
+                        break h;
+                    }
+                    std::hint::spin_loop();
+                };
+                js2.complete(h);
                 ran2.fetch_add(1, SeqCst);
             });
             let r = ran.clone();
