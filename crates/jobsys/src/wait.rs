@@ -681,13 +681,21 @@ impl Registry {
             // cannot finish while we wait below it.
             if inside_job && ctx.is_running(node, gen) {
                 self_wait = true;
-                // Marked all the same: a later walk that meets a node this
-                // one marked stops there, relying on every job below it
-                // going to a `needed` deque once runnable. A guard's event
-                // held here becomes runnable when the guard drops; unmarked,
-                // it went to a plain deque that a waiter at 0 workers never
-                // searches (it parked for ever).
+                // Marked, and walked on, all the same: a later walk that
+                // meets a node this one marked stops there, relying on the
+                // invariant above. A guard's event held here (WAITING on
+                // its group) and a cancelled job whose closure this thread
+                // drops (DROPPING keeps it WAITING on its dependencies) have
+                // unfinished dependencies: left unmarked, the event went to
+                // a plain deque once the guard dropped; marked but not
+                // walked, a runnable dependency stayed on a plain deque.
+                // Either way a waiter at 0 workers, which never searches
+                // plain deques, parked for ever.
                 node.set_flag(gen, WAITED);
+                if phase_of(st) == WAITING {
+                    // SAFETY: pinned, and WAITING: published with its edges.
+                    unsafe { node.for_each_dep(|dep, dgen| stack.push((dep, dgen))) };
+                }
                 self.unpin(ctx, node);
                 continue;
             }

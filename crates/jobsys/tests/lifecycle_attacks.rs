@@ -353,6 +353,62 @@ fn a_cancelled_closures_drop_that_cancels_waits_schedules_and_panics() {
     });
 }
 
+/// The drop of a cancelled job K (waiting for a gated dependency D), on the
+/// cancelling thread, waits on K's dependent K2 (`WaitOnSelf`: K2 needs K)
+/// *before* the scope's thread begins its waits; only then does the drop
+/// open D's gate and wait for D to finish. Proves: that failed wait leaves
+/// D findable. The scope's thread waits on K2, and its walk stops at K,
+/// which the drop's walk marked: with 0 workers it must still find and run
+/// D. Found by TSan's slower timing (2026-11-28): the drop's walk marked K
+/// without walking on to D, the scope's thread parked, and the drop waited
+/// for D for ever.
+#[test]
+fn a_failed_wait_inside_a_cancelled_closures_drop_leaves_its_dependencies_findable() {
+    watchdog(SECS, || {
+        for workers in [0, 1, 2] {
+            let js = system(workers);
+            let (h_tx, cancel) = canceller(&js);
+            let ended = Arc::new(AtomicBool::new(false));
+            let frame = AtomicUsize::new(0);
+            let k2: OnceLock<JobHandle> = OnceLock::new();
+            let (walked_tx, walked_rx) = mpsc::channel::<Result<(), JobError>>();
+            js.scope(|s| {
+                let (go_tx, go_rx) = mpsc::channel::<()>();
+                let d = gated(s, go_rx);
+                let mut g = SlowDrop::new(&js, &frame, &ended).releasing(go_tx, d);
+                let (js2, k2) = (js.clone(), &k2);
+                g.act = Mutex::new(Some(Box::new(move || {
+                    let wait = js2.try_complete(*k2.get().unwrap());
+                    walked_tx.send(wait).unwrap();
+                })));
+                let k = s.schedule_after(&[d], move || {
+                    let _g = g;
+                    unreachable!("cancelled");
+                });
+                let dependent = s.schedule_after(&[k], || unreachable!("after a cancelled job"));
+                k2.set(dependent).unwrap();
+                h_tx.send(k).unwrap();
+                // The scope's waits begin only after the drop's walk.
+                let wait = walked_rx.recv().unwrap();
+                assert!(
+                    matches!(wait, Err(JobError::WaitOnSelf)),
+                    "workers {workers}: the drop's wait on K2 is a wait on itself: {wait:?}"
+                );
+            });
+            assert!(
+                ended.load(SeqCst),
+                "workers {workers}: the scope outlived the drop"
+            );
+            assert_eq!(frame.load(SeqCst), 1);
+            assert!(cancel.join().unwrap(), "K was cancelled before it started");
+            assert!(matches!(
+                js.try_complete(*k2.get().unwrap()),
+                Err(JobError::Cancelled(_))
+            ));
+        }
+    });
+}
+
 // ---- a scope whose job panics while another is cancelled -----------------
 
 /// One scope job panics while another, waiting for a gated dependency, is
