@@ -329,9 +329,9 @@ unsafe fn schedule(
             run_c(serial, || unsafe { f(data.ptr()) });
         };
         let h = match (mode, pin) {
-            (Mode::Batched, _) => s.js.schedule_batched_after(&deps, job),
-            (_, Some(pin)) => s.js.schedule_pinned_with(pin, jdesc, &deps, job),
-            _ => s.js.schedule_with_after(jdesc, &deps, job),
+            (Mode::Batched, _) => s.js.job().batched().after(&deps).schedule(job),
+            (_, Some(pin)) => s.js.job().pin(pin).desc(jdesc).after(&deps).schedule(job),
+            _ => s.js.job().desc(jdesc).after(&deps).schedule(job),
         };
         let h = s.record(h);
         // SAFETY: the out-parameter is NULL or writable, as the caller promises.
@@ -576,7 +576,10 @@ unsafe fn parallel_for(
             run_c(serial, || unsafe { f(data.ptr(), b as u32, e as u32) });
         };
         let h =
-            s.js.parallel_for_with(jdesc, &deps, 0..pieces, Batch::Fixed(1), body);
+            s.js.job()
+                .desc(jdesc)
+                .after(&deps)
+                .parallel_for(0..pieces, Batch::Fixed(1), body);
         let h = s.record(h);
         // SAFETY: the out-parameter is NULL or writable, as the caller promises.
         unsafe { write_opt(out, h) };

@@ -29,24 +29,42 @@ fn work(us: u64) {
 /// own; render after culling, particles and AI.
 fn frame(js: &JobSystem) {
     let _frame = js.frame();
-    let input = js.schedule_named("input", || work(20));
+    let input = js.job().name("input").schedule(|| work(20));
     let anim: Vec<JobHandle> = (0..8)
-        .map(|_| js.schedule_with_after("animate", &[input], || work(30)))
+        .map(|_| {
+            js.job()
+                .desc("animate")
+                .after(&[input])
+                .schedule(|| work(30))
+        })
         .collect();
     let anim = js.combine(&anim);
-    let cull = js.parallel_for_with("cull", &[anim], 0..64, Batch::Fixed(4), |_| work(8));
-    let physics = js.schedule_with_after("physics", &[input], || work(90));
+    let cull = js
+        .job()
+        .desc("cull")
+        .after(&[anim])
+        .parallel_for(0..64, Batch::Fixed(4), |_| work(8));
+    let physics = js
+        .job()
+        .desc("physics")
+        .after(&[input])
+        .schedule(|| work(90));
     let particles: Vec<JobHandle> = (0..6)
-        .map(|_| js.schedule_with_after("particles", &[physics], || work(25)))
+        .map(|_| {
+            js.job()
+                .desc("particles")
+                .after(&[physics])
+                .schedule(|| work(25))
+        })
         .collect();
     let ai: Vec<JobHandle> = (0..6)
-        .map(|_| js.schedule_named("ai", || work(40)))
+        .map(|_| js.job().name("ai").schedule(|| work(40)))
         .collect();
-    let audio = js.schedule_named("audio", || work(35));
+    let audio = js.job().name("audio").schedule(|| work(35));
     let mut deps = vec![cull];
     deps.extend(particles);
     deps.extend(ai);
-    let render = js.schedule_with_after("render", &deps, || work(60));
+    let render = js.job().desc("render").after(&deps).schedule(|| work(60));
     js.complete(render);
     js.complete(audio);
 }

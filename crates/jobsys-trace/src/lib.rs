@@ -24,7 +24,7 @@
 //! use jobsys_trace::TraceExt;
 //! let js = jobsys::JobSystem::builder().workers(1).build().unwrap();
 //! js.trace_start();
-//! js.complete(js.schedule_named("physics", || {}));
+//! js.complete(js.job().name("physics").schedule(|| {}));
 //! let trace = js.trace_stop();
 //! let mut json = Vec::new();
 //! trace.write_chrome_json(&mut json).unwrap(); // open in ui.perfetto.dev

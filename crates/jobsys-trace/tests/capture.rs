@@ -45,7 +45,7 @@ fn frames_and_tracks_of_a_small_capture() {
     js.trace_start();
     for _ in 0..3 {
         let _frame = js.frame();
-        let h = js.schedule_named("physics", || {});
+        let h = js.job().name("physics").schedule(|| {});
         js.complete(h);
     }
     let t = js.trace_stop();
@@ -77,12 +77,21 @@ fn a_full_buffer_warns_in_the_summary() {
 fn frame_graph(js: &JobSystem, frames: usize) {
     for _ in 0..frames {
         let _frame = js.frame();
-        let physics = js.schedule_named("physics", || spin(Duration::from_micros(50)));
-        let anim =
-            js.schedule_with_after("animation", &[physics], || spin(Duration::from_micros(20)));
+        let physics = js
+            .job()
+            .name("physics")
+            .schedule(|| spin(Duration::from_micros(50)));
+        let anim = js
+            .job()
+            .desc("animation")
+            .after(&[physics])
+            .schedule(|| spin(Duration::from_micros(20)));
         let pf = js.parallel_for(0..64, Batch::Fixed(4), |_| spin(Duration::from_micros(2)));
-        let render =
-            js.schedule_with_after("render", &[anim, pf], || spin(Duration::from_micros(30)));
+        let render = js
+            .job()
+            .desc("render")
+            .after(&[anim, pf])
+            .schedule(|| spin(Duration::from_micros(30)));
         js.complete(render);
     }
 }
@@ -223,9 +232,9 @@ fn set_active_workers_shows_as_a_counter_and_in_the_summary() {
     let js = system(2);
     js.trace_start();
     js.set_active_workers(0).unwrap();
-    js.complete(js.schedule_named("alone", || {}));
+    js.complete(js.job().name("alone").schedule(|| {}));
     js.set_active_workers(2).unwrap();
-    js.complete(js.schedule_named("together", || {}));
+    js.complete(js.job().name("together").schedule(|| {}));
     let t = js.trace_stop();
     let c = roundtrip(&t);
     let counts: Vec<u32> = c.active_workers.iter().map(|a| a.count).collect();

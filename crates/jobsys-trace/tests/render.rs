@@ -208,9 +208,13 @@ fn render_a_real_capture() {
     js.trace_start();
     for _ in 0..2 {
         let _frame = js.frame();
-        let a = js.schedule_named("a", || {});
-        let b = js.schedule_with_after("b", &[a], || {});
-        let c = js.parallel_for_with("c", &[b], 0..64, jobsys::Batch::Fixed(8), |_| {});
+        let a = js.job().name("a").schedule(|| {});
+        let b = js.job().desc("b").after(&[a]).schedule(|| {});
+        let c = js
+            .job()
+            .desc("c")
+            .after(&[b])
+            .parallel_for(0..64, jobsys::Batch::Fixed(8), |_| {});
         js.complete(c);
     }
     let capture = js.trace_stop().analyse();

@@ -21,14 +21,31 @@ fn spin(d: Duration) {
 /// Bursts that make the workers sleep and be woken.
 fn bursts(js: &JobSystem, rounds: usize) {
     for r in 0..rounds {
-        let a = js.schedule_named("a", || spin(Duration::from_micros(5)));
-        let b = js.schedule_named("b", || spin(Duration::from_micros(10)));
-        let c = js.schedule_with_after("c", &[a, b], || spin(Duration::from_micros(5)));
+        let a = js
+            .job()
+            .name("a")
+            .schedule(|| spin(Duration::from_micros(5)));
+        let b = js
+            .job()
+            .name("b")
+            .schedule(|| spin(Duration::from_micros(10)));
+        let c = js
+            .job()
+            .desc("c")
+            .after(&[a, b])
+            .schedule(|| spin(Duration::from_micros(5)));
         let hs: Vec<_> = (0..4)
-            .map(|_| js.schedule_named("small", || spin(Duration::from_micros(3))))
+            .map(|_| {
+                js.job()
+                    .name("small")
+                    .schedule(|| spin(Duration::from_micros(3)))
+            })
             .collect();
         // A job long enough that main parks in `complete` on it.
-        let long = js.schedule_named("long", || spin(Duration::from_micros(300)));
+        let long = js
+            .job()
+            .name("long")
+            .schedule(|| spin(Duration::from_micros(300)));
         js.complete(c);
         for h in hs {
             js.complete(h);

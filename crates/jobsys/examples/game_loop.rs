@@ -22,7 +22,7 @@
 //!   and the stages that read a chunk run after the one that writes it); it
 //!   only shows the compiler that the writes do not alias. No `unsafe`.
 //! - `animation` and `ai` both only read the bodies, so they run side by side.
-//!   `ai` sends one small job per agent with `schedule_batched` (no wakes per
+//!   `ai` sends one small job per agent with `job().batched()` (no wakes per
 //!   job), then `flush` wakes as many workers as there is work for, once.
 //!   AI decisions steer the agents in the *next* frame (double-buffered).
 //! - `render` waits for both and hashes what it would draw.
@@ -180,32 +180,37 @@ fn frame_jobs(js: &JobSystem, world: &mut World, frame: usize) -> FrameOut {
     js.scope(move |s| {
         let body = move |i: usize| body_chunks[i / CHUNK].read().unwrap()[i % CHUNK];
 
-        let input_done = s.schedule_with(INPUT, &[], move || {
+        let input_done = s.job().desc(INPUT).schedule(move || {
             input.set(read_input(frame)).unwrap();
         });
 
-        // (Scope::parallel_for_after takes no JobDesc, so the two loops are
+        // (Scope::job().after(..).parallel_for takes no JobDesc, so the two loops are
         // unnamed and of normal priority.)
-        let physics =
-            s.parallel_for_after(&[input_done], 0..body_chunks.len(), Batch::Auto, move |c| {
+        let physics = s.job().after(&[input_done]).parallel_for(
+            0..body_chunks.len(),
+            Batch::Auto,
+            move |c| {
                 let input = input.get().expect("input ran before physics");
                 let mut chunk = body_chunks[c].write().unwrap();
                 for (j, b) in chunk.iter_mut().enumerate() {
                     let i = c * CHUNK + j;
                     integrate(b, input, steer.get(i).copied().unwrap_or_default());
                 }
-            });
+            },
+        );
 
         let animation =
-            s.parallel_for_after(&[physics], 0..anim_chunks.len(), Batch::Auto, move |c| {
-                let bodies = body_chunks[c].read().unwrap();
-                let mut phases = anim_chunks[c].lock().unwrap();
-                for (phase, b) in phases.iter_mut().zip(bodies.iter()) {
-                    animate(phase, b);
-                }
-            });
+            s.job()
+                .after(&[physics])
+                .parallel_for(0..anim_chunks.len(), Batch::Auto, move |c| {
+                    let bodies = body_chunks[c].read().unwrap();
+                    let mut phases = anim_chunks[c].lock().unwrap();
+                    for (phase, b) in phases.iter_mut().zip(bodies.iter()) {
+                        animate(phase, b);
+                    }
+                });
 
-        let ai = s.schedule_with(AI, &[physics], move || {
+        let ai = s.job().desc(AI).after(&[physics]).schedule(move || {
             // Batched jobs are 'static: each moves in the two bodies it
             // needs and sends its decision back.
             let (tx, rx) = mpsc::channel();
@@ -213,7 +218,9 @@ fn frame_jobs(js: &JobSystem, world: &mut World, frame: usize) -> FrameOut {
                 .map(|a| {
                     let (me, target) = (body(a), body(target_of(a, frame)));
                     let tx = tx.clone();
-                    js.schedule_batched(move || tx.send((a, think(me, target))).unwrap())
+                    js.job()
+                        .batched()
+                        .schedule(move || tx.send((a, think(me, target))).unwrap())
                 })
                 .collect();
             drop(tx);
@@ -224,14 +231,17 @@ fn frame_jobs(js: &JobSystem, world: &mut World, frame: usize) -> FrameOut {
             }
         });
 
-        s.schedule_with(RENDER, &[animation, ai], move || {
-            for (bodies, phases) in body_chunks.iter().zip(anim_chunks) {
-                let (bodies, phases) = (bodies.read().unwrap(), phases.lock().unwrap());
-                for (b, &phase) in bodies.iter().zip(phases.iter()) {
-                    draw(out_mut, b, phase);
+        s.job()
+            .desc(RENDER)
+            .after(&[animation, ai])
+            .schedule(move || {
+                for (bodies, phases) in body_chunks.iter().zip(anim_chunks) {
+                    let (bodies, phases) = (bodies.read().unwrap(), phases.lock().unwrap());
+                    for (b, &phase) in bodies.iter().zip(phases.iter()) {
+                        draw(out_mut, b, phase);
+                    }
                 }
-            }
-        });
+            });
     });
 
     world.steer = next_steer;

@@ -72,7 +72,7 @@ pub(crate) struct OwnerState {
     /// event off and left the finished job on for good.
     pub guards: Vec<(*const Slot, u32)>,
     pub rng: u64,
-    /// Jobs queued by `schedule_batched` since the last `flush`.
+    /// Jobs queued by `job().batched()` since the last `flush`.
     pub batch_pending: usize,
     /// Jobs this thread ran through a handle while waiting, whose entries
     /// may still sit in its deques (stale; `Registry::compact_deques`).

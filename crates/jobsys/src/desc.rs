@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock, RwLock};
 
 /// How urgent a job is. Runnable `High` work is taken before `Normal`
-/// before `Low` (see `JobSystem::schedule_with`).
+/// before `Low` (see `JobBuilder::priority`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Priority {
     /// On the frame's critical path.

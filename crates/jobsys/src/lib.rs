@@ -38,6 +38,7 @@ mod scope;
 mod search;
 mod sleep;
 mod slot;
+mod spawn;
 mod store;
 mod sync;
 mod system;
@@ -84,6 +85,7 @@ pub use parallel_for::Batch;
 pub use pinned::{Pin, ThreadIndex};
 pub use registry::Stats;
 pub use scope::Scope;
+pub use spawn::{AccessJobBuilder, JobBuilder};
 pub use system::{HotZone, JobSystem};
 pub use topology::{topology, Topology, TopologyError};
 #[cfg(feature = "tracy")]

@@ -457,21 +457,23 @@ impl Registry {
         }
     }
 
-    /// `submit` for `schedule_batched`: a job runnable at once is pushed
-    /// without waking anyone and counted in this thread's batch.
+    /// `submit` for a batched job (`JobBuilder::batched`; `flags` as
+    /// `submit`'s): a job runnable at once is pushed without waking anyone
+    /// and counted in this thread's batch.
     pub(crate) fn submit_batched(
         &self,
         ctx: &Context,
         slot: &Slot,
         gen: u32,
         deps: &[JobHandle],
+        flags: u64,
     ) -> JobHandle {
         if !deps.is_empty() {
-            return self.submit(ctx, slot, gen, deps, 0);
+            return self.submit(ctx, slot, gen, deps, flags);
         }
         bump(&ctx.counters.scheduled);
         // TRACED: no tracer check here, so a wait on it makes its own.
-        slot.publish_runnable(gen, TRACED);
+        slot.publish_runnable(gen, TRACED | flags);
         let handle = JobHandle {
             slot: NonNull::from(slot),
             gen,

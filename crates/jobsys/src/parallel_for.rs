@@ -460,15 +460,18 @@ mod tests {
         let on_main = Arc::new(AtomicUsize::new(0));
         let om = on_main.clone();
         let give_up = Instant::now() + Duration::from_secs(5);
-        let y = js.parallel_for_after(&[z], 0..64, Batch::Fixed(1), move |_| {
-            if thread::current().id() == main {
-                om.fetch_add(1, Ordering::Relaxed);
-            } else {
-                while om.load(Ordering::Relaxed) == 0 && Instant::now() < give_up {
-                    thread::yield_now();
+        let y = js
+            .job()
+            .after(&[z])
+            .parallel_for(0..64, Batch::Fixed(1), move |_| {
+                if thread::current().id() == main {
+                    om.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    while om.load(Ordering::Relaxed) == 0 && Instant::now() < give_up {
+                        thread::yield_now();
+                    }
                 }
-            }
-        });
+            });
         let x = js.schedule_after(&[y], || {});
         thread::scope(|sc| {
             sc.spawn(|| {

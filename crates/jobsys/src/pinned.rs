@@ -58,7 +58,7 @@ pub(crate) const NO_THREAD: u32 = (crate::slot::MAX_PIN_CONTEXTS - 1) as u32;
 /// and only one that index ever has (`Registry::register_main`).
 const MAIN_REGISTRATION: u32 = 1;
 
-/// Where a pinned job runs (`JobSystem::schedule_pinned`).
+/// Where a pinned job runs (`JobBuilder::pin`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pin {
     /// The thread that built the system (thread index 0).

@@ -3,8 +3,9 @@
 use crate::desc::JobDesc;
 use crate::error::JobError;
 use crate::handle::JobHandle;
-use crate::parallel_for::{vtables_chunked, vtables_per_index, Batch};
+use crate::parallel_for::{vtables_per_index, Batch};
 use crate::slot::JobVTable;
+use crate::spawn::{JobBuilder, ScopeSink};
 use crate::JobSystem;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
@@ -57,7 +58,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         }
     }
 
-    fn track(&self, h: JobHandle) -> JobHandle {
+    pub(crate) fn track(&self, h: JobHandle) -> JobHandle {
         if self.system.current_context_id() == self.creator {
             // SAFETY: only the creating thread gets here, and it holds no
             // other reference to `own` during this call.
@@ -77,20 +78,6 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         self.track(unsafe {
             self.system
                 .schedule_unchecked(&JobDesc::default(), &[], move || self.noting(f))
-        })
-    }
-
-    /// A borrowing `schedule_with` (name and priority).
-    pub fn schedule_with<F: FnOnce() + Send + 'scope>(
-        &'scope self,
-        desc: impl Into<JobDesc>,
-        deps: &[JobHandle],
-        f: F,
-    ) -> JobHandle {
-        // SAFETY: as in `schedule`.
-        self.track(unsafe {
-            self.system
-                .schedule_unchecked(&desc.into(), deps, move || self.noting(f))
         })
     }
 
@@ -117,47 +104,30 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         // SAFETY: as in `schedule`.
         self.track(unsafe {
             self.system
-                .pfor_unchecked(&JobDesc::default(), &[], range, batch, f, vt)
+                .pfor_unchecked(&JobDesc::default(), &[], range, batch, false, f, vt)
         })
     }
 
-    /// A borrowing `parallel_for_after`.
-    pub fn parallel_for_after<F>(
-        &'scope self,
-        deps: &[JobHandle],
-        range: Range<usize>,
-        batch: Batch,
-        f: F,
-    ) -> JobHandle
-    where
-        F: Fn(usize) + Send + Sync + 'scope,
-    {
-        let f = move |i| self.noting(|| f(i));
-        let vt = per_index_vtables(&f);
-        // SAFETY: as in `schedule`.
-        self.track(unsafe {
-            self.system
-                .pfor_unchecked(&JobDesc::default(), deps, range, batch, f, vt)
-        })
-    }
-
-    /// A borrowing `parallel_for_chunked`.
-    pub fn parallel_for_chunked<F>(
-        &'scope self,
-        range: Range<usize>,
-        batch: Batch,
-        f: F,
-    ) -> JobHandle
-    where
-        F: Fn(Range<usize>) + Send + Sync + 'scope,
-    {
-        let f = move |r| self.noting(|| f(r));
-        let vt = chunked_vtables(&f);
-        // SAFETY: as in `schedule`.
-        self.track(unsafe {
-            self.system
-                .pfor_unchecked(&JobDesc::default(), &[], range, batch, f, vt)
-        })
+    /// Options for a job that may borrow from outside the scope: the
+    /// [`JobBuilder`] of [`JobSystem::job`](crate::JobSystem::job), whose
+    /// closures must outlive the scope instead of being `'static`.
+    ///
+    /// ```
+    /// use jobsys::{Batch, JobSystem};
+    /// let js = JobSystem::builder().workers(2).build().unwrap();
+    /// let mut v = vec![0u32; 64];
+    /// js.scope(|s| {
+    ///     let fill = s.job().name("fill").parallel_for_chunked(0..64, Batch::Auto, |r| {
+    ///         let _ = r; // a piece of the range
+    ///     });
+    ///     let total = &mut v;
+    ///     s.job().after(&[fill]).schedule(move || total[0] = 1);
+    /// });
+    /// assert_eq!(v[0], 1);
+    /// ```
+    #[inline(always)]
+    pub fn job(&'scope self) -> JobBuilder<'scope, 'scope, 'static> {
+        JobBuilder::new(self.system, Some(self))
     }
 
     /// The job system this scope schedules on.
@@ -171,9 +141,13 @@ fn per_index_vtables<F: Fn(usize)>(_: &F) -> (&'static JobVTable, &'static JobVT
     vtables_per_index::<F>()
 }
 
-/// `vtables_chunked` of a closure whose type has no name.
-fn chunked_vtables<F: Fn(Range<usize>)>(_: &F) -> (&'static JobVTable, &'static JobVTable) {
-    vtables_chunked::<F>()
+impl ScopeSink for Scope<'_, '_> {
+    fn track(&self, h: JobHandle) -> JobHandle {
+        Scope::track(self, h)
+    }
+    fn note_panic(&self, p: &(dyn std::any::Any + Send)) {
+        Scope::note_panic(self, p)
+    }
 }
 
 pub(crate) fn run<'env, F, R>(system: &JobSystem, f: F) -> R

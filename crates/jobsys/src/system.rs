@@ -7,10 +7,11 @@ use crate::builder::{
 use crate::desc::JobDesc;
 use crate::error::JobError;
 use crate::handle::JobHandle;
-use crate::parallel_for::{vtables_chunked, vtables_per_index, write_pfor, Batch};
+use crate::parallel_for::{vtables_per_index, write_pfor, Batch};
 use crate::pinned::{Pin, ThreadIndex};
 use crate::registry::{Registry, Stats};
 use crate::slot::{EMPTY_LOOP_VTABLE, NOOP_VTABLE, PFOR};
+use crate::spawn::JobBuilder;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -256,41 +257,71 @@ impl JobSystem {
         }
     }
 
-    /// Like `schedule`, but wakes nobody: the job waits in this thread's
-    /// deque (awake workers may take it) until `flush` — or `complete` on this
-    /// thread, or this thread's exit, or shutdown — so a burst of jobs costs
-    /// at most one round of wakes.
-    pub fn schedule_batched<F: FnOnce() + Send + 'static>(&self, f: F) -> JobHandle {
-        // SAFETY: `F: 'static`.
-        unsafe { self.schedule_batched_unchecked(&[], f) }
-    }
-
-    /// `schedule_batched` after `deps`. (A job whose dependencies are still
-    /// running is queued by the thread that finishes the last of them, with
-    /// a wake as usual; only jobs runnable at once join the batch.)
-    pub fn schedule_batched_after<F: FnOnce() + Send + 'static>(
-        &self,
-        deps: &[JobHandle],
-        f: F,
-    ) -> JobHandle {
-        // SAFETY: `F: 'static`.
-        unsafe { self.schedule_batched_unchecked(deps, f) }
-    }
-
+    /// `schedule_unchecked` of a batched job (`JobBuilder::batched`).
+    ///
     /// # Safety
     /// As `schedule_unchecked`.
-    unsafe fn schedule_batched_unchecked<F: FnOnce() + Send>(
+    pub(crate) unsafe fn schedule_batched_unchecked<F: FnOnce() + Send>(
         &self,
+        desc: &JobDesc,
         deps: &[JobHandle],
         f: F,
     ) -> JobHandle {
         let reg = self.reg();
-        reg.check_handles(deps, "schedule_batched_after");
-        let ctx = reg.current_for(|| "JobSystem::schedule_batched");
-        let (slot, gen) = reg.alloc_job(ctx, &JobDesc::default());
+        reg.check_handles(deps, "JobBuilder::after");
+        let ctx = reg.current_for(|| "JobBuilder::schedule");
+        let (slot, gen) = reg.alloc_job(ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { crate::job::write_single(slot, f) };
-        reg.submit_batched(ctx, slot, gen, deps)
+        reg.submit_batched(ctx, slot, gen, deps, 0)
+    }
+
+    /// `schedule_unchecked` of a job only `pin`'s thread runs
+    /// (`JobBuilder::pin`). `held`: submitted under declared access's
+    /// locks; the caller calls `release_hold` after them.
+    ///
+    /// # Safety
+    /// As `schedule_unchecked`.
+    pub(crate) unsafe fn schedule_pinned_unchecked<F: FnOnce() + Send>(
+        &self,
+        pin: Pin,
+        desc: &JobDesc,
+        deps: &[JobHandle],
+        held: bool,
+        f: F,
+    ) -> JobHandle {
+        let reg = self.reg();
+        let ticket = reg.pin_target(pin);
+        reg.check_handles(deps, "JobBuilder::after");
+        let ctx = reg.current_for(|| "JobBuilder::schedule");
+        let (slot, gen) = reg.alloc_pinned_job(ctx, desc, Some(ticket.target()));
+        // SAFETY: fresh slot; borrow lifetime promised by the caller.
+        unsafe { crate::job::write_single(slot, f) };
+        ticket.submitted();
+        if held {
+            // If `pin`'s thread is gone, the job is cancelled and its
+            // closure (user code) dropped in `release_hold`, after the
+            // resource locks are released.
+            reg.submit_held(ctx, slot, gen, deps, 0)
+        } else {
+            reg.submit(ctx, slot, gen, deps, 0)
+        }
+    }
+
+    /// Options for a job: a name, a priority, dependencies, a pin, batching,
+    /// declared access; then `schedule`, `parallel_for` or
+    /// `parallel_for_chunked`. See [`JobBuilder`].
+    ///
+    /// ```
+    /// use jobsys::{JobSystem, Priority};
+    /// let js = JobSystem::builder().workers(1).build().unwrap();
+    /// let a = js.schedule(|| {});
+    /// let h = js.job().name("stream").priority(Priority::Low).after(&[a]).schedule(|| {});
+    /// js.complete(h);
+    /// ```
+    #[inline(always)]
+    pub fn job(&self) -> JobBuilder<'_, 'static, 'static> {
+        JobBuilder::new(self, None)
     }
 
     /// Publish this thread's batch: wake as many sleeping workers as there
@@ -321,47 +352,6 @@ impl JobSystem {
     ) -> JobHandle {
         // SAFETY: as in `schedule`.
         unsafe { self.schedule_unchecked(&JobDesc::default(), deps, f) }
-    }
-
-    /// Schedule `f` with a name and a priority. Runnable `High` jobs are
-    /// taken before `Normal` before `Low` by every thread, from its own
-    /// deques and when stealing; a job some thread waits on (through
-    /// `complete`) is taken before any of those (priority inheritance).
-    ///
-    /// ```
-    /// use jobsys::{JobDesc, JobSystem, Priority};
-    /// let js = JobSystem::builder().workers(1).build().unwrap();
-    /// let h = js.schedule_with(JobDesc::named("stream").with_priority(Priority::Low), || {});
-    /// js.complete(h);
-    /// ```
-    pub fn schedule_with<F: FnOnce() + Send + 'static>(
-        &self,
-        desc: impl Into<JobDesc>,
-        f: F,
-    ) -> JobHandle {
-        // SAFETY: `F: 'static`.
-        unsafe { self.schedule_unchecked(&desc.into(), &[], f) }
-    }
-
-    /// `schedule_with` after `deps`.
-    pub fn schedule_with_after<F: FnOnce() + Send + 'static>(
-        &self,
-        desc: impl Into<JobDesc>,
-        deps: &[JobHandle],
-        f: F,
-    ) -> JobHandle {
-        // SAFETY: `F: 'static`.
-        unsafe { self.schedule_unchecked(&desc.into(), deps, f) }
-    }
-
-    /// `schedule` with a name for the tracer (normal priority).
-    pub fn schedule_named<F: FnOnce() + Send + 'static>(
-        &self,
-        name: &'static str,
-        f: F,
-    ) -> JobHandle {
-        // SAFETY: `F: 'static`.
-        unsafe { self.schedule_unchecked(&JobDesc::named(name), &[], f) }
     }
 
     /// # Safety
@@ -437,89 +427,33 @@ impl JobSystem {
     where
         F: Fn(usize) + Send + Sync + 'static,
     {
-        self.parallel_for_with(JobDesc::default(), &[], range, batch, f)
-    }
-
-    /// `parallel_for` that starts after `deps`.
-    pub fn parallel_for_after<F>(
-        &self,
-        deps: &[JobHandle],
-        range: Range<usize>,
-        batch: Batch,
-        f: F,
-    ) -> JobHandle
-    where
-        F: Fn(usize) + Send + Sync + 'static,
-    {
-        self.parallel_for_with(JobDesc::default(), deps, range, batch, f)
-    }
-
-    /// `parallel_for` with a name and a priority (see `schedule_with`),
-    /// after `deps` (may be empty).
-    pub fn parallel_for_with<F>(
-        &self,
-        desc: impl Into<JobDesc>,
-        deps: &[JobHandle],
-        range: Range<usize>,
-        batch: Batch,
-        f: F,
-    ) -> JobHandle
-    where
-        F: Fn(usize) + Send + Sync + 'static,
-    {
         // SAFETY: `F: 'static`.
         unsafe {
             self.pfor_unchecked(
-                &desc.into(),
-                deps,
+                &JobDesc::default(),
+                &[],
                 range,
                 batch,
+                false,
                 f,
                 vtables_per_index::<F>(),
             )
         }
     }
 
-    /// Like `parallel_for`, but `f` gets each piece as a `Range`.
-    pub fn parallel_for_chunked<F>(&self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
-    where
-        F: Fn(Range<usize>) + Send + Sync + 'static,
-    {
-        self.parallel_for_chunked_after(&[], range, batch, f)
-    }
-
-    /// `parallel_for_chunked` that starts after `deps`.
-    pub fn parallel_for_chunked_after<F>(
-        &self,
-        deps: &[JobHandle],
-        range: Range<usize>,
-        batch: Batch,
-        f: F,
-    ) -> JobHandle
-    where
-        F: Fn(Range<usize>) + Send + Sync + 'static,
-    {
-        // SAFETY: `F: 'static`.
-        unsafe {
-            self.pfor_unchecked(
-                &JobDesc::default(),
-                deps,
-                range,
-                batch,
-                f,
-                vtables_chunked::<F>(),
-            )
-        }
-    }
-
     /// # Safety
     /// Everything `f` borrows must outlive the job.
+    // Every option of a loop, from three callers (the shortcut, the scope's
+    // and the builder); a struct for them would be built and taken apart
+    // at each call.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn pfor_unchecked<F: Send + Sync>(
         &self,
         desc: &JobDesc,
         deps: &[JobHandle],
         range: Range<usize>,
         batch: Batch,
+        batched: bool,
         f: F,
         vts: (
             &'static crate::slot::JobVTable,
@@ -538,225 +472,10 @@ impl JobSystem {
         let (slot, gen) = reg.alloc_job(ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { write_pfor(slot, range, piece, f, vts.0, vts.1) };
+        if batched {
+            return reg.submit_batched(ctx, slot, gen, deps, PFOR);
+        }
         reg.submit(ctx, slot, gen, deps, PFOR)
-    }
-
-    /// Schedule `f` with declared access to resources (`docs/access.md`):
-    /// `access` is `res.read()`, `res.write()`, or a tuple of up to 8 of
-    /// them, and `f` gets `&T` for each read and `&mut T` for each write, in
-    /// the same shape. The job runs after the previous writer of each
-    /// resource it reads, and after the previous writer and every reader
-    /// since of each resource it writes; readers run at once.
-    ///
-    /// ```
-    /// use jobsys::{JobSystem, Resource};
-    /// let js = JobSystem::builder().workers(2).build().unwrap();
-    /// let input = Resource::new(3u32);
-    /// let out = Resource::new(0u32);
-    /// let h = js.schedule_access((input.read(), out.write()), |(i, o)| *o = *i * 2);
-    /// js.complete(h);
-    /// assert_eq!(*out.read_now(&js), 6);
-    /// ```
-    ///
-    /// # Panics
-    /// If one resource is declared twice and one declaration writes; if a
-    /// resource is in use by another live `JobSystem`.
-    pub fn schedule_access<A, F>(&self, access: A, f: F) -> JobHandle
-    where
-        A: crate::access::Access,
-        F: for<'a> FnOnce(A::Guards<'a>) + Send + 'static,
-    {
-        self.schedule_access_with(JobDesc::default(), &[], access, f)
-    }
-
-    /// `schedule_access` that also waits for `deps` (explicit edges).
-    pub fn schedule_access_after<A, F>(&self, deps: &[JobHandle], access: A, f: F) -> JobHandle
-    where
-        A: crate::access::Access,
-        F: for<'a> FnOnce(A::Guards<'a>) + Send + 'static,
-    {
-        self.schedule_access_with(JobDesc::default(), deps, access, f)
-    }
-
-    /// `schedule_access` with a name and priority, after `deps` (may be
-    /// empty).
-    pub fn schedule_access_with<A, F>(
-        &self,
-        desc: impl Into<JobDesc>,
-        deps: &[JobHandle],
-        access: A,
-        f: F,
-    ) -> JobHandle
-    where
-        A: crate::access::Access,
-        F: for<'a> FnOnce(A::Guards<'a>) + Send + 'static,
-    {
-        let desc = desc.into();
-        // The job owns a copy of the declarations (inline in its closure:
-        // no allocation); `access` keeps the resources alive while
-        // `schedule_core` holds their locks, since the job may run, finish
-        // and drop its copy before they are released.
-        let acc = access.dup();
-        crate::access::schedule_core(
-            self,
-            |v| access.visit(v),
-            deps,
-            "schedule_access_after",
-            move |all| {
-                // SAFETY: `F: 'static` and the access owns its resources.
-                unsafe {
-                    self.schedule_unchecked(&desc, all, move || crate::access::run_single(&acc, f))
-                }
-            },
-        )
-    }
-
-    /// `schedule_access` for a job only `pin`'s thread runs (see
-    /// `schedule_pinned`), after `deps` (may be empty).
-    pub fn schedule_access_pinned<A, F>(
-        &self,
-        pin: Pin,
-        deps: &[JobHandle],
-        access: A,
-        f: F,
-    ) -> JobHandle
-    where
-        A: crate::access::Access,
-        F: for<'a> FnOnce(A::Guards<'a>) + Send + 'static,
-    {
-        // Checked before any resource is locked.
-        let reg = self.reg();
-        let ticket = reg.pin_target(pin);
-        let acc = access.dup(); // as in `schedule_access_with`
-        let h = crate::access::schedule_core(
-            self,
-            |v| access.visit(v),
-            deps,
-            "schedule_access_pinned",
-            move |all| {
-                let ctx = reg.current_for(|| "JobSystem::schedule_access_pinned");
-                let pin = Some(ticket.target());
-                let (slot, gen) = reg.alloc_pinned_job(ctx, &JobDesc::default(), pin);
-                // SAFETY: fresh slot; `F: 'static` and the access owns its
-                // resources.
-                unsafe {
-                    crate::job::write_single(slot, move || crate::access::run_single(&acc, f))
-                };
-                ticket.submitted();
-                // Held: if `pin`'s thread is gone, the job is cancelled and
-                // its closure (user code: `f`'s captures) dropped in
-                // `release_hold`, after the resource locks are released.
-                reg.submit_held(ctx, slot, gen, all, 0)
-            },
-        );
-        reg.release_hold(reg.current_for(|| "JobSystem::schedule_access_pinned"), h);
-        h
-    }
-
-    /// `parallel_for` with declared access: `access` is `res.read()` (each
-    /// call gets `&T`), `slice_res.write_each()` (index `i` gets `&mut
-    /// v[i]`), or a tuple of them. Ordered like `schedule_access` (a
-    /// `write_each` is a write).
-    ///
-    /// ```
-    /// use jobsys::{Batch, JobSystem, Resource};
-    /// let js = JobSystem::builder().workers(2).build().unwrap();
-    /// let scale = Resource::new(2u32);
-    /// let v = Resource::new(vec![1u32; 100]);
-    /// let h = js.parallel_for_access(0..100, Batch::Auto, (scale.read(), v.write_each()),
-    ///     |_i, (s, x)| *x *= *s);
-    /// js.complete(h);
-    /// assert!(v.read_now(&js).iter().all(|&x| x == 2));
-    /// ```
-    ///
-    /// # Panics
-    /// As `schedule_access`, and on `Batch::Fixed(0)`. An index past a
-    /// `write_each` slice's end fails the job.
-    pub fn parallel_for_access<A, F>(
-        &self,
-        range: Range<usize>,
-        batch: Batch,
-        access: A,
-        f: F,
-    ) -> JobHandle
-    where
-        A: crate::access::ParAccess,
-        F: for<'a> Fn(usize, A::Item<'a>) + Send + Sync + 'static,
-    {
-        self.parallel_for_access_with(JobDesc::default(), &[], range, batch, access, f)
-    }
-
-    /// `parallel_for_access` with a name and priority, after `deps`.
-    pub fn parallel_for_access_with<A, F>(
-        &self,
-        desc: impl Into<JobDesc>,
-        deps: &[JobHandle],
-        range: Range<usize>,
-        batch: Batch,
-        access: A,
-        f: F,
-    ) -> JobHandle
-    where
-        A: crate::access::ParAccess,
-        F: for<'a> Fn(usize, A::Item<'a>) + Send + Sync + 'static,
-    {
-        let desc = desc.into();
-        // `Batch::Fixed(0)` panics here, before any resource is locked.
-        let _ = batch.piece_len(range.len(), 1);
-        // As in `schedule_access_with`: the loop owns a copy, inline.
-        let job = crate::access::ParJob::new(access.dup());
-        crate::access::schedule_core(
-            self,
-            |v| access.visit(v),
-            deps,
-            "parallel_for_access_with",
-            move |all| {
-                self.parallel_for_with(desc, all, range, batch, move |i| job.run_index(i, &f))
-            },
-        )
-    }
-
-    /// `parallel_for_access` whose calls get a whole piece: its `Range` and
-    /// `&mut v[range]` for a `write_each` (`&T` for a read).
-    pub fn parallel_for_access_chunked<A, F>(
-        &self,
-        range: Range<usize>,
-        batch: Batch,
-        access: A,
-        f: F,
-    ) -> JobHandle
-    where
-        A: crate::access::ParAccess,
-        F: for<'a> Fn(Range<usize>, A::Chunk<'a>) + Send + Sync + 'static,
-    {
-        self.parallel_for_access_chunked_after(&[], range, batch, access, f)
-    }
-
-    /// `parallel_for_access_chunked` after `deps`.
-    pub fn parallel_for_access_chunked_after<A, F>(
-        &self,
-        deps: &[JobHandle],
-        range: Range<usize>,
-        batch: Batch,
-        access: A,
-        f: F,
-    ) -> JobHandle
-    where
-        A: crate::access::ParAccess,
-        F: for<'a> Fn(Range<usize>, A::Chunk<'a>) + Send + Sync + 'static,
-    {
-        let _ = batch.piece_len(range.len(), 1);
-        // As in `schedule_access_with`: the loop owns a copy, inline.
-        let job = crate::access::ParJob::new(access.dup());
-        crate::access::schedule_core(
-            self,
-            |v| access.visit(v),
-            deps,
-            "parallel_for_access_chunked_after",
-            move |all| {
-                self.parallel_for_chunked_after(all, range, batch, move |r| job.run_chunk(r, &f))
-            },
-        )
     }
 
     /// Wait until `h` is complete, helping with the work it needs. Re-raises
@@ -798,65 +517,6 @@ impl JobSystem {
     pub fn trim_storage(&self) -> usize {
         let reg = self.reg();
         reg.trim(reg.current_for(|| "JobSystem::trim_storage"))
-    }
-
-    /// Schedule `f` to run on one thread only: the thread that built the
-    /// system (`Pin::Main`), a worker (`Pin::Worker(i)`), or an outside
-    /// thread that called [`register_thread`](Self::register_thread). The
-    /// handle is an ordinary one (a dependency of anything, waitable from
-    /// any thread). Nobody else ever runs it: a worker runs jobs pinned to
-    /// it before any other work; an outside thread runs them in
-    /// [`run_pinned`](Self::run_pinned) and while it waits in `complete` or
-    /// a scope. A job pinned to an outside thread that never calls in
-    /// waits until it does; if that thread exits first (or had exited
-    /// already, or the system shuts down without it), the job is cancelled
-    /// (`JobError::Cancelled`), never run by a thread that registers later
-    /// with the same index. See `docs/engine.md`.
-    ///
-    /// ```
-    /// use jobsys::{JobSystem, Pin};
-    /// let js = JobSystem::builder().workers(2).build().unwrap();
-    /// let main = std::thread::current().id();
-    /// let h = js.schedule_pinned(Pin::Main, move || assert_eq!(std::thread::current().id(), main));
-    /// js.complete(h); // this thread runs it while it waits
-    /// ```
-    ///
-    /// # Panics
-    /// On `Pin::Worker(i)` with `i` not below [`workers`](Self::workers),
-    /// and a `ThreadIndex` of another system.
-    pub fn schedule_pinned<F: FnOnce() + Send + 'static>(&self, pin: Pin, f: F) -> JobHandle {
-        self.schedule_pinned_with(pin, JobDesc::default(), &[], f)
-    }
-
-    /// `schedule_pinned` after `deps`.
-    pub fn schedule_pinned_after<F: FnOnce() + Send + 'static>(
-        &self,
-        pin: Pin,
-        deps: &[JobHandle],
-        f: F,
-    ) -> JobHandle {
-        self.schedule_pinned_with(pin, JobDesc::default(), deps, f)
-    }
-
-    /// `schedule_pinned` with a name and priority, after `deps` (may be
-    /// empty). The priority orders it among the thread's other work only
-    /// for workers' non-pinned jobs: pinned jobs run first, in order.
-    pub fn schedule_pinned_with<F: FnOnce() + Send + 'static>(
-        &self,
-        pin: Pin,
-        desc: impl Into<JobDesc>,
-        deps: &[JobHandle],
-        f: F,
-    ) -> JobHandle {
-        let reg = self.reg();
-        let ticket = reg.pin_target(pin);
-        reg.check_handles(deps, "schedule_pinned_after");
-        let ctx = reg.current_for(|| "JobSystem::schedule_pinned");
-        let (slot, gen) = reg.alloc_pinned_job(ctx, &desc.into(), Some(ticket.target()));
-        // SAFETY: fresh slot; `F: 'static`.
-        unsafe { crate::job::write_single(slot, f) };
-        ticket.submitted();
-        reg.submit(ctx, slot, gen, deps, 0)
     }
 
     /// Make the calling thread (a render or IO thread, say) one that runs

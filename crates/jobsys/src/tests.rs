@@ -579,10 +579,10 @@ fn back_pressure_inside_complete_does_not_run_an_unrelated_job() {
         let js = JobSystem::builder().workers(0).max_jobs(4).build().unwrap();
         // The children's dependency: Low, so a search takes the unrelated
         // job before it.
-        let gate = js.schedule_with(
-            crate::JobDesc::default().with_priority(crate::Priority::Low),
-            || {},
-        );
+        let gate = js
+            .job()
+            .desc(crate::JobDesc::default().with_priority(crate::Priority::Low))
+            .schedule(|| {});
         let in_parent = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let ran_inside = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (release, released) = std::sync::mpsc::channel::<()>();
@@ -627,10 +627,10 @@ fn a_job_run_under_back_pressure_is_not_failed_with_wait_on_self() {
     use crate::slot::PAGE_SLOTS;
     watchdog(60, || {
         let js = JobSystem::builder().workers(0).max_jobs(4).build().unwrap();
-        let gate = js.schedule_with(
-            crate::JobDesc::default().with_priority(crate::Priority::Low),
-            || {},
-        );
+        let gate = js
+            .job()
+            .desc(crate::JobDesc::default().with_priority(crate::Priority::Low))
+            .schedule(|| {});
         let parent = {
             let js2 = js.clone();
             js.schedule(move || {
@@ -677,7 +677,7 @@ fn max_jobs_1_lets_a_job_schedule_and_complete_a_child() {
                 let js2 = js.clone();
                 // On worker 0, whose store is empty at first: the child
                 // needs a page.
-                let h = js.schedule_pinned(crate::Pin::Worker(0), move || {
+                let h = js.job().pin(crate::Pin::Worker(0)).schedule(move || {
                     let child = js2.schedule(|| {});
                     js2.complete(child);
                 });
@@ -752,12 +752,12 @@ fn max_jobs_bounds_declared_access_jobs() {
                 // back-pressure ran it under the locks, it would lock them
                 // again (and hang).
                 let (js2, res2) = (js.clone(), res.clone());
-                js.schedule_access(res.write(), move |v| {
+                js.job().access(res.write()).schedule(move |v| {
                     *v += 1;
-                    js2.schedule_access(res2.read(), |_| {});
+                    js2.job().access(res2.read()).schedule(|_| {});
                 });
             } else {
-                js.schedule_access(res.write(), |v| *v += 1);
+                js.job().access(res.write()).schedule(|v| *v += 1);
             }
             let st = js.stats();
             most = most.max(st.jobs_scheduled - st.jobs_finished);
@@ -786,7 +786,7 @@ fn a_back_pressure_stall_inside_a_job_panics_in_time_and_says_so() {
         // Worker 1 is busy until released, so nothing finishes.
         let (busy_tx, busy) = std::sync::mpsc::channel();
         let (release_busy, busy_released) = std::sync::mpsc::channel::<()>();
-        let busy_job = js.schedule_pinned(crate::Pin::Worker(1), move || {
+        let busy_job = js.job().pin(crate::Pin::Worker(1)).schedule(move || {
             busy_tx.send(()).unwrap();
             busy_released.recv().unwrap();
         });
@@ -798,7 +798,7 @@ fn a_back_pressure_stall_inside_a_job_panics_in_time_and_says_so() {
         let parent = {
             let (js2, ran, dropped, scheduled) =
                 (js.clone(), ran.clone(), dropped.clone(), scheduled.clone());
-            js.schedule_pinned(crate::Pin::Worker(0), move || {
+            js.job().pin(crate::Pin::Worker(0)).schedule(move || {
                 wait_go.recv().unwrap();
                 // Worker 0's store is empty: the first child needs a page.
                 loop {
@@ -810,10 +810,10 @@ fn a_back_pressure_stall_inside_a_job_panics_in_time_and_says_so() {
         };
         // Queued on this thread, High: the first thing a search takes.
         let (release, released) = std::sync::mpsc::channel::<()>();
-        let unrelated = js.schedule_with(
-            crate::JobDesc::default().with_priority(crate::Priority::High),
-            move || released.recv().unwrap(),
-        );
+        let unrelated = js
+            .job()
+            .desc(crate::JobDesc::default().with_priority(crate::Priority::High))
+            .schedule(move || released.recv().unwrap());
         go.send(()).unwrap();
         let msg = match js.try_complete(parent) {
             Err(JobError::Panicked(p)) => p.message().to_string(),
@@ -991,7 +991,7 @@ fn a_cancelled_job_drops_its_closure_once_and_never_runs() {
     let (ran, drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     // Waiting (a gate not yet done) and queued (0 workers take nothing:
     // scheduled from a thread that does not wait) jobs, boxed and inline.
-    let gate = js.schedule_pinned(crate::Pin::Main, || {});
+    let gate = js.job().pin(crate::Pin::Main).schedule(|| {});
     let mut hs = Vec::new();
     for big in [false, true] {
         let (r, d) = (ran.clone(), DropCount(drops.clone()));
@@ -1081,7 +1081,7 @@ fn a_pinned_job_runs_on_its_thread_only() {
         } else {
             crate::Pin::Worker(1)
         };
-        hs.push(js.schedule_pinned(pin, move || {
+        hs.push(js.job().pin(pin).schedule(move || {
             o.lock().unwrap().push((
                 pin,
                 std::thread::current().id(),
@@ -1111,7 +1111,7 @@ fn a_benched_worker_still_runs_the_jobs_pinned_to_it() {
             if i % 2 == 0 {
                 js.schedule(|| {})
             } else {
-                js.schedule_pinned(crate::Pin::Worker(0), move || {
+                js.job().pin(crate::Pin::Worker(0)).schedule(move || {
                     o.lock()
                         .unwrap()
                         .push(std::thread::current().name().map(str::to_owned));
@@ -1165,9 +1165,17 @@ fn access_writers_and_readers_hand_out_exclusive_references() {
     let r = Resource::new(vec![0u64; 4]);
     let mut hs = Vec::new();
     for k in 0..n(50, 6) as u64 {
-        hs.push(js.schedule_access(r.write(), move |v| v.iter_mut().for_each(|x| *x += k)));
+        hs.push(
+            js.job()
+                .access(r.write())
+                .schedule(move |v| v.iter_mut().for_each(|x| *x += k)),
+        );
         for _ in 0..2 {
-            hs.push(js.schedule_access(r.read(), |v| assert!(v.windows(2).all(|w| w[0] == w[1]))));
+            hs.push(
+                js.job()
+                    .access(r.read())
+                    .schedule(|v| assert!(v.windows(2).all(|w| w[0] == w[1]))),
+            );
         }
     }
     js.complete(js.combine(&hs));
@@ -1181,14 +1189,18 @@ fn access_write_each_pieces_touch_disjoint_elements() {
     let js = system(2);
     let len = n(1000, 24);
     let v = Resource::new(vec![0u32; len]);
-    let a = js.parallel_for_access(0..len, Batch::Fixed(3), v.write_each(), |i, x| {
-        *x += i as u32
-    });
-    let b = js.parallel_for_access_chunked(0..len, Batch::Fixed(5), v.write_each(), |r, xs| {
-        for (x, i) in xs.iter_mut().zip(r) {
-            *x += i as u32;
-        }
-    });
+    let a = js
+        .job()
+        .access(v.write_each())
+        .parallel_for(0..len, Batch::Fixed(3), |i, x| *x += i as u32);
+    let b =
+        js.job()
+            .access(v.write_each())
+            .parallel_for_chunked(0..len, Batch::Fixed(5), |r, xs| {
+                for (x, i) in xs.iter_mut().zip(r) {
+                    *x += i as u32;
+                }
+            });
     js.complete(js.combine(&[a, b]));
     let g = v.read_now(&js);
     assert!(g.iter().enumerate().all(|(i, &x)| x == 2 * i as u32));
@@ -1199,11 +1211,11 @@ fn access_now_guards_order_with_jobs() {
     use crate::Resource;
     let js = system(1);
     let r = Resource::new(1u32);
-    let w = js.schedule_access(r.write(), |v| *v += 1);
+    let w = js.job().access(r.write()).schedule(|v| *v += 1);
     {
         let mut g = r.write_now(&js); // waits for `w`
         *g *= 10;
-        let later = js.schedule_access(r.write(), |v| *v += 1);
+        let later = js.job().access(r.write()).schedule(|v| *v += 1);
         assert!(matches!(js.try_complete(later), Err(JobError::WaitOnSelf)));
     }
     assert!(js.is_complete(w));
@@ -1224,12 +1236,16 @@ fn access_a_failed_guard_wait_keeps_the_order() {
         let g = a.write_now(&js);
         let seen = Arc::new(AtomicUsize::new(0));
         let s = seen.clone();
-        let reader = js.schedule_access((a.read(), b.read()), move |(_, v)| {
-            s.store(v.iter().map(|&x| x as usize).sum(), Ordering::SeqCst)
-        });
+        let reader = js
+            .job()
+            .access((a.read(), b.read()))
+            .schedule(move |(_, v)| s.store(v.iter().map(|&x| x as usize).sum(), Ordering::SeqCst));
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(b.write_now(&js))));
         assert!(r.is_err(), "the wait on oneself panics");
-        let writer = js.parallel_for_access(0..8, Batch::Fixed(2), b.write_each(), |_, x| *x = 2);
+        let writer = js
+            .job()
+            .access(b.write_each())
+            .parallel_for(0..8, Batch::Fixed(2), |_, x| *x = 2);
         assert!(!js.is_complete(writer), "the writer ran before the reader");
         drop(g);
         js.complete(writer);
@@ -1249,17 +1265,17 @@ fn access_history_stays_bounded() {
     let r = Resource::new(0u32);
     // A burst of readers, all unfinished for a while...
     let burst: Vec<_> = (0..n(1000, 30))
-        .map(|_| js.schedule_access(r.read(), |_| {}))
+        .map(|_| js.job().access(r.read()).schedule(|_| {}))
         .collect();
     js.complete(js.combine(&burst));
     // ...then a steady frame loop: finished readers are dropped again.
     for _ in 0..n(2000, 40) {
-        let h = js.schedule_access(r.read(), |_| {});
+        let h = js.job().access(r.read()).schedule(|_| {});
         js.complete(h);
     }
     let (_, readers) = r.history_size();
     assert!(readers <= 16, "{readers} readers kept");
-    js.complete(js.schedule_access(r.write(), |_| {}));
+    js.complete(js.job().access(r.write()).schedule(|_| {}));
     assert_eq!(r.history_size().1, 0);
 }
 
@@ -1268,11 +1284,11 @@ fn access_panicking_writer_poisons_and_readers_fail() {
     use crate::Resource;
     let js = system(1);
     let r = Resource::new(String::from("ok"));
-    let w = js.schedule_access(r.write(), |s| {
+    let w = js.job().access(r.write()).schedule(|s| {
         s.push_str(" half");
         panic!("writer broke");
     });
-    let rd = js.schedule_access(r.read(), |_| unreachable!());
+    let rd = js.job().access(r.read()).schedule(|_| unreachable!());
     assert!(js.try_complete(rd).is_err());
     assert!(js.try_complete(w).is_err());
     assert!(r.is_poisoned());

@@ -51,27 +51,30 @@ fn schedule_op(
     }
     macro_rules! go1 {
         ($m0:ident) => {
-            js.schedule_access(d!(0, 0, $m0), move |a| a.touch(&r, op, 0))
+            js.job()
+                .access(d!(0, 0, $m0))
+                .schedule(move |a| a.touch(&r, op, 0))
         };
     }
     macro_rules! go2 {
         ($m0:ident, $m1:ident) => {
-            js.schedule_access((d!(0, 0, $m0), d!(1, 1, $m1)), move |(a, b)| {
-                a.touch(&r, op, 0);
-                b.touch(&r, op, 1);
-            })
+            js.job()
+                .access((d!(0, 0, $m0), d!(1, 1, $m1)))
+                .schedule(move |(a, b)| {
+                    a.touch(&r, op, 0);
+                    b.touch(&r, op, 1);
+                })
         };
     }
     macro_rules! go3 {
         ($m0:ident, $m1:ident, $m2:ident) => {
-            js.schedule_access(
-                (d!(0, 0, $m0), d!(1, 1, $m1), d!(2, 2, $m2)),
-                move |(a, b, c)| {
+            js.job()
+                .access((d!(0, 0, $m0), d!(1, 1, $m1), d!(2, 2, $m2)))
+                .schedule(move |(a, b, c)| {
                     a.touch(&r, op, 0);
                     b.touch(&r, op, 1);
                     c.touch(&r, op, 2);
-                },
-            )
+                })
         };
     }
     match (which.len(), writes) {
@@ -165,11 +168,11 @@ fn readers_of_one_resource_run_at_once() {
         // overlap (no timing involved).
         let b = Arc::new(Barrier::new(2));
         let (b1, b2) = (b.clone(), b.clone());
-        let x = js.schedule_access(r.read(), move |v| {
+        let x = js.job().access(r.read()).schedule(move |v| {
             b1.wait();
             assert_eq!(*v, 7);
         });
-        let y = js.schedule_access(r.read(), move |v| {
+        let y = js.job().access(r.read()).schedule(move |v| {
             b2.wait();
             assert_eq!(*v, 7);
         });
@@ -186,11 +189,11 @@ fn a_writer_waits_for_the_readers_before_it() {
         let g = gate.clone();
         let seen = Arc::new(AtomicU64::new(0));
         let s = seen.clone();
-        let reader = js.schedule_access(r.read(), move |v| {
+        let reader = js.job().access(r.read()).schedule(move |v| {
             g.wait();
             s.store(u64::from(*v), Ordering::SeqCst);
         });
-        let writer = js.schedule_access(r.write(), |v| *v = 2);
+        let writer = js.job().access(r.write()).schedule(|v| *v = 2);
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert!(!js.is_complete(writer), "the writer ran before the reader");
         match r.try_write_now(&js) {
@@ -214,11 +217,15 @@ fn read_now_waits_for_a_running_writer() {
         let g = gate.clone();
         let started = Arc::new(Gate::default());
         let st = started.clone();
-        js.schedule_access_with("integrate", &[], r.write(), move |v| {
-            st.open();
-            g.wait();
-            *v = 42;
-        });
+        js.job()
+            .desc("integrate")
+            .after(&[])
+            .access(r.write())
+            .schedule(move |v| {
+                st.open();
+                g.wait();
+                *v = 42;
+            });
         started.wait(); // the writer is running on a worker
         match r.try_read_now(&js) {
             Err(AccessError::Busy { name, .. }) => assert_eq!(name, "integrate"),
@@ -239,7 +246,7 @@ fn jobs_scheduled_while_a_write_now_guard_lives_wait_for_its_drop() {
         let js = system(2);
         let r = Resource::new(0u32);
         let mut g = r.write_now(&js);
-        let reader = js.schedule_access(r.read(), |v| assert_eq!(*v, 5));
+        let reader = js.job().access(r.read()).schedule(|v| assert_eq!(*v, 5));
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert!(
             !js.is_complete(reader),
@@ -254,9 +261,9 @@ fn jobs_scheduled_while_a_write_now_guard_lives_wait_for_its_drop() {
         js.complete(reader);
         // A read_now guard blocks writers, not readers.
         let rg = r.read_now(&js);
-        let reader2 = js.schedule_access(r.read(), |v| assert_eq!(*v, 5));
+        let reader2 = js.job().access(r.read()).schedule(|v| assert_eq!(*v, 5));
         js.complete(reader2);
-        let writer = js.schedule_access(r.write(), |v| *v = 6);
+        let writer = js.job().access(r.write()).schedule(|v| *v = 6);
         assert!(matches!(js.try_complete(writer), Err(JobError::WaitOnSelf)));
         drop(rg);
         js.complete(writer);
@@ -271,13 +278,15 @@ fn a_failing_writer_fails_its_readers_with_the_cause_and_poisons() {
         let r = Resource::named("mesh", vec![0u32; 4]);
         let gate = Arc::new(Gate::default());
         let g = gate.clone();
-        let w = js.schedule_access(r.write(), move |v| {
+        let w = js.job().access(r.write()).schedule(move |v| {
             g.wait();
             v[0] = 1; // half written
             panic!("boom in the writer");
         });
-        let reader =
-            js.schedule_access(r.read(), |_| unreachable!("must not see half-written data"));
+        let reader = js
+            .job()
+            .access(r.read())
+            .schedule(|_| unreachable!("must not see half-written data"));
         gate.open();
         match js.try_complete(reader) {
             Err(JobError::Panicked(p)) => {
@@ -293,7 +302,10 @@ fn a_failing_writer_fails_its_readers_with_the_cause_and_poisons() {
         assert!(js.try_complete(w).is_err());
         assert!(r.is_poisoned());
         // Scheduled after the writer finished: poisoned, fails with the cause.
-        let later = js.schedule_access(r.write(), |_| unreachable!("poisoned"));
+        let later = js
+            .job()
+            .access(r.write())
+            .schedule(|_| unreachable!("poisoned"));
         match js.try_complete(later) {
             Err(JobError::Panicked(p)) => {
                 assert!(
@@ -311,7 +323,10 @@ fn a_failing_writer_fails_its_readers_with_the_cause_and_poisons() {
         }
         assert!(matches!(r.try_read_now(&js), Err(AccessError::Poisoned(_))));
         r.clear_poison();
-        let fix = js.schedule_access(r.write(), |v| v.iter_mut().for_each(|x| *x = 9));
+        let fix = js
+            .job()
+            .access(r.write())
+            .schedule(|v| v.iter_mut().for_each(|x| *x = 9));
         js.complete(fix);
         assert_eq!(*r.read_now(&js), vec![9; 4]);
     });
@@ -321,10 +336,13 @@ fn a_failing_writer_fails_its_readers_with_the_cause_and_poisons() {
 fn a_failing_reader_does_not_poison() {
     let js = system(1);
     let r = Resource::new(1u32);
-    let bad = js.schedule_access(r.read(), |_| panic!("reader failed"));
+    let bad = js
+        .job()
+        .access(r.read())
+        .schedule(|_| panic!("reader failed"));
     assert!(js.try_complete(bad).is_err());
     assert!(!r.is_poisoned());
-    let w = js.schedule_access(r.write(), |v| *v = 2);
+    let w = js.job().access(r.write()).schedule(|v| *v = 2);
     js.complete(w);
     assert_eq!(*r.read_now(&js), 2);
 }
@@ -333,15 +351,18 @@ fn a_failing_reader_does_not_poison() {
 fn declaring_a_resource_twice_with_a_write_panics() {
     let js = system(1);
     let r = Resource::named("positions", 0u32);
-    let msg = expect_panic(|| js.schedule_access((r.write(), r.read()), |_| {}));
+    let msg = expect_panic(|| js.job().access((r.write(), r.read())).schedule(|_| {}));
     assert!(msg.contains("\"positions\" is declared twice"), "{msg}");
-    let msg = expect_panic(|| js.schedule_access((r.write(), r.write()), |_| {}));
+    let msg = expect_panic(|| js.job().access((r.write(), r.write())).schedule(|_| {}));
     assert!(msg.contains("declared twice"), "{msg}");
     // Two reads are one read.
-    let h = js.schedule_access((r.read(), r.read()), |(a, b)| assert_eq!(a, b));
+    let h = js
+        .job()
+        .access((r.read(), r.read()))
+        .schedule(|(a, b)| assert_eq!(a, b));
     js.complete(h);
     // The failed schedules left no trace: a writer runs.
-    js.complete(js.schedule_access(r.write(), |v| *v = 3));
+    js.complete(js.job().access(r.write()).schedule(|v| *v = 3));
     assert_eq!(*r.read_now(&js), 3);
 }
 
@@ -360,19 +381,17 @@ fn write_each_gives_every_index_exactly_once() {
                 Batch::Fixed(7),
                 Batch::Fixed(n),
             ] {
-                handles.push(js.parallel_for_access(
+                handles.push(js.job().access((k.read(), v.write_each())).parallel_for(
                     0..n,
                     batch,
-                    (k.read(), v.write_each()),
                     |i, (k, x)| {
                         assert_eq!(*x % 3, 0, "index {i} visited twice at once");
                         *x += *k;
                     },
                 ));
-                handles.push(js.parallel_for_access_chunked(
+                handles.push(js.job().access(v.write_each()).parallel_for_chunked(
                     0..n,
                     batch,
-                    v.write_each(),
                     |r, xs| {
                         assert_eq!(xs.len(), r.len());
                         xs.iter_mut().for_each(|x| *x += 3);
@@ -385,7 +404,10 @@ fn write_each_gives_every_index_exactly_once() {
                 "workers {workers}"
             );
             // Past the end: the loop fails with a message.
-            let bad = js.parallel_for_access(0..n + 1, Batch::Auto, v.write_each(), |_, x| *x += 0);
+            let bad =
+                js.job()
+                    .access(v.write_each())
+                    .parallel_for(0..n + 1, Batch::Auto, |_, x| *x += 0);
             let err = js.try_complete(bad).unwrap_err().to_string();
             assert!(err.contains("out of bounds"), "{err}");
         }
@@ -397,10 +419,9 @@ fn boxed_slices_and_arrays_work_too() {
     let js = system(2);
     let b = Resource::new(vec![1u8; 64].into_boxed_slice());
     let a = Resource::new([0u16; 32]);
-    let h = js.parallel_for_access(
+    let h = js.job().access((b.read(), a.write_each())).parallel_for(
         0..32,
         Batch::Fixed(4),
-        (b.read(), a.write_each()),
         |i, (b, x)| {
             *x = u16::from(b[i]) + i as u16;
         },
@@ -420,14 +441,18 @@ fn write_each_works_on_every_provided_storage() {
         S: jobsys::access::SliceStorage<Elem = E>,
         E: From<u8> + std::ops::AddAssign + Copy + PartialEq + std::fmt::Debug + Send + Sync,
     {
-        let a = js.parallel_for_access(0..len, Batch::Fixed(2), res.write_each(), |_, x| {
-            *x += E::from(1)
-        });
-        let b =
-            js.parallel_for_access_chunked(0..len, Batch::Fixed(3), res.write_each(), |r, xs| {
+        let a = js
+            .job()
+            .access(res.write_each())
+            .parallel_for(0..len, Batch::Fixed(2), |_, x| *x += E::from(1));
+        let b = js.job().access(res.write_each()).parallel_for_chunked(
+            0..len,
+            Batch::Fixed(3),
+            |r, xs| {
                 assert_eq!(xs.len(), r.len());
                 xs.iter_mut().for_each(|x| *x += E::from(2));
-            });
+            },
+        );
         js.complete(js.combine(&[a, b]));
         assert_eq!(to_vec(&res.read_now(js)), vec![E::from(3); len]);
     }
@@ -449,10 +474,9 @@ fn write_each_works_on_every_provided_storage() {
             let z = Resource::new(vec![(); 6]);
             let seen = Arc::new(AtomicUsize::new(0));
             let s = seen.clone();
-            js.complete(js.parallel_for_access(
+            js.complete(js.job().access(z.write_each()).parallel_for(
                 0..6,
                 Batch::Fixed(1),
-                z.write_each(),
                 move |_, u| {
                     *u = ();
                     s.fetch_add(1, Ordering::Relaxed);
@@ -469,13 +493,32 @@ fn pinned_and_prioritised_access_jobs_keep_the_order() {
         let js = system(2);
         let r = Resource::new(Vec::<u32>::new());
         let main = std::thread::current().id();
-        let a = js.schedule_access_pinned(Pin::Main, &[], r.write(), move |v| {
-            assert_eq!(std::thread::current().id(), main);
-            v.push(1);
-        });
-        let b = js.schedule_access_with(Priority::High, &[], r.write(), |v| v.push(2));
-        let c = js.schedule_access_with(Priority::Low, &[], r.write(), |v| v.push(3));
-        let d = js.schedule_access_after(&[a], r.read(), |v| assert_eq!(v[..], [1, 2, 3]));
+        let a = js
+            .job()
+            .pin(Pin::Main)
+            .after(&[])
+            .access(r.write())
+            .schedule(move |v| {
+                assert_eq!(std::thread::current().id(), main);
+                v.push(1);
+            });
+        let b = js
+            .job()
+            .desc(Priority::High)
+            .after(&[])
+            .access(r.write())
+            .schedule(|v| v.push(2));
+        let c = js
+            .job()
+            .desc(Priority::Low)
+            .after(&[])
+            .access(r.write())
+            .schedule(|v| v.push(3));
+        let d = js
+            .job()
+            .after(&[a])
+            .access(r.read())
+            .schedule(|v| assert_eq!(v[..], [1, 2, 3]));
         js.complete(d);
         assert!(js.is_complete(b) && js.is_complete(c));
     });
@@ -483,7 +526,7 @@ fn pinned_and_prioritised_access_jobs_keep_the_order() {
 
 /// A pinned access job whose thread is gone is cancelled and its closure
 /// dropped. That drop is user code, and here it declares the same
-/// resource: run while `schedule_access_pinned` still held the resource's
+/// resource: run while `job().pin(..).access(..)` still held the resource's
 /// lock, it would lock it again on the same thread and hang (it did, before
 /// the drop was moved after the unlock).
 #[test]
@@ -495,9 +538,11 @@ fn a_pinned_job_whose_thread_is_gone_is_dropped_after_the_locks() {
     }
     impl Drop for DeclaresOnDrop {
         fn drop(&mut self) {
-            let h = self.js.schedule_access(self.r.read(), |v| {
-                unreachable!("reads after a cancelled writer: skipped ({v})")
-            });
+            let h = self
+                .js
+                .job()
+                .access(self.r.read())
+                .schedule(|v| unreachable!("reads after a cancelled writer: skipped ({v})"));
             self.tx.send(h).unwrap();
         }
     }
@@ -517,10 +562,15 @@ fn a_pinned_job_whose_thread_is_gone_is_dropped_after_the_locks() {
                 r: r.clone(),
                 tx,
             };
-            let h = js.schedule_access_pinned(Pin::Thread(idx), &[], r.write(), move |v| {
-                let _keep = &on_drop;
-                *v = 2;
-            });
+            let h = js
+                .job()
+                .pin(Pin::Thread(idx))
+                .after(&[])
+                .access(r.write())
+                .schedule(move |v| {
+                    let _keep = &on_drop;
+                    *v = 2;
+                });
             let inner = rx.recv().expect("the closure was dropped");
             assert!(
                 matches!(js.try_complete(h), Err(JobError::Cancelled(_))),
@@ -544,9 +594,12 @@ fn cancelling_a_writer_cancels_jobs_after_it_but_not_the_resource() {
         let r = Resource::new(1u32);
         let gate = Arc::new(Gate::default());
         let g = gate.clone();
-        let first = js.schedule_access(r.read(), move |_| g.wait());
-        let w = js.schedule_access(r.write(), |v| *v = 100);
-        let reader = js.schedule_access(r.read(), |_| unreachable!("after a cancelled writer"));
+        let first = js.job().access(r.read()).schedule(move |_| g.wait());
+        let w = js.job().access(r.write()).schedule(|v| *v = 100);
+        let reader = js
+            .job()
+            .access(r.read())
+            .schedule(|_| unreachable!("after a cancelled writer"));
         assert!(js.cancel(w));
         gate.open();
         js.complete(first);
@@ -556,9 +609,10 @@ fn cancelling_a_writer_cancels_jobs_after_it_but_not_the_resource() {
         ));
         assert!(!r.is_poisoned());
         // Scheduled after the cancelled writer finished: it left the history.
-        let later = js.schedule_access(r.read(), |v| {
-            assert_eq!(*v, 1, "the cancelled write did not happen")
-        });
+        let later = js
+            .job()
+            .access(r.read())
+            .schedule(|v| assert_eq!(*v, 1, "the cancelled write did not happen"));
         js.complete(later);
     });
 }
@@ -574,9 +628,11 @@ fn explicit_dependencies_add_to_the_derived_ones() {
         f.store(1, Ordering::SeqCst);
     });
     let fl = flag.clone();
-    let h = js.schedule_access_after(&[other], r.write(), move |v| {
-        *v = fl.load(Ordering::SeqCst) as u32
-    });
+    let h = js
+        .job()
+        .after(&[other])
+        .access(r.write())
+        .schedule(move |v| *v = fl.load(Ordering::SeqCst) as u32);
     js.complete(h);
     assert_eq!(*r.read_now(&js), 1);
 }
@@ -586,12 +642,12 @@ fn a_resource_belongs_to_one_live_system() {
     let js1 = system(1);
     let js2 = system(1);
     let r = Resource::named("world", 0u32);
-    js1.complete(js1.schedule_access(r.write(), |v| *v = 1));
-    let msg = expect_panic(|| js2.schedule_access(r.read(), |_| {}));
+    js1.complete(js1.job().access(r.write()).schedule(|v| *v = 1));
+    let msg = expect_panic(|| js2.job().access(r.read()).schedule(|_| {}));
     assert!(msg.contains("two JobSystems"), "{msg}");
     drop(js1);
     // Its system is gone (every job of it ran): the next one may take it.
-    js2.complete(js2.schedule_access(r.read(), |v| assert_eq!(*v, 1)));
+    js2.complete(js2.job().access(r.read()).schedule(|v| assert_eq!(*v, 1)));
 }
 
 #[test]
@@ -606,8 +662,8 @@ fn access_jobs_from_several_threads_keep_a_consistent_order() {
                 std::thread::spawn(move || {
                     let mut hs = Vec::new();
                     for _ in 0..500 {
-                        hs.push(js.schedule_access(r.write(), |v| *v += 1));
-                        hs.push(js.schedule_access(r.read(), |v| assert!(*v > 0)));
+                        hs.push(js.job().access(r.write()).schedule(|v| *v += 1));
+                        hs.push(js.job().access(r.read()).schedule(|v| assert!(*v > 0)));
                     }
                     js.complete(js.combine(&hs));
                 })
@@ -624,8 +680,9 @@ fn access_jobs_from_several_threads_keep_a_consistent_order() {
 fn eight_declarations_in_one_job() {
     let js = system(2);
     let rs: Vec<Resource<u32>> = (0..8).map(Resource::new).collect();
-    let h = js.schedule_access(
-        (
+    let h = js
+        .job()
+        .access((
             rs[0].read(),
             rs[1].read(),
             rs[2].read(),
@@ -634,14 +691,13 @@ fn eight_declarations_in_one_job() {
             rs[5].write(),
             rs[6].write(),
             rs[7].write(),
-        ),
-        |(a, b, c, d, e, f, g, h)| {
+        ))
+        .schedule(|(a, b, c, d, e, f, g, h)| {
             *e += a + b;
             *f += c + d;
             *g += 1;
             *h += 1;
-        },
-    );
+        });
     js.complete(h);
     assert_eq!(*rs[4].read_now(&js), 5);
     assert_eq!(*rs[5].read_now(&js), 10);
@@ -663,15 +719,19 @@ fn tuples_nest_up_to_sixteen_resources() {
             rs[k + 7].read(),
         )
     };
-    let h = js.schedule_access(
-        (reads8(0), (rs[8].read(), rs[9].write())),
-        |((a, ..), (b, c))| {
+    let h = js
+        .job()
+        .access((reads8(0), (rs[8].read(), rs[9].write())))
+        .schedule(|((a, ..), (b, c))| {
             *c = a + b + 100;
-        },
-    );
+        });
     js.complete(h);
     assert_eq!(*rs[9].read_now(&js), 108);
-    let msg = expect_panic(|| js.schedule_access((reads8(0), reads8(8), rs[16].write()), |_| {}));
+    let msg = expect_panic(|| {
+        js.job()
+            .access((reads8(0), reads8(8), rs[16].write()))
+            .schedule(|_| {})
+    });
     assert!(msg.contains("at most 16"), "{msg}");
 }
 
@@ -689,12 +749,18 @@ fn a_failed_guard_wait_keeps_later_readers_after_the_earlier_writer() {
             let b = Resource::named("b", 0u32);
             let g = a.write_now(&js);
             // Writes b, but needs a: cannot start before `g` drops.
-            let j = js.schedule_access((a.read(), b.write()), |(_, b)| *b = 1);
+            let j = js
+                .job()
+                .access((a.read(), b.write()))
+                .schedule(|(_, b)| *b = 1);
             let msg = expect_panic(|| drop(b.write_now(&js)));
             assert!(msg.contains("would wait forever"), "{msg}");
             let seen = Arc::new(AtomicU64::new(u64::MAX));
             let s = seen.clone();
-            let r = js.schedule_access(b.read(), move |v| s.store(u64::from(*v), Ordering::SeqCst));
+            let r = js
+                .job()
+                .access(b.read())
+                .schedule(move |v| s.store(u64::from(*v), Ordering::SeqCst));
             assert!(
                 !js.is_complete(r),
                 "{workers} workers: the reader ran before its writer"
@@ -726,14 +792,20 @@ fn a_failed_guard_wait_keeps_later_writers_after_the_earlier_reader() {
             let seen = Arc::new(AtomicU64::new(u64::MAX));
             let s = seen.clone();
             // Reads b, but needs a: cannot start before `g` drops.
-            let reader = js.schedule_access((a.read(), b.read()), move |(_, b)| {
-                s.store(b.iter().map(|&x| u64::from(x)).sum(), Ordering::SeqCst)
-            });
+            let reader = js
+                .job()
+                .access((a.read(), b.read()))
+                .schedule(move |(_, b)| {
+                    s.store(b.iter().map(|&x| u64::from(x)).sum(), Ordering::SeqCst)
+                });
             let msg = expect_panic(|| drop(b.write_now(&js)));
             assert!(msg.contains("would wait forever"), "{msg}");
-            let writer = js.parallel_for_access(0..64, Batch::Fixed(8), b.write_each(), |_, x| {
-                *x = 2;
-            });
+            let writer =
+                js.job()
+                    .access(b.write_each())
+                    .parallel_for(0..64, Batch::Fixed(8), |_, x| {
+                        *x = 2;
+                    });
             assert!(
                 !js.is_complete(writer),
                 "{workers} workers: the writer ran before the reader"
@@ -763,7 +835,7 @@ fn a_wait_after_a_failed_wait_on_a_guard_finds_the_released_event() {
             let js = system(workers);
             let a = Resource::new(0u32);
             let g = a.write_now(&js);
-            let j = js.schedule_access(a.read(), |_| {});
+            let j = js.job().access(a.read()).schedule(|_| {});
             let k = js.schedule_after(&[j], || {});
             assert!(matches!(js.try_complete(k), Err(JobError::WaitOnSelf)));
             drop(g);

@@ -295,7 +295,10 @@ fn a_dependency_listed_twice_is_fine() {
         let c = js.combine(&[b, b, a]);
         js.complete(c);
         assert_eq!(n.load(SeqCst), 2);
-        let p = js.parallel_for_after(&[c, c], 0..4, Batch::Fixed(1), |_| {});
+        let p = js
+            .job()
+            .after(&[c, c])
+            .parallel_for(0..4, Batch::Fixed(1), |_| {});
         js.complete(p);
     }
 }
@@ -308,9 +311,11 @@ fn a_batch_larger_than_the_range_is_one_piece() {
     for batch in [11, 1 << 40, usize::MAX] {
         let pieces = Arc::new(std::sync::Mutex::new(Vec::new()));
         let p2 = pieces.clone();
-        let h = js.parallel_for_chunked(0..10, Batch::Fixed(batch), move |r| {
-            p2.lock().unwrap().push(r);
-        });
+        let h = js
+            .job()
+            .parallel_for_chunked(0..10, Batch::Fixed(batch), move |r| {
+                p2.lock().unwrap().push(r);
+            });
         js.complete(h);
         assert_eq!(*pieces.lock().unwrap(), vec![0..10], "batch {batch}");
     }

@@ -219,7 +219,7 @@ fn jobs_schedule_jobs_from_inside_jobs() {
     }
 }
 
-/// Jobs that schedule dependent work (schedule_after, parallel_for_after)
+/// Jobs that schedule dependent work (schedule_after, job().after(..).parallel_for)
 /// from inside and hand the handle back out.
 #[test]
 fn jobs_schedule_dependent_work_from_inside_jobs() {
@@ -236,9 +236,12 @@ fn jobs_schedule_dependent_work_from_inside_jobs() {
                     p1.store(1, SeqCst);
                 });
                 let p2 = p.clone();
-                let b = js2.parallel_for_after(&[a], 0..100, Batch::Fixed(3), move |_| {
-                    assert!(p2.load(SeqCst) >= 1, "loop ran before its dependency");
-                });
+                let b = js2
+                    .job()
+                    .after(&[a])
+                    .parallel_for(0..100, Batch::Fixed(3), move |_| {
+                        assert!(p2.load(SeqCst) >= 1, "loop ran before its dependency");
+                    });
                 let p3 = p.clone();
                 let c = js2.schedule_after(&[b], move || {
                     assert_eq!(p3.swap(2, SeqCst), 1);

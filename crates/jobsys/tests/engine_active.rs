@@ -173,7 +173,7 @@ fn benched_worker_runs_jobs_pinned_to_it() {
             for i in 0..workers {
                 let name = format!("jobsys-worker-{i}");
                 let js2 = js.clone();
-                let h = js.schedule_pinned(Pin::Worker(i), move || {
+                let h = js.job().pin(Pin::Worker(i)).schedule(move || {
                     assert_eq!(thread::current().name(), Some(name.as_str()));
                     assert_eq!(js2.thread_index(), Some(i + 1));
                 });

@@ -141,13 +141,21 @@ fn pinned_graph(
         let mid = Arc::new(AtomicUsize::new(0));
         let a1 = js.schedule(count(&before));
         let a2 = js.schedule(count(&before));
-        let p1 = js.schedule_pinned_after(pin, &[a1, a2], pinned(2, &before, &mid));
+        let p1 = js
+            .job()
+            .pin(pin)
+            .after(&[a1, a2])
+            .schedule(pinned(2, &before, &mid));
         let fan: Vec<_> = (0..3)
             .map(|_| js.schedule_after(&[p1], count(&mid)))
             .collect();
         let last = Arc::new(AtomicUsize::new(0));
         // mid counts P1 (1) and the three fan-out jobs (3).
-        let p2 = js.schedule_pinned_after(pin, &fan, pinned(4, &mid, &last));
+        let p2 = js
+            .job()
+            .pin(pin)
+            .after(&fan)
+            .schedule(pinned(4, &mid, &last));
         let (l, e) = (last.clone(), errors.clone());
         let r = runs.clone();
         ends.push(js.schedule_after(&[p2], move || {
@@ -239,7 +247,7 @@ fn many_pinned_jobs_to_one_worker_under_a_flood() {
                 .map(|i| {
                     let (ran, wrong, name, js2) =
                         (ran.clone(), wrong.clone(), name.clone(), js.clone());
-                    js.schedule_pinned(Pin::Worker(target), move || {
+                    js.job().pin(Pin::Worker(target)).schedule(move || {
                         if thread::current().name() != Some(name.as_str())
                             || js2.thread_index() != Some(target + 1)
                         {
@@ -275,10 +283,10 @@ fn worker_waiting_on_a_job_pinned_to_itself_runs_it() {
             let mut outer = Vec::new();
             for i in 0..workers {
                 let (js2, ran) = (js.clone(), ran.clone());
-                outer.push(js.schedule_pinned(Pin::Worker(i), move || {
+                outer.push(js.job().pin(Pin::Worker(i)).schedule(move || {
                     let r = ran.clone();
                     let name = format!("jobsys-worker-{i}");
-                    let inner = js2.schedule_pinned(Pin::Worker(i), move || {
+                    let inner = js2.job().pin(Pin::Worker(i)).schedule(move || {
                         assert_eq!(thread::current().name(), Some(name.as_str()));
                         r.fetch_add(1, SeqCst);
                     });
@@ -297,7 +305,7 @@ fn worker_waiting_on_a_job_pinned_to_itself_runs_it() {
                     };
                     let r = ran.clone();
                     let name = format!("jobsys-worker-{}", idx - 1);
-                    let inner = js2.schedule_pinned(Pin::Worker(idx - 1), move || {
+                    let inner = js2.job().pin(Pin::Worker(idx - 1)).schedule(move || {
                         assert_eq!(thread::current().name(), Some(name.as_str()));
                         r.fetch_add(1, SeqCst);
                     });
@@ -322,8 +330,8 @@ fn main_runs_its_pinned_job_while_waiting_on_a_worker_job() {
             for _ in 0..50 {
                 let on_main = Arc::new(Mutex::new(None));
                 let (js2, on_main2) = (js.clone(), on_main.clone());
-                let x = js.schedule_pinned(Pin::Worker(workers - 1), move || {
-                    let m = js2.schedule_pinned(Pin::Main, move || {
+                let x = js.job().pin(Pin::Worker(workers - 1)).schedule(move || {
+                    let m = js2.job().pin(Pin::Main).schedule(move || {
                         *on_main2.lock().unwrap() = Some(thread::current().id());
                     });
                     js2.complete(m);
@@ -347,7 +355,7 @@ fn run_pinned_counts_exactly_and_is_bounded() {
         let hs: Vec<_> = (0..5)
             .map(|_| {
                 let r = ran.clone();
-                js.schedule_pinned(pin, move || {
+                js.job().pin(pin).schedule(move || {
                     r.fetch_add(1, SeqCst);
                 })
             })
@@ -361,10 +369,10 @@ fn run_pinned_counts_exactly_and_is_bounded() {
         ran.store(0, SeqCst);
         for _ in 0..3 {
             let (r, js2) = (ran.clone(), js.clone());
-            js.schedule_pinned(pin, move || {
+            js.job().pin(pin).schedule(move || {
                 r.fetch_add(1, SeqCst);
                 let r2 = r.clone();
-                js2.schedule_pinned(pin, move || {
+                js2.job().pin(pin).schedule(move || {
                     r2.fetch_add(100, SeqCst);
                 });
             });

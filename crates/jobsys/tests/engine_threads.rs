@@ -33,7 +33,7 @@ fn thread_index_on_every_kind_of_thread() {
         assert_eq!(js.register_thread().get(), 0, "the builder is index 0");
         for i in 0..workers {
             let js2 = js.clone();
-            let h = js.schedule_pinned(Pin::Worker(i), move || {
+            let h = js.job().pin(Pin::Worker(i)).schedule(move || {
                 assert_eq!(js2.thread_index(), Some(i + 1));
                 assert_eq!(js2.thread_index(), Some(i + 1), "stable");
             });
@@ -104,7 +104,7 @@ fn shutdown_cancels_jobs_pinned_to_a_silent_registered_thread() {
         let (runs, drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         for _ in 0..3 {
             let (r, guard) = (runs.clone(), DropCount(drops.clone()));
-            js.schedule_pinned(Pin::Thread(idx), move || {
+            js.job().pin(Pin::Thread(idx)).schedule(move || {
                 let _g = guard;
                 r.fetch_add(1, SeqCst);
             });
@@ -112,10 +112,13 @@ fn shutdown_cancels_jobs_pinned_to_a_silent_registered_thread() {
         // One that becomes runnable only after a dependency.
         let dep = js.schedule(|| {});
         let (r, guard) = (runs.clone(), DropCount(drops.clone()));
-        js.schedule_pinned_after(Pin::Thread(idx), &[dep], move || {
-            let _g = guard;
-            r.fetch_add(1, SeqCst);
-        });
+        js.job()
+            .pin(Pin::Thread(idx))
+            .after(&[dep])
+            .schedule(move || {
+                let _g = guard;
+                r.fetch_add(1, SeqCst);
+            });
         drop(js); // must return
         assert_eq!(runs.load(SeqCst), 0, "a pinned job ran on the wrong thread");
         assert_eq!(drops.load(SeqCst), 4, "each closure dropped exactly once");
@@ -152,7 +155,7 @@ fn registered_thread_exit_cancels_its_queued_pinned_jobs() {
                 }
             };
             let queued: Vec<_> = (0..5)
-                .map(|_| js.schedule_pinned(Pin::Thread(idx), job(&runs)))
+                .map(|_| js.job().pin(Pin::Thread(idx)).schedule(job(&runs)))
                 .collect();
             let dependent = js.schedule_after(&queued, job(&runs));
             // Waits for a gate that opens after the thread exited.
@@ -160,7 +163,11 @@ fn registered_thread_exit_cancels_its_queued_pinned_jobs() {
             let gate = js.schedule(move || {
                 let _ = gate_rx.recv();
             });
-            let later = js.schedule_pinned_after(Pin::Thread(idx), &[gate], job(&runs));
+            let later = js
+                .job()
+                .pin(Pin::Thread(idx))
+                .after(&[gate])
+                .schedule(job(&runs));
             exit_tx.send(()).unwrap();
             t.join().unwrap();
             gate_tx.send(()).unwrap();
@@ -356,18 +363,23 @@ fn a_stale_thread_index_never_sends_a_job_to_the_thread_that_took_its_index() {
             assert_eq!(idx2.get(), idx1.get(), "T2 reuses the free index");
             let (runs, drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
             let (r, guard) = (runs.clone(), DropCount(drops.clone()));
-            let h = js.schedule_pinned(Pin::Thread(idx1), move || {
+            let h = js.job().pin(Pin::Thread(idx1)).schedule(move || {
                 let _g = guard;
                 r.fetch_add(1, SeqCst);
             });
             // The same through declared access.
             let res = jobsys::Resource::new(0u32);
             let (r, guard) = (runs.clone(), DropCount(drops.clone()));
-            let ha = js.schedule_access_pinned(Pin::Thread(idx1), &[], res.write(), move |v| {
-                let _g = guard;
-                *v += 1;
-                r.fetch_add(1, SeqCst);
-            });
+            let ha = js
+                .job()
+                .pin(Pin::Thread(idx1))
+                .after(&[])
+                .access(res.write())
+                .schedule(move |v| {
+                    let _g = guard;
+                    *v += 1;
+                    r.fetch_add(1, SeqCst);
+                });
             // T2 waits for the jobs (running its own pinned jobs meanwhile),
             // then runs its ready pinned jobs and exits.
             go2.send(h).unwrap();
@@ -415,10 +427,14 @@ fn a_job_pinned_to_an_exited_thread_never_runs_on_the_next_registrant() {
             });
             let (runs, drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
             let (r, guard) = (runs.clone(), DropCount(drops.clone()));
-            let h = js.schedule_pinned_after(Pin::Thread(idx1), &[gate], move || {
-                let _g = guard;
-                r.fetch_add(1, SeqCst);
-            });
+            let h = js
+                .job()
+                .pin(Pin::Thread(idx1))
+                .after(&[gate])
+                .schedule(move || {
+                    let _g = guard;
+                    r.fetch_add(1, SeqCst);
+                });
             drop(go1);
             t1.join().unwrap();
             let (idx2, go2, t2) = registered_until(&js, &ran);
@@ -463,7 +479,7 @@ fn the_building_threads_exit_ends_pin_main_and_index_0() {
             assert_eq!(js.thread_index(), Some(workers + 1), "{workers} workers");
             let (runs, drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
             let (r, guard) = (runs.clone(), DropCount(drops.clone()));
-            let h = js.schedule_pinned(Pin::Main, move || {
+            let h = js.job().pin(Pin::Main).schedule(move || {
                 let _g = guard;
                 r.fetch_add(1, SeqCst);
             });
@@ -479,7 +495,7 @@ fn the_building_threads_exit_ends_pin_main_and_index_0() {
 }
 
 /// A registered thread exits while a job pinned to it waits for a
-/// dependency, and after a `schedule_pinned_after` to it panicked (a
+/// dependency, and after a `job().pin(..).after(..)` to it panicked (a
 /// handle of another system). Its context is kept from other threads only
 /// until that job is cancelled: over more rounds than the system has
 /// contexts for outside threads (256), none is lost.
@@ -493,7 +509,10 @@ fn contexts_kept_for_jobs_pinned_to_an_exited_thread_come_back() {
         for round in 0..300 {
             let (idx, go, t) = registered_until(&js, &ran);
             let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                js.schedule_pinned_after(Pin::Thread(idx), &[foreign], || {})
+                js.job()
+                    .pin(Pin::Thread(idx))
+                    .after(&[foreign])
+                    .schedule(|| {})
             }));
             assert!(
                 panicked.is_err(),
@@ -503,9 +522,11 @@ fn contexts_kept_for_jobs_pinned_to_an_exited_thread_come_back() {
             let gate = js.schedule(move || {
                 let _ = gate_rx.recv();
             });
-            let h = js.schedule_pinned_after(Pin::Thread(idx), &[gate], || {
-                unreachable!("its thread exited")
-            });
+            let h = js
+                .job()
+                .pin(Pin::Thread(idx))
+                .after(&[gate])
+                .schedule(|| unreachable!("its thread exited"));
             drop(go);
             t.join().unwrap();
             drop(gate_tx);

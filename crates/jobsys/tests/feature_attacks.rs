@@ -109,7 +109,7 @@ fn waiting_on_a_guard_kept_past_its_job_is_wait_on_self_not_a_hang() {
         js.complete(keep);
         assert!(KEPT_WRITE.with(|k| k.borrow().is_some()));
         // This thread holds the write guard; the reader waits for its drop.
-        let reader = js.schedule_access(res.read(), |v| assert_eq!(*v, 1));
+        let reader = js.job().access(res.read()).schedule(|v| assert_eq!(*v, 1));
         let r = js.try_complete(reader);
         assert!(matches!(r, Err(JobError::WaitOnSelf)), "{r:?}");
         drop(KEPT_WRITE.with(|k| k.borrow_mut().take()));
@@ -132,7 +132,7 @@ fn guards_dropped_out_of_order_release_their_jobs() {
             let mut gb = b.write_now(&js);
             *ga = 1;
             *gb = 2;
-            let both = js.schedule_access((a.read(), b.read()), |(a, b)| {
+            let both = js.job().access((a.read(), b.read())).schedule(|(a, b)| {
                 assert_eq!((*a, *b), (1, 2));
             });
             // Not reversed: `a` first.
@@ -141,7 +141,7 @@ fn guards_dropped_out_of_order_release_their_jobs() {
             drop(gb);
             js.complete(both);
             // A later wait on a fresh job is not a wait on a stale guard.
-            let w = js.schedule_access(a.write(), |a| *a += 1);
+            let w = js.job().access(a.write()).schedule(|a| *a += 1);
             js.try_complete(w).expect("the job runs");
             assert_eq!(*a.read_now(&js), 2);
         });
@@ -209,7 +209,7 @@ fn a_job_panicking_while_it_holds_a_guard_releases_it() {
             let later = if workers > 0 {
                 holding_rx.recv().unwrap();
                 // Scheduled while the guard lives: it waits for the drop.
-                let later = js.schedule_access(r.read(), |v| assert_eq!(*v, 9));
+                let later = js.job().access(r.read()).schedule(|v| assert_eq!(*v, 9));
                 assert!(!js.is_complete(later));
                 go.open();
                 later
@@ -217,7 +217,7 @@ fn a_job_panicking_while_it_holds_a_guard_releases_it() {
                 // workers(0): the holder runs in this `try_complete`.
                 let e = js.try_complete(h).unwrap_err();
                 assert!(e.to_string().contains("holder panics"), "{e}");
-                js.schedule_access(r.read(), |v| assert_eq!(*v, 9))
+                js.job().access(r.read()).schedule(|v| assert_eq!(*v, 9))
             };
             let e = js.try_complete(h).unwrap_err();
             assert!(e.to_string().contains("holder panics"), "{e}");
@@ -256,23 +256,25 @@ fn a_huge_loop_with_two_panicking_pieces_finishes_failed() {
         let (b_tx, b_rx) = mpsc::sync_channel::<()>(1);
         let a_rx = std::sync::Mutex::new(a_rx);
         let b_rx = std::sync::Mutex::new(b_rx);
-        let h = js.parallel_for_chunked(0..usize::MAX, Batch::Fixed(1), move |r| {
-            if r.start == 0 {
-                // The first chunk: wait for the other thread's chunk.
-                b_rx.lock().unwrap().recv().unwrap();
-                let _ = a_tx.send(());
-                panic!("piece A");
-            } else {
-                let _ = b_tx.send(());
-                a_rx.lock().unwrap().recv().unwrap();
-                panic!("piece B at {}", r.start);
-            }
-        });
+        let h = js
+            .job()
+            .parallel_for_chunked(0..usize::MAX, Batch::Fixed(1), move |r| {
+                if r.start == 0 {
+                    // The first chunk: wait for the other thread's chunk.
+                    b_rx.lock().unwrap().recv().unwrap();
+                    let _ = a_tx.send(());
+                    panic!("piece A");
+                } else {
+                    let _ = b_tx.send(());
+                    a_rx.lock().unwrap().recv().unwrap();
+                    panic!("piece B at {}", r.start);
+                }
+            });
         let e = js.try_complete(h).unwrap_err();
         assert!(matches!(e, JobError::Panicked(_)), "{e:?}");
         // The worker is still there (a debug build's overflow panic in
         // `run_pieces` killed it, and this pinned job then waited for ever).
-        let on_worker = js.schedule_pinned(jobsys::Pin::Worker(0), || {});
+        let on_worker = js.job().pin(jobsys::Pin::Worker(0)).schedule(|| {});
         js.try_complete(on_worker)
             .expect("the worker runs its pinned job");
     });
@@ -308,10 +310,12 @@ fn loop_edge_ranges_and_batches_cover_each_index_once() {
                 assert_eq!(v, range.clone().collect::<Vec<_>>(), "{range:?} {batch:?}");
                 let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
                 let s2 = seen.clone();
-                let h = js.parallel_for_chunked(range.clone(), batch, move |r| {
-                    assert!(r.start < r.end, "an empty chunk {r:?}");
-                    s2.lock().unwrap().extend(r)
-                });
+                let h = js
+                    .job()
+                    .parallel_for_chunked(range.clone(), batch, move |r| {
+                        assert!(r.start < r.end, "an empty chunk {r:?}");
+                        s2.lock().unwrap().extend(r)
+                    });
                 js.complete(h);
                 let mut v = seen.lock().unwrap().clone();
                 v.sort_unstable();
@@ -376,7 +380,7 @@ fn shutdown_cancels_a_job_pinned_to_an_idle_registered_thread() {
         let ran = Arc::new(AtomicBool::new(false));
         let dropped = Arc::new(AtomicUsize::new(0));
         let (r2, d) = (ran.clone(), common::DropCount(dropped.clone()));
-        js.schedule_pinned(jobsys::Pin::Thread(idx), move || {
+        js.job().pin(jobsys::Pin::Thread(idx)).schedule(move || {
             let _d = &d;
             r2.store(true, SeqCst);
         });
@@ -493,7 +497,7 @@ fn benched_workers_run_their_pinned_jobs_and_own_deques_while_the_count_toggles(
         let mut pinned = Vec::new();
         for w in 0..3 {
             let (js2, ran2, tx) = (js.clone(), ran.clone(), tx.clone());
-            pinned.push(js.schedule_pinned(jobsys::Pin::Worker(w), move || {
+            pinned.push(js.job().pin(jobsys::Pin::Worker(w)).schedule(move || {
                 // Children land in the benched worker's own deque.
                 for _ in 0..10 {
                     let r = ran2.clone();
@@ -532,7 +536,10 @@ fn benched_workers_run_their_pinned_jobs_and_own_deques_while_the_count_toggles(
                 c.fetch_add(1, SeqCst);
             };
             prev = if i % 3 == 0 {
-                js.schedule_pinned_after(jobsys::Pin::Worker(i % 3), &[prev], body)
+                js.job()
+                    .pin(jobsys::Pin::Worker(i % 3))
+                    .after(&[prev])
+                    .schedule(body)
             } else {
                 js.schedule_after(&[prev], body)
             };
@@ -542,7 +549,7 @@ fn benched_workers_run_their_pinned_jobs_and_own_deques_while_the_count_toggles(
         stop.store(true, SeqCst);
         toggler.join().unwrap();
         // All benched: a pinned job still runs, and a free one runs here.
-        let p = js.schedule_pinned(jobsys::Pin::Worker(2), || {});
+        let p = js.job().pin(jobsys::Pin::Worker(2)).schedule(|| {});
         js.complete(p);
         let f = js.schedule(|| {});
         js.complete(f);
@@ -568,7 +575,7 @@ fn unflushed_batches_of_exited_threads_and_waits_inside_batches_run_once() {
                 (0..50)
                     .map(|_| {
                         let r = ran2.clone();
-                        js2.schedule_batched(move || {
+                        js2.job().batched().schedule(move || {
                             r.fetch_add(1, SeqCst);
                         })
                     })
@@ -583,7 +590,7 @@ fn unflushed_batches_of_exited_threads_and_waits_inside_batches_run_once() {
             // A batched job that waits on a later job of the same batch.
             let later = Arc::new(std::sync::OnceLock::new());
             let (js2, later2, ran2) = (js.clone(), later.clone(), ran.clone());
-            let first = js.schedule_batched(move || {
+            let first = js.job().batched().schedule(move || {
                 // A spinning worker may steal this job before the next
                 // line of the test has scheduled `later`: wait for its
                 // handle (set right after, on the test's thread).
@@ -598,7 +605,7 @@ fn unflushed_batches_of_exited_threads_and_waits_inside_batches_run_once() {
             });
             let r = ran.clone();
             later
-                .set(js.schedule_batched(move || {
+                .set(js.job().batched().schedule(move || {
                     r.fetch_add(1, SeqCst);
                 }))
                 .unwrap();
@@ -610,7 +617,7 @@ fn unflushed_batches_of_exited_threads_and_waits_inside_batches_run_once() {
             thread::spawn(move || {
                 for _ in 0..20 {
                     let r = ran2.clone();
-                    js2.schedule_batched(move || {
+                    js2.job().batched().schedule(move || {
                         r.fetch_add(1, SeqCst);
                     });
                 }
@@ -699,12 +706,16 @@ fn read_now_blocked_on_a_writer_that_is_cancelled_or_panics() {
                 let gate = Arc::new(Gate::default());
                 let g2 = gate.clone();
                 let blocker = js.schedule(move || g2.wait());
-                let writer = js.schedule_access_after(&[blocker], r.write(), move |v| {
-                    *v = 2;
-                    if panics {
-                        panic!("writer panics");
-                    }
-                });
+                let writer = js
+                    .job()
+                    .after(&[blocker])
+                    .access(r.write())
+                    .schedule(move |v| {
+                        *v = 2;
+                        if panics {
+                            panic!("writer panics");
+                        }
+                    });
                 let (r2, js2) = (r.clone(), js.clone());
                 let (tx, rx) = mpsc::channel();
                 let reader = thread::spawn(move || {

@@ -129,17 +129,21 @@ fn a_handle_from_another_system_is_rejected_clearly() {
     assert!(msg.contains("another JobSystem"), "schedule_after: {msg}");
     let msg = expect_panic(|| b.combine(&[h]));
     assert!(msg.contains("another JobSystem"), "combine: {msg}");
-    let msg = expect_panic(|| b.parallel_for_after(&[h], 0..10, Batch::Auto, |_| {}));
+    let msg = expect_panic(|| b.job().after(&[h]).parallel_for(0..10, Batch::Auto, |_| {}));
     assert!(
         msg.contains("another JobSystem"),
         "parallel_for_after: {msg}"
     );
-    let msg = expect_panic(|| b.parallel_for_after(&[h], 0..0, Batch::Auto, |_| {}));
+    let msg = expect_panic(|| b.job().after(&[h]).parallel_for(0..0, Batch::Auto, |_| {}));
     assert!(
         msg.contains("another JobSystem"),
         "empty parallel_for_after: {msg}"
     );
-    let msg = expect_panic(|| b.parallel_for_chunked_after(&[h], 0..10, Batch::Auto, |_| {}));
+    let msg = expect_panic(|| {
+        b.job()
+            .after(&[h])
+            .parallel_for_chunked(0..10, Batch::Auto, |_| {})
+    });
     assert!(
         msg.contains("another JobSystem"),
         "parallel_for_chunked_after: {msg}"
@@ -249,11 +253,17 @@ fn a_job_waiting_on_its_own_dependents_gets_wait_on_self() {
             vec![js.combine(&[other, x])]
         }),
         ("loop after", |js, x| {
-            vec![js.parallel_for_after(&[x], 0..10, Batch::Fixed(2), |_| {})]
+            vec![js
+                .job()
+                .after(&[x])
+                .parallel_for(0..10, Batch::Fixed(2), |_| {})]
         }),
         ("job after a loop after", |js, x| {
             let other = js.schedule(|| {});
-            let lp = js.parallel_for_after(&[x], 0..10, Batch::Fixed(2), |_| {});
+            let lp = js
+                .job()
+                .after(&[x])
+                .parallel_for(0..10, Batch::Fixed(2), |_| {});
             vec![js.schedule_after(&[lp, other], || {})]
         }),
     ];
@@ -375,9 +385,11 @@ fn empty_combine_and_empty_loops_complete_at_once() {
     });
     assert!(js.is_complete(p));
     let c2 = called.clone();
-    let q = js.parallel_for_chunked(0..0, Batch::Fixed(3), move |_| {
-        c2.fetch_add(1, SeqCst);
-    });
+    let q = js
+        .job()
+        .parallel_for_chunked(0..0, Batch::Fixed(3), move |_| {
+            c2.fetch_add(1, SeqCst);
+        });
     assert!(js.is_complete(q));
     #[allow(clippy::reversed_empty_ranges)]
     let r = js.parallel_for(10..3, Batch::Fixed(1), |_| panic!("never called"));
@@ -388,7 +400,10 @@ fn empty_combine_and_empty_loops_complete_at_once() {
     assert_eq!(called.load(SeqCst), 0);
     // An empty loop after deps completes when they do, not before.
     let gate = js.schedule(|| {});
-    let e = js.parallel_for_after(&[gate], 0..0, Batch::Auto, |_| {});
+    let e = js
+        .job()
+        .after(&[gate])
+        .parallel_for(0..0, Batch::Auto, |_| {});
     assert!(!js.is_complete(e));
     js.complete(e);
     assert!(js.is_complete(gate));

@@ -151,10 +151,14 @@ fn cancel_during_release_in_a_scope(workers: usize, target: Target) {
                     let _g = g;
                     unreachable!("cancelled before its dependency finished");
                 }),
-                Target::Loop => s.parallel_for_after(&[d], 0..64, Batch::Fixed(1), move |_| {
-                    let _g = &g;
-                    unreachable!("cancelled before its dependency finished");
-                }),
+                Target::Loop => {
+                    s.job()
+                        .after(&[d])
+                        .parallel_for(0..64, Batch::Fixed(1), move |_| {
+                            let _g = &g;
+                            unreachable!("cancelled before its dependency finished");
+                        })
+                }
                 Target::GroupMember => {
                     let k = s.schedule_after(&[d], move || {
                         let _g = g;

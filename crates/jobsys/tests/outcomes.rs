@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// this thread, the system's creator, runs: after the cancel), and
 /// finished: a failure in the log once its slot moves on.
 fn cancelled_job(js: &JobSystem) -> JobHandle {
-    let gate = js.schedule_pinned(Pin::Main, || {});
+    let gate = js.job().pin(Pin::Main).schedule(|| {});
     let j = js.schedule_after(&[gate], || unreachable!("cancelled"));
     assert!(js.cancel(j));
     js.complete(gate);

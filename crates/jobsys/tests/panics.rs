@@ -137,9 +137,12 @@ fn dependents_of_a_failed_job_do_not_run_and_report_via_dependency() {
             let c = js.schedule_after(&[b], job(&ran));
             let d = js.schedule_after(&[ok, bad], job(&ran));
             let ran2 = ran.clone();
-            let e = js.parallel_for_after(&[b], 0..100, Batch::Fixed(3), move |_| {
-                ran2.fetch_add(1, SeqCst);
-            });
+            let e = js
+                .job()
+                .after(&[b])
+                .parallel_for(0..100, Batch::Fixed(3), move |_| {
+                    ran2.fetch_add(1, SeqCst);
+                });
             let f = js.schedule_after(&[ok, c, e], job(&ran));
             go_tx.send(()).unwrap();
             for (name, h) in [("b", b), ("c", c), ("d", d), ("e", e), ("f", f)] {
@@ -195,9 +198,11 @@ fn closures_are_dropped_exactly_once_when_run_failed_or_skipped() {
             }));
             let guard = DropCount(drops.clone());
             hs.push(
-                js.parallel_for_after(&[bad], 0..10, Batch::Fixed(2), move |_| {
-                    let _g = &guard;
-                }),
+                js.job()
+                    .after(&[bad])
+                    .parallel_for(0..10, Batch::Fixed(2), move |_| {
+                        let _g = &guard;
+                    }),
             );
             hs.push(bad);
         }
@@ -250,7 +255,8 @@ fn panic_in_a_parallel_for_piece_fails_the_loop() {
                     }
                 };
                 let h = if chunked {
-                    js.parallel_for_chunked(0..1000, Batch::Fixed(10), move |r| r.for_each(&body))
+                    js.job()
+                        .parallel_for_chunked(0..1000, Batch::Fixed(10), move |r| r.for_each(&body))
                 } else {
                     js.parallel_for(0..1000, Batch::Fixed(10), body)
                 };
@@ -551,9 +557,11 @@ fn dependents_attached_while_the_dependency_fails_never_run() {
                             r.fetch_add(1, SeqCst);
                         })
                     } else {
-                        js.parallel_for_after(&[bad], 0..4, Batch::Fixed(1), move |_| {
-                            r.fetch_add(1, SeqCst);
-                        })
+                        js.job()
+                            .after(&[bad])
+                            .parallel_for(0..4, Batch::Fixed(1), move |_| {
+                                r.fetch_add(1, SeqCst);
+                            })
                     });
                 }
                 for d in deps {

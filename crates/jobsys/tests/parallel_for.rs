@@ -29,17 +29,18 @@ fn check_coverage(js: &JobSystem, range: Range<usize>, batch: Batch, chunked: bo
     let (h2, b2) = (hits.clone(), bad.clone());
     let r2 = range.clone();
     let h = if chunked {
-        js.parallel_for_chunked(range.clone(), batch, move |r: Range<usize>| {
-            if r.is_empty() || r.start < r2.start || r.end > r2.end {
-                b2.lock()
-                    .unwrap()
-                    .push(format!("chunk {r:?} outside {r2:?}"));
-                return;
-            }
-            for i in r {
-                h2[i - start].fetch_add(1, SeqCst);
-            }
-        })
+        js.job()
+            .parallel_for_chunked(range.clone(), batch, move |r: Range<usize>| {
+                if r.is_empty() || r.start < r2.start || r.end > r2.end {
+                    b2.lock()
+                        .unwrap()
+                        .push(format!("chunk {r:?} outside {r2:?}"));
+                    return;
+                }
+                for i in r {
+                    h2[i - start].fetch_add(1, SeqCst);
+                }
+            })
     } else {
         js.parallel_for(range.clone(), batch, move |i| {
             if !r2.contains(&i) {
@@ -138,9 +139,11 @@ fn chunked_pieces_have_the_fixed_batch_size() {
         ] {
             let chunks = Arc::new(Mutex::new(Vec::<Range<usize>>::new()));
             let c2 = chunks.clone();
-            let h = js.parallel_for_chunked(range.clone(), Batch::Fixed(b), move |r| {
-                c2.lock().unwrap().push(r);
-            });
+            let h = js
+                .job()
+                .parallel_for_chunked(range.clone(), Batch::Fixed(b), move |r| {
+                    c2.lock().unwrap().push(r);
+                });
             js.complete(h);
             let mut chunks = chunks.lock().unwrap().clone();
             chunks.sort_by_key(|r| r.start);
@@ -168,9 +171,11 @@ fn auto_chunks_tile_the_range() {
         for range in [0..1, 0..100, 3..100_003] {
             let chunks = Arc::new(Mutex::new(Vec::<Range<usize>>::new()));
             let c2 = chunks.clone();
-            let h = js.parallel_for_chunked(range.clone(), Batch::Auto, move |r| {
-                c2.lock().unwrap().push(r);
-            });
+            let h = js
+                .job()
+                .parallel_for_chunked(range.clone(), Batch::Auto, move |r| {
+                    c2.lock().unwrap().push(r);
+                });
             js.complete(h);
             let mut chunks = chunks.lock().unwrap().clone();
             chunks.sort_by_key(|r| r.start);
@@ -197,14 +202,19 @@ fn batch_fixed_zero_panics_with_a_clear_message() {
         js.parallel_for(0..10, Batch::Fixed(0), |_| {})
     }));
     check(expect_panic(|| {
-        js.parallel_for_chunked(0..10, Batch::Fixed(0), |_| {})
+        js.job()
+            .parallel_for_chunked(0..10, Batch::Fixed(0), |_| {})
     }));
     let dep = js.schedule(|| {});
     check(expect_panic(|| {
-        js.parallel_for_after(&[dep], 0..10, Batch::Fixed(0), |_| {})
+        js.job()
+            .after(&[dep])
+            .parallel_for(0..10, Batch::Fixed(0), |_| {})
     }));
     check(expect_panic(|| {
-        js.parallel_for_chunked_after(&[dep], 0..10, Batch::Fixed(0), |_| {})
+        js.job()
+            .after(&[dep])
+            .parallel_for_chunked(0..10, Batch::Fixed(0), |_| {})
     }));
     check(expect_panic(|| {
         js.scope(|s| {
@@ -234,17 +244,23 @@ fn loops_after_dependencies_start_after_them() {
             r.store(true, SeqCst);
         });
         let (r1, e1) = (ready.clone(), early.clone());
-        let p = js.parallel_for_after(&[a], 0..1000, Batch::Fixed(10), move |_| {
-            if !r1.load(SeqCst) {
-                e1.fetch_add(1, SeqCst);
-            }
-        });
+        let p = js
+            .job()
+            .after(&[a])
+            .parallel_for(0..1000, Batch::Fixed(10), move |_| {
+                if !r1.load(SeqCst) {
+                    e1.fetch_add(1, SeqCst);
+                }
+            });
         let (r2, e2) = (ready.clone(), early.clone());
-        let q = js.parallel_for_chunked_after(&[a, p], 0..1000, Batch::Auto, move |_| {
-            if !r2.load(SeqCst) {
-                e2.fetch_add(1, SeqCst);
-            }
-        });
+        let q = js
+            .job()
+            .after(&[a, p])
+            .parallel_for_chunked(0..1000, Batch::Auto, move |_| {
+                if !r2.load(SeqCst) {
+                    e2.fetch_add(1, SeqCst);
+                }
+            });
         js.complete(q);
         assert!(js.is_complete(p));
         assert_eq!(early.load(SeqCst), 0, "workers {workers}");
@@ -275,12 +291,14 @@ fn loop_closures_inline_and_boxed_run_and_drop_once() {
         // Boxed: a 512-byte table.
         let table = [3u64; 64];
         let (g, s) = (Guard(drops.clone()), sum.clone());
-        let h = js.parallel_for_chunked(0..1000, Batch::Fixed(3), move |r| {
-            let _ = &g;
-            for i in r {
-                s.fetch_add(table[i % 64], SeqCst);
-            }
-        });
+        let h = js
+            .job()
+            .parallel_for_chunked(0..1000, Batch::Fixed(3), move |r| {
+                let _ = &g;
+                for i in r {
+                    s.fetch_add(table[i % 64], SeqCst);
+                }
+            });
         js.complete(h);
         assert_eq!(sum.load(SeqCst), 999 * 1000 / 2 + 3000);
         assert_eq!(drops.load(SeqCst), 2, "workers {workers}");
@@ -303,23 +321,24 @@ fn scope_chunked_loop_writes_disjoint_chunks_of_a_borrowed_slice() {
                     output.chunks_mut(B).map(|c| Mutex::new(Some(c))).collect();
                 let input = &input;
                 js.scope(|s| {
-                    s.parallel_for_chunked(0..input.len(), Batch::Fixed(B), |r| {
-                        // Chunks may span several pieces; take each one.
-                        assert_eq!(r.start % B, 0);
-                        let mut i = r.start;
-                        while i < r.end {
-                            let c = chunks[i / B]
-                                .lock()
-                                .unwrap()
-                                .take()
-                                .expect("piece handed out twice");
-                            for (k, x) in c.iter_mut().enumerate() {
-                                *x = input[i + k] * 3 + 1;
+                    s.job()
+                        .parallel_for_chunked(0..input.len(), Batch::Fixed(B), |r| {
+                            // Chunks may span several pieces; take each one.
+                            assert_eq!(r.start % B, 0);
+                            let mut i = r.start;
+                            while i < r.end {
+                                let c = chunks[i / B]
+                                    .lock()
+                                    .unwrap()
+                                    .take()
+                                    .expect("piece handed out twice");
+                                for (k, x) in c.iter_mut().enumerate() {
+                                    *x = input[i + k] * 3 + 1;
+                                }
+                                i += c.len();
                             }
-                            i += c.len();
-                        }
-                        assert_eq!(i, r.end);
-                    });
+                            assert_eq!(i, r.end);
+                        });
                 });
                 assert!(chunks.iter().all(|c| c.lock().unwrap().is_none()));
             }
@@ -329,7 +348,7 @@ fn scope_chunked_loop_writes_disjoint_chunks_of_a_borrowed_slice() {
 }
 
 /// Scope loops (per index) over borrowed data, a nested loop depending on
-/// the first through `parallel_for_after` inside the scope.
+/// the first through `job().after(..).parallel_for` inside the scope.
 #[test]
 fn scope_loops_borrow_the_callers_data() {
     for workers in [0, 1, 3] {
@@ -341,9 +360,11 @@ fn scope_loops_borrow_the_callers_data() {
             let a = s.parallel_for(0..data.len(), Batch::Auto, |i| {
                 squares[i].store(u64::from(data[i]) * u64::from(data[i]), SeqCst);
             });
-            s.parallel_for_after(&[a], 0..data.len(), Batch::Fixed(100), |i| {
-                total.fetch_add(squares[i].load(SeqCst), SeqCst);
-            });
+            s.job()
+                .after(&[a])
+                .parallel_for(0..data.len(), Batch::Fixed(100), |i| {
+                    total.fetch_add(squares[i].load(SeqCst), SeqCst);
+                });
         });
         let expected: u64 = data.iter().map(|&x| u64::from(x) * u64::from(x)).sum();
         assert_eq!(total.load(SeqCst), expected);

@@ -154,7 +154,7 @@ fn a_batch_runs_after_flush_and_wakes_no_more_workers_than_jobs() {
         let mut hs = Vec::new();
         for _ in 0..2 {
             let r = ran.clone();
-            hs.push(js.schedule_batched(move || {
+            hs.push(js.job().batched().schedule(move || {
                 r.fetch_add(1, Ordering::Relaxed);
             }));
         }
@@ -178,8 +178,8 @@ fn complete_flushes_the_callers_batch() {
             })
             .build()
             .unwrap();
-        let a = js.schedule_batched(|| {});
-        let b = js.schedule_batched_after(&[a], || {});
+        let a = js.job().batched().schedule(|| {});
+        let b = js.job().batched().after(&[a]).schedule(|| {});
         js.complete(b); // must not wait for a flush that never comes
         assert!(js.is_complete(a));
     });
@@ -193,7 +193,7 @@ fn a_batch_never_flushed_still_runs_at_shutdown_and_at_thread_exit() {
             let ran = Arc::new(AtomicUsize::new(0));
             for _ in 0..50 {
                 let r = ran.clone();
-                js.schedule_batched(move || {
+                js.job().batched().schedule(move || {
                     r.fetch_add(1, Ordering::Relaxed);
                 });
             }
@@ -202,7 +202,7 @@ fn a_batch_never_flushed_still_runs_at_shutdown_and_at_thread_exit() {
             std::thread::spawn(move || {
                 for _ in 0..50 {
                     let r = r2.clone();
-                    js2.schedule_batched(move || {
+                    js2.job().batched().schedule(move || {
                         r.fetch_add(1, Ordering::Relaxed);
                     });
                 }

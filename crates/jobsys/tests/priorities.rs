@@ -38,7 +38,7 @@ fn queued_high_runs_before_normal_before_low() {
         ];
         for (i, &p) in order.iter().enumerate() {
             let tx = tx.clone();
-            js.schedule_with(p, move || tx.send((p, i)).unwrap());
+            js.job().desc(p).schedule(move || tx.send((p, i)).unwrap());
         }
         gate.wait();
         assert_ran_by_priority(&rx, order.len());
@@ -78,7 +78,7 @@ fn jobs_a_worker_queues_on_itself_run_high_then_normal_then_low() {
             // returns (the main thread only reads the channel: no helping).
             for (i, &p) in order.iter().enumerate() {
                 let tx = tx.clone();
-                js2.schedule_with(p, move || tx.send((p, i)).unwrap());
+                js2.job().desc(p).schedule(move || tx.send((p, i)).unwrap());
             }
         });
         assert_ran_by_priority(&rx, 7);
@@ -91,19 +91,26 @@ fn priorities_apply_to_parallel_for_and_jobs_released_by_dependencies() {
         let (js, gate) = gated();
         let (tx, rx) = mpsc::channel();
         let t = tx.clone();
-        js.parallel_for_with(Priority::Low, &[], 0..1, Batch::Fixed(1), move |_| {
-            t.send("low-loop").unwrap()
-        });
+        js.job()
+            .desc(Priority::Low)
+            .after(&[])
+            .parallel_for(0..1, Batch::Fixed(1), move |_| t.send("low-loop").unwrap());
         let t = tx.clone();
-        let na = js.schedule_with(Priority::Normal, move || t.send("normal-a").unwrap());
+        let na = js
+            .job()
+            .desc(Priority::Normal)
+            .schedule(move || t.send("normal-a").unwrap());
         let t = tx.clone();
         // Released by normal-a's finish onto the worker's own High deque:
         // it must come before normal-b, which was queued before it.
-        js.schedule_with_after(Priority::High, &[na], move || {
-            t.send("high-after-a").unwrap()
-        });
+        js.job()
+            .desc(Priority::High)
+            .after(&[na])
+            .schedule(move || t.send("high-after-a").unwrap());
         let t = tx.clone();
-        js.schedule_with(Priority::Normal, move || t.send("normal-b").unwrap());
+        js.job()
+            .desc(Priority::Normal)
+            .schedule(move || t.send("normal-b").unwrap());
         gate.wait();
         let ran: Vec<&str> = (0..4).map(|_| rx.recv().unwrap()).collect();
         assert_eq!(ran, ["normal-a", "high-after-a", "normal-b", "low-loop"]);
@@ -118,18 +125,20 @@ fn a_waited_low_chain_runs_before_unrelated_normal_work() {
         let mut normals = Vec::new();
         for i in 0..5 {
             let l = log.clone();
-            normals.push(js.schedule_with(JobDesc::named("normal"), move || {
-                l.lock().unwrap().push(format!("normal{i}"))
-            }));
+            normals.push(
+                js.job()
+                    .desc(JobDesc::named("normal"))
+                    .schedule(move || l.lock().unwrap().push(format!("normal{i}"))),
+            );
         }
         let mut prev = Vec::new();
         for i in 0..3 {
             let l = log.clone();
-            let h = js.schedule_with_after(
-                JobDesc::named("stream").with_priority(Priority::Low),
-                &prev,
-                move || l.lock().unwrap().push(format!("low{i}")),
-            );
+            let h = js
+                .job()
+                .desc(JobDesc::named("stream").with_priority(Priority::Low))
+                .after(&prev)
+                .schedule(move || l.lock().unwrap().push(format!("low{i}")));
             prev = vec![h];
         }
         // Another thread waits on the end of the Low chain while the only
@@ -156,7 +165,7 @@ fn names_and_priorities_round_trip_through_job_descs() {
     assert_eq!(JobDesc::from(Priority::Low).priority, Priority::Low);
     assert_eq!(JobDesc::default().priority, Priority::Normal);
     let js = JobSystem::builder().workers(1).build().unwrap();
-    let a = js.schedule_named("physics", || {});
-    let b = js.schedule_with_after(PHYSICS, &[a], || {});
+    let a = js.job().name("physics").schedule(|| {});
+    let b = js.job().desc(PHYSICS).after(&[a]).schedule(|| {});
     js.complete(b);
 }

@@ -245,20 +245,24 @@ fn every_job_begins_and_ends_once_on_the_thread_that_ran_it_with_its_name() {
         let mut jobs = Vec::new();
         for i in 0..20 {
             let k = 3 * i;
-            let a = js.schedule_named("anim", note(k));
-            let p = js.schedule_with_after(PHYSICS, &[a], note(k + 1));
+            let a = js.job().name("anim").schedule(note(k));
+            let p = js.job().desc(PHYSICS).after(&[a]).schedule(note(k + 1));
             let u = js.schedule_after(&[p], note(k + 2));
             jobs.extend([(a, "anim", k), (p, "physics", k + 1), (u, "unnamed", k + 2)]);
         }
         let pfor_threads: Arc<Mutex<Vec<ThreadId>>> = Arc::default();
         let r = pfor_threads.clone();
-        let pfor = js.parallel_for_with("particles", &[], 0..4096, Batch::Fixed(16), move |_| {
-            let t = std::thread::current().id();
-            let mut r = r.lock().unwrap();
-            if !r.contains(&t) {
-                r.push(t);
-            }
-        });
+        let pfor = js.job().desc("particles").after(&[]).parallel_for(
+            0..4096,
+            Batch::Fixed(16),
+            move |_| {
+                let t = std::thread::current().id();
+                let mut r = r.lock().unwrap();
+                if !r.contains(&t) {
+                    r.push(t);
+                }
+            },
+        );
         let all: Vec<_> = jobs.iter().map(|j| j.0).chain([pfor]).collect();
         js.complete(js.combine(&all));
         // Read after the workers are joined: a thread that ran pieces of
@@ -356,7 +360,7 @@ fn a_wait_begins_and_ends_on_the_waiting_thread() {
         let js = system(1, &hooks);
         let gate = Arc::new(Gate::default());
         let g = gate.clone();
-        let h = js.schedule_named("blocked", move || g.wait());
+        let h = js.job().name("blocked").schedule(move || g.wait());
         let id = JobId::of_handle(h);
         let me = std::thread::current().id();
         // The worker runs it (this thread is not in jobsys meanwhile).
@@ -416,7 +420,7 @@ fn a_sleeping_worker_is_woken_by_a_wake_that_names_it() {
         let g = gate.clone();
         // The job blocks until opened, so the worker (not this thread)
         // can run it only if woken; this thread runs nothing meanwhile.
-        let h = js.schedule_named("wake me", move || g.wait());
+        let h = js.job().name("wake me").schedule(move || g.wait());
         let me = std::thread::current().id();
         hooks.rec.wait_until(|c| {
             c[from..]
@@ -528,7 +532,7 @@ fn another_system_without_hooks_reports_nothing_to_them() {
         // a capture of its own.
         without.trace_start();
         let hs: Vec<_> = (0..50)
-            .map(|_| without.schedule_named("other", || {}))
+            .map(|_| without.job().name("other").schedule(|| {}))
             .collect();
         let hs2: Vec<_> = hs
             .iter()
@@ -537,7 +541,7 @@ fn another_system_without_hooks_reports_nothing_to_them() {
         without.complete(without.combine(&hs2));
         let trace = without.trace_stop();
         assert!(trace.event_count() > 0);
-        let h = with.schedule_named("mine", || {});
+        let h = with.job().name("mine").schedule(|| {});
         with.complete(h);
         drop(without);
         // After the drop, so its worker has surely started (and stopped).
@@ -578,8 +582,14 @@ fn declared_accesses_reach_the_access_hook() {
         let js = system(1, &hooks);
         let pos = jobsys::Resource::named("positions", vec![0u32; 8]);
         let vel = jobsys::Resource::new(1u32);
-        let a = js.schedule_access((pos.read(), vel.write()), |(_, v)| *v = 2);
-        let b = js.parallel_for_access(0..8, Batch::Auto, pos.write_each(), |i, p| *p = i as u32);
+        let a = js
+            .job()
+            .access((pos.read(), vel.write()))
+            .schedule(|(_, v)| *v = 2);
+        let b = js
+            .job()
+            .access(pos.write_each())
+            .parallel_for(0..8, Batch::Auto, |i, p| *p = i as u32);
         js.complete(js.schedule(|| {}));
         js.complete(a);
         js.complete(b);
@@ -805,7 +815,7 @@ fn calls_back_scenario(name: &str) {
                 let js = js.unwrap();
                 match what.as_str() {
                     "schedule_access from access" => {
-                        js.schedule_access(r2.read(), |_| {});
+                        js.job().access(r2.read()).schedule(|_| {});
                     }
                     "read_now from access" => drop(r2.read_now(&js)),
                     _ => r2.clear_poison(),
@@ -814,7 +824,7 @@ fn calls_back_scenario(name: &str) {
             let js = calls_back_system(0, &hooks);
             *hooks.js.lock().unwrap() = Some(js.clone());
             hooks.arm();
-            js.schedule_access(r.write(), |v| *v += 1);
+            js.job().access(r.write()).schedule(|v| *v += 1);
         }
         // The ready of an access job comes under the resource's lock too.
         "write_now from job_ready" => {
@@ -826,7 +836,7 @@ fn calls_back_scenario(name: &str) {
             let js = calls_back_system(0, &hooks);
             *hooks.js.lock().unwrap() = Some(js.clone());
             hooks.arm();
-            js.schedule_access(r.write(), |v| *v += 1);
+            js.job().access(r.write()).schedule(|v| *v += 1);
         }
         // Under the sleepers' lock: the wake of a parked worker by this
         // thread's schedule.
@@ -847,7 +857,7 @@ fn calls_back_scenario(name: &str) {
             let open = Arc::new(std::sync::atomic::AtomicBool::new(false));
             let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
             let (o, st) = (open.clone(), started.clone());
-            let gate = js.schedule_pinned(jobsys::Pin::Worker(0), move || {
+            let gate = js.job().pin(jobsys::Pin::Worker(0)).schedule(move || {
                 st.store(true, std::sync::atomic::Ordering::SeqCst);
                 while !o.load(std::sync::atomic::Ordering::SeqCst) {
                     std::hint::spin_loop();
@@ -871,13 +881,13 @@ fn calls_back_scenario(name: &str) {
         // parked in `complete`, by the job it waits for.
         "schedule_pinned from wake" => {
             let hooks = CallsBack::new("wake", |js| {
-                js.unwrap().schedule_pinned(jobsys::Pin::Main, || {});
+                js.unwrap().job().pin(jobsys::Pin::Main).schedule(|| {});
             });
             let js = calls_back_system(1, &hooks);
             *hooks.js.lock().unwrap() = Some(js.clone());
             let main = std::thread::current().id();
             let h2 = hooks.clone();
-            let x = js.schedule_pinned(jobsys::Pin::Worker(0), move || {
+            let x = js.job().pin(jobsys::Pin::Worker(0)).schedule(move || {
                 h2.arm();
                 h2.wait_until(|s| s.asleep.iter().any(|t| t.0 == main));
             });
@@ -1006,7 +1016,7 @@ fn set_active_workers_from_the_active_workers_hook_panics_naming_it() {
 #[test]
 fn access_calls_from_the_access_hook_panic_naming_them() {
     for (scenario, call) in [
-        ("schedule_access from access", "JobSystem::schedule_access"),
+        ("schedule_access from access", "JobBuilder::access"),
         ("read_now from access", "Resource::read_now"),
         ("clear_poison from access", "Resource::clear_poison"),
     ] {
@@ -1029,7 +1039,7 @@ fn calls_from_a_wake_under_the_schedulers_locks_panic_naming_them() {
     for (scenario, call) in [
         ("hot_zone from wake", "JobSystem::hot_zone"),
         ("drop from wake", "JobSystem::drop (of the last clone)"),
-        ("schedule_pinned from wake", "JobSystem::schedule_pinned"),
+        ("schedule_pinned from wake", "JobBuilder::schedule"),
     ] {
         let err = run_calls_back(scenario);
         assert!(err.contains(&refused(call, "wake")), "{scenario}: {err}");
@@ -1143,9 +1153,12 @@ fn read_only_queries_work_from_every_hook() {
         let r = jobsys::Resource::new(0u32);
         for _ in 0..20 {
             let _f = js.frame();
-            let a = js.schedule_access(r.write(), |v| *v += 1);
+            let a = js.job().access(r.write()).schedule(|v| *v += 1);
             *hooks.h.lock().unwrap() = Some(a);
-            let b = js.parallel_for_after(&[a], 0..64, Batch::Fixed(1), |_| {});
+            let b = js
+                .job()
+                .after(&[a])
+                .parallel_for(0..64, Batch::Fixed(1), |_| {});
             js.complete(b);
             js.set_active_workers(1).unwrap();
             js.set_active_workers(2).unwrap();
@@ -1174,8 +1187,12 @@ fn tracy_hooks_open_a_zone_for_every_begin_and_mark_frames() {
         let js = system(2, &hooks);
         for _ in 0..10 {
             let _frame = js.frame();
-            let a = js.schedule_named("physics", || {});
-            let b = js.parallel_for_with("particles", &[a], 0..1000, Batch::Auto, |_| {});
+            let a = js.job().name("physics").schedule(|| {});
+            let b =
+                js.job()
+                    .desc("particles")
+                    .after(&[a])
+                    .parallel_for(0..1000, Batch::Auto, |_| {});
             js.complete(js.schedule_after(&[b], || {}));
         }
         drop(js);

@@ -266,7 +266,9 @@ fn schedule_graph(js: &JobSystem, g: &Graph, rec: &Arc<Record>) -> Vec<JobHandle
                 if deps.is_empty() {
                     js.parallel_for(range.clone(), *batch, move |k| r.run_index(i, k))
                 } else {
-                    js.parallel_for_after(&deps, range.clone(), *batch, move |k| r.run_index(i, k))
+                    js.job()
+                        .after(&deps)
+                        .parallel_for(range.clone(), *batch, move |k| r.run_index(i, k))
                 }
             }
             Kind::For {
@@ -275,11 +277,12 @@ fn schedule_graph(js: &JobSystem, g: &Graph, rec: &Arc<Record>) -> Vec<JobHandle
                 chunked: true,
             } => {
                 if deps.is_empty() {
-                    js.parallel_for_chunked(range.clone(), *batch, move |c| r.run_chunk(i, c))
+                    js.job()
+                        .parallel_for_chunked(range.clone(), *batch, move |c| r.run_chunk(i, c))
                 } else {
-                    js.parallel_for_chunked_after(&deps, range.clone(), *batch, move |c| {
-                        r.run_chunk(i, c)
-                    })
+                    js.job()
+                        .after(&deps)
+                        .parallel_for_chunked(range.clone(), *batch, move |c| r.run_chunk(i, c))
                 }
             }
             Kind::Combine => js.combine(&deps),

@@ -44,7 +44,7 @@ fn an_exiting_registered_thread_leaves_its_jobs_run_or_cancelled() {
             let js = system(workers);
             let (free, pinned, waiting) = (Tally::default(), Tally::default(), Tally::default());
             let (go_tx, go_rx) = mpsc::channel::<()>();
-            let gate = js.schedule_named("gate", move || {
+            let gate = js.job().name("gate").schedule(move || {
                 let _ = go_rx.recv();
             });
             let js2 = js.clone();
@@ -52,8 +52,8 @@ fn an_exiting_registered_thread_leaves_its_jobs_run_or_cancelled() {
             let o = thread::spawn(move || {
                 let me = Pin::Thread(js2.register_thread());
                 let hf = js2.schedule(f);
-                let hp = js2.schedule_pinned(me, p);
-                let hw = js2.schedule_pinned_after(me, &[gate], w);
+                let hp = js2.job().pin(me).schedule(p);
+                let hw = js2.job().pin(me).after(&[gate]).schedule(w);
                 (hf, hp, hw)
             });
             let (hf, hp, hw) = o.join().unwrap();
@@ -108,7 +108,7 @@ fn a_pinned_closure_dropped_at_thread_exit_can_schedule_and_wait() {
                 ran: ran.clone(),
                 result: result.clone(),
             };
-            let h = js.schedule_pinned(Pin::Thread(idx), move || {
+            let h = js.job().pin(Pin::Thread(idx)).schedule(move || {
                 let _g = guard;
                 unreachable!("its thread exits without running it");
             });
@@ -155,7 +155,7 @@ fn a_thread_exit_that_drops_the_last_clone_with_a_pinned_closure_does_not_hang()
         });
         let idx = idx_rx.recv().unwrap();
         let (job, last) = (t.job(), js.clone());
-        js.schedule_pinned(Pin::Thread(idx), move || {
+        js.job().pin(Pin::Thread(idx)).schedule(move || {
             let _last = last;
             job();
         });
@@ -217,8 +217,8 @@ fn shutdown_leaves_every_closure_run_or_dropped() {
             });
             js.schedule_after(&[r], after.job());
             js.schedule(queued.job());
-            js.schedule_pinned(me, pinned.job());
-            js.schedule_pinned_after(me, &[r], pinned_after.job());
+            js.job().pin(me).schedule(pinned.job());
+            js.job().pin(me).after(&[r]).schedule(pinned_after.job());
             let opener = {
                 let gate = gate.clone();
                 thread::spawn(move || gate.open())
@@ -267,7 +267,7 @@ fn the_last_clone_dropped_by_a_late_thread_local_destructor_shuts_down() {
                 LAST_CLONE.with(|c| c.borrow_mut().take());
                 let me = Pin::Thread(js2.register_thread());
                 js2.schedule(q);
-                js2.schedule_pinned(me, p);
+                js2.job().pin(me).schedule(p);
                 LAST_CLONE.with(|c| *c.borrow_mut() = Some(js2));
                 let _ = go_rx.recv();
             });
@@ -326,7 +326,7 @@ fn a_panic_payload_dropped_by_the_failure_log_can_wait() {
         // failure below lands in that slot: a pushed-out failure of a later
         // job there would make `old` read `OutcomeUnknown` (docs/storage.md,
         // "The outcome guarantee"), and this test is about the wait.
-        let filler = js.schedule_pinned(jobsys::Pin::Main, || {});
+        let filler = js.job().pin(jobsys::Pin::Main).schedule(|| {});
         let result = Arc::new(Mutex::new(None));
         let payload = WaitingPayload {
             js: js.clone(),
@@ -388,7 +388,7 @@ fn a_register_during_thread_exit_does_not_reopen_the_dead_threads_queue() {
         });
         let idx = idx_rx.recv().unwrap();
         let g = RegisterOnDrop(js.clone());
-        let p = js.schedule_pinned(Pin::Thread(idx), move || {
+        let p = js.job().pin(Pin::Thread(idx)).schedule(move || {
             let _g = g;
             unreachable!("its thread exits without running it");
         });
@@ -396,7 +396,7 @@ fn a_register_during_thread_exit_does_not_reopen_the_dead_threads_queue() {
         o.join().unwrap();
         assert!(matches!(js.try_complete(p), Err(JobError::Cancelled(_))));
         let t = Tally::default();
-        let q = js.schedule_pinned(Pin::Thread(idx), t.job());
+        let q = js.job().pin(Pin::Thread(idx)).schedule(t.job());
         let r = js.try_complete(q);
         assert!(matches!(r, Err(JobError::Cancelled(_))), "{r:?}");
         assert_eq!(t.counts(), (0, 1));
@@ -428,8 +428,8 @@ fn a_thread_exit_racing_a_cancel_of_its_pinned_jobs_drops_each_closure_once() {
                 let dep = js.schedule(move || {
                     let _ = go_rx.recv();
                 });
-                let hq = js.schedule_pinned(me, queued.job());
-                let hw = js.schedule_pinned_after(me, &[dep], waiting.job());
+                let hq = js.job().pin(me).schedule(queued.job());
+                let hw = js.job().pin(me).after(&[dep]).schedule(waiting.job());
                 let b3 = barrier.clone();
                 let opener = thread::spawn(move || {
                     b3.wait();
@@ -518,7 +518,7 @@ fn a_now_guard_outliving_its_threads_context_does_not_poison_the_next_owner() {
             taken_tx.send(()).unwrap();
         });
         taken_rx.recv().unwrap();
-        let j = js.schedule_access(res.write(), |x| *x += 1);
+        let j = js.job().access(res.write()).schedule(|x| *x += 1);
         // T's jobsys context is released; its guard still lives.
         teardown_rx.recv().unwrap();
         let (ready_tx, ready_rx) = mpsc::channel::<()>();

@@ -105,7 +105,7 @@ fn a_capture_has_a_track_per_worker_and_one_for_the_caller() {
     assert!(js.is_tracing());
     for _ in 0..3 {
         let _frame = js.frame();
-        let h = js.schedule_named("physics", || {});
+        let h = js.job().name("physics").schedule(|| {});
         js.complete(h);
     }
     let t = js.trace_stop();
@@ -163,12 +163,21 @@ fn the_builder_can_start_a_capture() {
 fn frame_graph(js: &JobSystem, frames: usize) {
     for _ in 0..frames {
         let _frame = js.frame();
-        let physics = js.schedule_named("physics", || spin(Duration::from_micros(50)));
-        let anim =
-            js.schedule_with_after("animation", &[physics], || spin(Duration::from_micros(20)));
+        let physics = js
+            .job()
+            .name("physics")
+            .schedule(|| spin(Duration::from_micros(50)));
+        let anim = js
+            .job()
+            .desc("animation")
+            .after(&[physics])
+            .schedule(|| spin(Duration::from_micros(20)));
         let pf = js.parallel_for(0..64, Batch::Fixed(4), |_| spin(Duration::from_micros(2)));
-        let render =
-            js.schedule_with_after("render", &[anim, pf], || spin(Duration::from_micros(30)));
+        let render = js
+            .job()
+            .desc("render")
+            .after(&[anim, pf])
+            .schedule(|| spin(Duration::from_micros(30)));
         js.complete(render);
     }
 }
@@ -243,15 +252,16 @@ fn declared_accesses_are_recorded_with_their_jobs() {
     let pos = Resource::named("positions", vec![0u32; 64]);
     let vel = Resource::named("velocities", 1u32);
     let anon = Resource::new(0u8);
-    js.complete(js.schedule_access(vel.write(), |v| *v = 2));
+    js.complete(js.job().access(vel.write()).schedule(|v| *v = 2));
     js.trace_start();
-    let a = js.schedule_access((vel.read(), anon.write()), |(v, x)| *x = *v as u8);
-    let b = js.parallel_for_access(
-        0..64,
-        Batch::Fixed(8),
-        (vel.read(), pos.write_each()),
-        |i, (v, p)| *p = i as u32 * *v,
-    );
+    let a = js
+        .job()
+        .access((vel.read(), anon.write()))
+        .schedule(|(v, x)| *x = *v as u8);
+    let b = js
+        .job()
+        .access((vel.read(), pos.write_each()))
+        .parallel_for(0..64, Batch::Fixed(8), |i, (v, p)| *p = i as u32 * *v);
     let guard = pos.read_now(&js);
     assert_eq!(guard[3], 6);
     drop(guard);

@@ -751,11 +751,14 @@ fn loop_closure_waiting_on_its_own_loop(test: &str, skipped: bool) {
                 got: got.clone(),
             };
             let (gate2, calls2) = (gate.clone(), calls.clone());
-            let h = js.parallel_for_after(&deps, 0..8, Batch::Fixed(1), move |_| {
-                gate2.wait();
-                let _guard = &guard;
-                calls2.fetch_add(1, SeqCst);
-            });
+            let h = js
+                .job()
+                .after(&deps)
+                .parallel_for(0..8, Batch::Fixed(1), move |_| {
+                    gate2.wait();
+                    let _guard = &guard;
+                    calls2.fetch_add(1, SeqCst);
+                });
             me.set(h).unwrap();
             gate.open();
             let _ = go_tx.send(());
@@ -829,10 +832,12 @@ fn closure_whose_drop_panics(test: &str, throughs: &[&'static str]) {
                         let _bomb = &bomb;
                         c.fetch_add(1, SeqCst);
                     }),
-                    _ => js.parallel_for_chunked(0..8, Batch::Fixed(1), move |r| {
-                        let _bomb = &bomb;
-                        c.fetch_add(r.len(), SeqCst);
-                    }),
+                    _ => js
+                        .job()
+                        .parallel_for_chunked(0..8, Batch::Fixed(1), move |r| {
+                            let _bomb = &bomb;
+                            c.fetch_add(r.len(), SeqCst);
+                        }),
                 };
                 let after_ran = Arc::new(AtomicBool::new(false));
                 let ar = after_ran.clone();
@@ -897,9 +902,11 @@ fn every_closure_is_dropped_exactly_once() {
                     Vec::new()
                 };
                 let h = if path.starts_with("loop") {
-                    js.parallel_for_after(&deps, 0..64, Batch::Auto, move |_| {
-                        let _owned = &owned;
-                    })
+                    js.job()
+                        .after(&deps)
+                        .parallel_for(0..64, Batch::Auto, move |_| {
+                            let _owned = &owned;
+                        })
                 } else {
                     js.schedule_after(&deps, move || {
                         let _owned = &owned;

@@ -8,7 +8,7 @@
 //!
 //! **The drop race** ([`drop_race`]): 1–3 threads each get a clone of the
 //! system being retired and schedule into it (single jobs, jobs after their
-//! own earlier jobs, parallel_for, `schedule_batched` without a `flush`,
+//! own earlier jobs, parallel_for, `job().batched()` without a `flush`,
 //! occasional waits), while the main thread drops its own clone at a random
 //! moment — usually while the others are still scheduling — and each thread
 //! drops its clone when done. `JobSystem` is an `Arc`-shared handle, so
@@ -179,7 +179,7 @@ fn schedule_then_drop(
             }
             4 | 5 => {
                 // Never flushed: published by shutdown or this thread's exit.
-                js.schedule_batched(one);
+                js.job().batched().schedule(one);
                 scheduled += 1;
             }
             6 => {

@@ -159,7 +159,12 @@ fn spawn_children(sh: &Arc<Shared>, js: &JobSystem, i: usize, input: u64) -> u64
         let cp = &sh.plan.children[c as usize];
         let deps: Vec<JobHandle> = cp.deps.iter().map(|&d| hs[(d - base) as usize]).collect();
         let s = sh.clone();
-        hs.push(js.schedule_with_after(cp.priority, &deps, move || child(&s, c as usize, input)));
+        hs.push(
+            js.job()
+                .desc(cp.priority)
+                .after(&deps)
+                .schedule(move || child(&s, c as usize, input)),
+        );
     }
     for (k, &h) in hs.iter().enumerate().rev() {
         if let Err(e) = js.try_complete(h) {
@@ -240,25 +245,37 @@ fn schedule_node(js: &JobSystem, sh: &Arc<Shared>, i: usize, deps: &[JobHandle])
     let s = sh.clone();
     match node.work {
         Work::Single(SingleApi::Schedule) => js.schedule_after(deps, move || single(&s, None, i)),
-        Work::Single(SingleApi::ScheduleWith) => {
-            js.schedule_with_after(desc, deps, move || single(&s, None, i))
-        }
-        Work::Single(SingleApi::Batched) => {
-            js.schedule_batched_after(deps, move || single(&s, None, i))
-        }
+        Work::Single(SingleApi::ScheduleWith) => js
+            .job()
+            .desc(desc)
+            .after(deps)
+            .schedule(move || single(&s, None, i)),
+        Work::Single(SingleApi::Batched) => js
+            .job()
+            .batched()
+            .after(deps)
+            .schedule(move || single(&s, None, i)),
         Work::Single(SingleApi::Spawner | SingleApi::Join) => {
             let j = js.clone();
-            js.schedule_with_after(desc, deps, move || single(&s, Some(&j), i))
+            js.job()
+                .desc(desc)
+                .after(deps)
+                .schedule(move || single(&s, Some(&j), i))
         }
         Work::PerIndex { len, batch } => {
-            js.parallel_for_with(desc, deps, 0..len, batch, move |k| index(&s, i, k))
+            js.job()
+                .desc(desc)
+                .after(deps)
+                .parallel_for(0..len, batch, move |k| index(&s, i, k))
         }
         Work::Chunked { len, batch } => {
-            js.parallel_for_chunked_after(deps, 0..len, batch, move |r| {
-                for k in r {
-                    index(&s, i, k);
-                }
-            })
+            js.job()
+                .after(deps)
+                .parallel_for_chunked(0..len, batch, move |r| {
+                    for k in r {
+                        index(&s, i, k);
+                    }
+                })
         }
     }
 }

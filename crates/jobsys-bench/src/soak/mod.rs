@@ -6,9 +6,9 @@
 //! Until `M` minutes have passed (or `--frames N` frames ran): a random frame
 //! ([`plan`]: the W3 generator of [`crate::graph`] with random sizes; job
 //! durations 0–50 µs of busy-wait; random priorities; single jobs through
-//! `schedule_after`, `schedule_with_after`, `schedule_batched_after` +
+//! `schedule_after`, `job().desc(..).after(..)`, `job().batched().after(..)` +
 //! `flush`, jobs that schedule and complete child jobs, jobs that `join`;
-//! loops through `parallel_for_with` and `parallel_for_chunked_after`; sync
+//! loops through `job().desc(..).parallel_for` and `job().after(..).parallel_for_chunked`; sync
 //! points; and now and then a borrowing `scope`, a nested main-thread `join`,
 //! a hot zone closed on the main thread or by a job, a burst of 100k tiny
 //! jobs, and an idle gap of 5–50 ms mid-graph so the workers fall asleep)

@@ -11,7 +11,7 @@
 //! - [`main_join`]: nested `join` on the main thread (both sides join
 //!   again); the four leaves' results must come back.
 //! - [`Burst`]: 100k (quick: 10k) tiny jobs in one go (`schedule`, or
-//!   `schedule_batched` and one `flush`), running alongside the rest of the
+//!   `job().batched()` and one `flush`), running alongside the rest of the
 //!   frame; each must run exactly once, their combine must succeed.
 
 use super::check::mix;
@@ -71,30 +71,35 @@ pub fn scope(js: &JobSystem, sp: &ScopePlan, x: &mut Extras) {
                     1 => Priority::Normal,
                     _ => Priority::Low,
                 };
-                let h = s.schedule_with(JobDesc::named("soak-scope").with_priority(prio), &[], {
-                    move || {
-                        hits[j].fetch_add(1, Ordering::SeqCst);
-                        spin_ns(sp.dur_ns);
-                        if sp.panic_job == Some(j) {
-                            faults::inject(faults::scope_message(j));
+                let h = s
+                    .job()
+                    .desc(JobDesc::named("soak-scope").with_priority(prio))
+                    .schedule({
+                        move || {
+                            hits[j].fetch_add(1, Ordering::SeqCst);
+                            spin_ns(sp.dur_ns);
+                            if sp.panic_job == Some(j) {
+                                faults::inject(faults::scope_message(j));
+                            }
+                            let sum = data.iter().fold(j as u64, |a, &b| a.wrapping_add(b));
+                            sums[j].store(sum, Ordering::SeqCst);
+                            if j == 0 {
+                                s.schedule(move || {
+                                    nested.fetch_add(1, Ordering::SeqCst);
+                                });
+                            }
                         }
-                        let sum = data.iter().fold(j as u64, |a, &b| a.wrapping_add(b));
-                        sums[j].store(sum, Ordering::SeqCst);
-                        if j == 0 {
-                            s.schedule(move || {
-                                nested.fetch_add(1, Ordering::SeqCst);
-                            });
-                        }
-                    }
-                });
+                    });
                 first.get_or_insert(h);
             }
             let first: Vec<JobHandle> = first.into_iter().collect();
-            s.parallel_for_after(&first, 0..sp.len, sp.batch, move |k| {
-                idx[k].fetch_add(1, Ordering::SeqCst);
-                out[k].store(data[k].wrapping_mul(3), Ordering::SeqCst);
-            });
-            s.parallel_for_chunked(0..sp.len, sp.batch, move |r| {
+            s.job()
+                .after(&first)
+                .parallel_for(0..sp.len, sp.batch, move |k| {
+                    idx[k].fetch_add(1, Ordering::SeqCst);
+                    out[k].store(data[k].wrapping_mul(3), Ordering::SeqCst);
+                });
+            s.job().parallel_for_chunked(0..sp.len, sp.batch, move |r| {
                 for k in r {
                     chunk[k].fetch_add(1, Ordering::SeqCst);
                 }
@@ -201,7 +206,7 @@ impl Burst {
                     h[k].fetch_add(1, Ordering::Relaxed);
                 };
                 if b.batched {
-                    js.schedule_batched(job)
+                    js.job().batched().schedule(job)
                 } else {
                     js.schedule(job)
                 }

@@ -76,9 +76,9 @@ impl Sizes {
 pub enum SingleApi {
     /// `schedule_after` (no priority).
     Schedule,
-    /// `schedule_with_after` with the node's priority.
+    /// `job().desc(..).after(..)` with the node's priority.
     ScheduleWith,
-    /// `schedule_batched_after`, published by a later `flush`.
+    /// `job().batched().after(..)`, published by a later `flush`.
     Batched,
     /// A job holding a `JobSystem` clone that schedules its children (with
     /// sibling dependencies and priorities) and completes them.
@@ -93,14 +93,14 @@ pub enum SingleApi {
 pub enum Work {
     /// One job.
     Single(SingleApi),
-    /// `parallel_for_with` over `0..len` (one call per index).
+    /// `job().desc(..).parallel_for` over `0..len` (one call per index).
     PerIndex {
         /// Indices.
         len: usize,
         /// Piece size.
         batch: Batch,
     },
-    /// `parallel_for_chunked_after` over `0..len` (one call per piece).
+    /// `job().after(..).parallel_for_chunked` over `0..len` (one call per piece).
     Chunked {
         /// Indices.
         len: usize,
@@ -193,7 +193,7 @@ pub struct BurstPlan {
     pub at: usize,
     /// Jobs.
     pub jobs: usize,
-    /// Through `schedule_batched` + one `flush` instead of `schedule`.
+    /// Through `job().batched()` + one `flush` instead of `schedule`.
     pub batched: bool,
 }
 

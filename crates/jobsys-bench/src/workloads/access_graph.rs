@@ -132,7 +132,7 @@ fn single<A: Access, const CHECK: bool>(
     i: u32,
     a: A,
 ) -> JobHandle {
-    js.schedule_access(a, move |_| f.piece::<CHECK>(i))
+    js.job().access(a).schedule(move |_| f.piece::<CHECK>(i))
 }
 
 fn parallel<A: ParAccess, const CHECK: bool>(
@@ -142,9 +142,11 @@ fn parallel<A: ParAccess, const CHECK: bool>(
     p: u32,
     a: A,
 ) -> JobHandle {
-    js.parallel_for_access(0..p as usize, Batch::Fixed(1), a, move |_, _| {
-        f.piece::<CHECK>(i)
-    })
+    js.job()
+        .access(a)
+        .parallel_for(0..p as usize, Batch::Fixed(1), move |_, _| {
+            f.piece::<CHECK>(i)
+        })
 }
 
 /// The W3 frame with declared access instead of edges (same order, same

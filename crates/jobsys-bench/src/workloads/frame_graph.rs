@@ -108,7 +108,7 @@ impl Frame {
     }
 }
 
-/// jobsys: schedule in order with `schedule_after` / `parallel_for_after`
+/// jobsys: schedule in order with `schedule_after` / `job().after(..).parallel_for`
 /// (batch 1: every piece its own index), `complete` at sync points, then
 /// complete every handle newest first.
 pub fn jobsys_frame<const CHECK: bool>(
@@ -128,9 +128,9 @@ pub fn jobsys_frame<const CHECK: bool>(
         let h = match node.kind {
             Kind::Single => js.schedule_after(deps, move || f.piece::<CHECK>(i)),
             Kind::Parallel(p) => {
-                js.parallel_for_after(deps, 0..p as usize, Batch::Fixed(1), move |_| {
-                    f.piece::<CHECK>(i)
-                })
+                js.job()
+                    .after(deps)
+                    .parallel_for(0..p as usize, Batch::Fixed(1), move |_| f.piece::<CHECK>(i))
             }
         };
         hs.push(h);

@@ -3,7 +3,7 @@
 //! [`BG_NS`] that belong to no frame: no frame job depends on them and the
 //! frame does not wait for them.
 //!
-//! - jobsys: the background jobs are `Priority::Low` (`schedule_with`), the
+//! - jobsys: the background jobs are `Priority::Low` (`job().desc(..)`), the
 //!   frame's jobs `Normal`; one row with priority inheritance on (the
 //!   default), one with it off (`priority_inheritance(false)`), both with
 //!   the first selected idle policy.
@@ -70,7 +70,7 @@ impl Background {
         match (exec, js) {
             (Exec::Jobsys(_), Some(js)) => {
                 for _ in 0..BG_JOBS {
-                    hs.push(js.schedule_with(BG_DESC, move || self.job()));
+                    hs.push(js.job().desc(BG_DESC).schedule(move || self.job()));
                 }
             }
             (Exec::Rayon(pool), _) => {

@@ -82,7 +82,7 @@ fn call(imp: Impl, js: Option<&JobSystem>, pool: &rayon::ThreadPool, arr: &mut [
             let len = arr.len();
             let p = SharedArray(arr.as_mut_ptr());
             js.scope(|s| {
-                s.parallel_for_chunked(0..len, batch, move |r| {
+                s.job().parallel_for_chunked(0..len, batch, move |r| {
                     // SAFETY: `r` lies within 0..len, pieces never overlap,
                     // and `scope` returns only after every piece ran, while
                     // `arr` is still mutably borrowed by this call.

@@ -16,7 +16,7 @@ pub struct Write<T> {
 }
 
 /// A declaration `res.write_each()` of a slice resource for a
-/// `parallel_for_access`: index `i` gets `&mut v[i]` only (the chunked form
+/// `job().access(..).parallel_for`: index `i` gets `&mut v[i]` only (the chunked form
 /// gets `&mut v[range]`), so no two pieces alias.
 pub struct WriteEach<T> {
     pub(super) res: Resource<T>,
@@ -98,7 +98,7 @@ pub trait Declare: sealed::Sealed + Send + Sync + 'static {
         Self: Sized;
 }
 
-/// A declaration usable by a single job (`schedule_access`): `Read`,
+/// A declaration usable by a single job (`job().access(..).schedule`): `Read`,
 /// `Write`, and tuples of 1 to 8 of them (tuples nest: `((a, b), c)`). `Guards<'a>` is what the closure gets:
 /// `&'a T` for a read, `&'a mut T` for a write, a tuple for a tuple.
 pub trait Access: Send + Sync + 'static {
@@ -120,7 +120,7 @@ pub trait Access: Send + Sync + 'static {
     unsafe fn guards(&self) -> Self::Guards<'_>;
 }
 
-/// A declaration usable by a `parallel_for_access`: `Read`, `WriteEach`,
+/// A declaration usable by a `job().access(..).parallel_for`: `Read`, `WriteEach`,
 /// and tuples of them. `Item<'a>` is what index `i` gets (`&T`, `&mut
 /// v[i]`), `Chunk<'a>` what a chunk gets (`&T`, `&mut v[range]`).
 pub trait ParAccess: Send + Sync + 'static {
@@ -217,7 +217,7 @@ impl<T: Send + Sync + 'static> SingleDecl for Write<T> {
     }
 }
 
-/// One declaration's part of a `parallel_for_access`.
+/// One declaration's part of a `job().access(..).parallel_for`.
 pub trait ParDecl: Declare {
     /// What index `i` gets.
     type Item<'a>;
@@ -374,7 +374,7 @@ macro_rules! tuple {
             unsafe fn guards(&self) -> Self::Guards<'_> {
                 // SAFETY: the caller's promise, for each element; the
                 // elements name distinct resources or read one twice
-                // (`schedule_access` refuses a write declared twice).
+                // (`job().access(..).schedule` refuses a write declared twice).
                 unsafe { ($(self.$i.guards(),)*) }
             }
         }
@@ -434,5 +434,5 @@ tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
 /// Most resources one job may declare (tuples nest, so more could be
-/// written; `schedule_access` refuses them with a message).
+/// written; `job().access(..).schedule` refuses them with a message).
 pub(crate) const MAX_DECLS: usize = 16;

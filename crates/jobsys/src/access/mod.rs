@@ -29,7 +29,7 @@
 //!   No user code runs on this thread while the locks are held: no job
 //!   (`helping_forbidden`), and no closure drop: a pinned job whose thread
 //!   is gone is cancelled when it becomes runnable, which drops its
-//!   closure, so `schedule_access_pinned` submits it with a held pending
+//!   closure, so `job().pin(..).access(..)` submits it with a held pending
 //!   count (`Registry::submit_held`) and releases it after step 5.
 //! ```
 //!
@@ -125,7 +125,7 @@ impl Mode {
 /// let js = JobSystem::builder().workers(2).build().unwrap();
 /// let pos = Resource::new(vec![0.0f32; 4]);
 /// let vel = Resource::new(vec![1.0f32; 4]);
-/// let step = js.schedule_access((vel.read(), pos.write()), |(v, p)| {
+/// let step = js.job().access((vel.read(), pos.write())).schedule(|(v, p)| {
 ///     for (p, v) in p.iter_mut().zip(v) { *p += v; }
 /// });
 /// js.complete(step);
@@ -365,7 +365,7 @@ impl<T: Send + Sync + 'static> Resource<T> {
 }
 
 impl<T: SliceStorage> Resource<T> {
-    /// Declare a per-element write for a `parallel_for_access`: index `i`
+    /// Declare a per-element write for a `job().access(..).parallel_for`: index `i`
     /// gets `&mut v[i]` (the chunked form `&mut v[range]`). Ordered like
     /// `write`. An index past the end fails the loop with a message.
     pub fn write_each(&self) -> WriteEach<T> {
@@ -486,7 +486,7 @@ impl<'a> Decls<'a> {
     fn add(&mut self, s: &'a Shared, m: Mode) {
         assert!(
             self.n < decl::MAX_DECLS,
-            "jobsys: schedule_access: a job may declare at most {} resources",
+            "jobsys: JobBuilder::access: a job may declare at most {} resources",
             decl::MAX_DECLS
         );
         // Insertion sort by address (at most MAX_DECLS).
@@ -498,7 +498,7 @@ impl<'a> Decls<'a> {
             if pk == key {
                 if pm.writes() || m.writes() {
                     panic!(
-                        "jobsys: schedule_access: {} is declared twice in one job, and one of \
+                        "jobsys: JobBuilder::access: {} is declared twice in one job, and one of \
                          the declarations writes (a job gets one reference per resource: \
                          declare it once, as write() if it writes)",
                         s.describe()
@@ -520,19 +520,6 @@ impl<'a> Decls<'a> {
     }
 }
 
-/// The public call `schedule_core`'s `what` stands for (`what` names the
-/// variant that took the dependencies: "schedule_access_after" for
-/// `schedule_access`), formatted only for the panic of a call from a
-/// profiler hook.
-struct AccessCall<'a>(&'a str);
-
-impl std::fmt::Display for AccessCall<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let call = self.0.trim_end_matches("_after").trim_end_matches("_with");
-        write!(f, "JobSystem::{call}")
-    }
-}
-
 /// Steps 1–5 of the module docs: derive `visit`'s dependencies, call
 /// `submit` with them (plus `extra`) under the locks, and record the job.
 pub(crate) fn schedule_core<'s>(
@@ -544,7 +531,7 @@ pub(crate) fn schedule_core<'s>(
 ) -> JobHandle {
     // Before the resource locks: a hook may be running under them on this
     // thread (`access`, or `job_ready` and `wake` of a job scheduled here).
-    crate::trace::forbid_in_hook(AccessCall(what));
+    crate::trace::forbid_in_hook(what);
     let reg = js.reg();
     reg.check_handles(extra, what);
     let mut decls = Decls {
@@ -606,7 +593,7 @@ fn poison_writes(visit: Visit<'_>, p: &(dyn std::any::Any + Send)) {
     });
 }
 
-/// A `parallel_for_access` job's shared state: the declarations and the
+/// A `job().access(..).parallel_for` job's shared state: the declarations and the
 /// base pointers taken once, by the first piece.
 pub(crate) struct ParJob<A: ParAccess> {
     access: A,

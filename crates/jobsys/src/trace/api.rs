@@ -1,7 +1,7 @@
 //! The public face of the tracer on [`JobSystem`]: start/stop a capture
 //! (feature `trace`) and frame markers (always there, so code that marks
 //! frames builds without the tracer; no-ops then). Job names come from
-//! `JobDesc` (`schedule_named`, `schedule_with`).
+//! `JobDesc` (`job().name(..)`, `job().desc(..)`).
 
 #[cfg(feature = "trace")]
 use super::event::{CAPTURE_START, FRAME_BEGIN, FRAME_END};
@@ -26,7 +26,7 @@ impl JobSystem {
     /// js.trace_start();
     /// {
     ///     let _frame = js.frame();
-    ///     let h = js.schedule_named("physics", || {});
+    ///     let h = js.job().name("physics").schedule(|| {});
     ///     js.complete(h);
     /// }
     /// let trace = js.trace_stop();

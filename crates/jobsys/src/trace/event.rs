@@ -131,7 +131,7 @@ mod recorded {
         ActiveWorkers { count: u32 },
         /// The [`Access`](Event::Access) events that follow on this thread
         /// (up to the next event of another kind) are `job`'s declared
-        /// accesses (`schedule_access`, `parallel_for_access`, or a
+        /// accesses (`job().access(..).schedule`, `job().access(..).parallel_for`, or a
         /// `read_now`/`write_now` guard). Recorded when the job was
         /// scheduled, under the resources' locks, so one resource's
         /// accesses are stamped in its history order.

@@ -86,7 +86,7 @@ use std::fmt;
 ///
 /// let hooks = Arc::new(CountJobs::default());
 /// let js = JobSystem::builder().workers(2).profiler(hooks.clone()).build().unwrap();
-/// js.complete(js.schedule_named("physics", || {}));
+/// js.complete(js.job().name("physics").schedule(|| {}));
 /// # if jobsys::trace::COMPILED {
 /// assert_eq!(hooks.0.load(Ordering::Relaxed), 1);
 /// # }

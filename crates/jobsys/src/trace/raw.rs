@@ -36,7 +36,7 @@ impl Trace {
     /// ```
     /// let js = jobsys::JobSystem::builder().workers(1).build().unwrap();
     /// js.trace_start();
-    /// js.complete(js.schedule_named("physics", || {}));
+    /// js.complete(js.job().name("physics").schedule(|| {}));
     /// let mut file = Vec::new();
     /// js.trace_stop().write_raw(&mut file).unwrap();
     /// assert!(file.starts_with(br#"{"format":"jobsys-raw-trace","version":2,"#));
