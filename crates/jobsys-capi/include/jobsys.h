@@ -362,7 +362,9 @@ jobsys_error jobsys_combine(jobsys_system *sys, const jobsys_handle *handles, si
 /* Wait until h finished, running work h needs on this thread meanwhile (flushes this thread's
  * batch first). Errors: NULL_ARGUMENT, INVALID_HANDLE, FOREIGN_HANDLE, JOB_FAILED,
  * DEPENDENCY_FAILED (every later call on h reports it again), WAIT_ON_SELF (a job waited on itself
- * or on a job that needs it). */
+ * or on a job that needs it). A failed job that has a desc name is named in the message:
+ * `the job "physics" failed: ...`, `a job this one depends on, job "physics", failed: ...`, a
+ * cancellation's text ends `(job "physics")`. */
 jobsys_error jobsys_complete(jobsys_system *sys, jobsys_handle h);
 
 /* *done = whether h finished (successfully or not). Never blocks, never runs a job. Errors:

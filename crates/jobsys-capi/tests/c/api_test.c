@@ -448,6 +448,15 @@ static void test_failures(jobsys_system *sys) {
     OK(jobsys_schedule(sys, NULL, fail_job, NULL, &anon));
     EXPECT(jobsys_complete(sys, anon), JOBSYS_ERR_JOB_FAILED);
     MESSAGE_HAS("no message given");
+    /* A named job's failure names it, and so does its dependent's. */
+    jobsys_handle named, named_after;
+    jobsys_job_desc collide = {"collide", JOBSYS_PRIORITY_NORMAL, NULL};
+    OK(jobsys_schedule(sys, &collide, fail_job, "crash", &named));
+    OK(jobsys_schedule_after(sys, NULL, &named, 1, count_job, NULL, &named_after));
+    EXPECT(jobsys_complete(sys, named), JOBSYS_ERR_JOB_FAILED);
+    MESSAGE_HAS("the job \"collide\" failed: crash");
+    EXPECT(jobsys_complete(sys, named_after), JOBSYS_ERR_DEPENDENCY_FAILED);
+    MESSAGE_HAS("job \"collide\", failed: crash");
     /* Outside a job (here, and in a release callback) jobsys_fail is an error. */
     EXPECT(jobsys_fail("not in a job"), JOBSYS_ERR_BAD_STATE);
     jobsys_error from_release = JOBSYS_OK;
@@ -848,7 +857,9 @@ static void test_cancel(void) {
     CHECK(atomic_load(&released) == 1 && atomic_load(&ran) == 0);
     EXPECT(jobsys_complete(sys, b), JOBSYS_ERR_CANCELLED); /* its dependent */
     MESSAGE_HAS("was cancelled");
+    MESSAGE_HAS("(job \"cancelled\")"); /* the cancelled job, by name */
     EXPECT(jobsys_complete(sys, a), JOBSYS_ERR_CANCELLED);
+    MESSAGE_HAS("(job \"cancelled\")");
     EXPECT(jobsys_complete(sys, a), JOBSYS_ERR_CANCELLED); /* reported again */
     OK(jobsys_complete(sys, gate)); /* the dependency is not touched */
     CHECK(atomic_load(&ran) == 1 && atomic_load(&released) == 2);
