@@ -272,7 +272,7 @@ fn a_huge_loop_with_two_panicking_pieces_finishes_failed() {
         assert!(matches!(e, JobError::Panicked(_)), "{e:?}");
         // The worker is still there (a debug build's overflow panic in
         // `run_pieces` killed it, and this pinned job then waited for ever).
-        let on_worker = js.schedule_pinned(jobsys::Pin::Worker(0), || {});
+        let on_worker = js.schedule_pinned(jobsys::Pin::Worker(1), || {});
         js.try_complete(on_worker)
             .expect("the worker runs its pinned job");
     });
@@ -493,7 +493,7 @@ fn benched_workers_run_their_pinned_jobs_and_own_deques_while_the_count_toggles(
         let mut pinned = Vec::new();
         for w in 0..3 {
             let (js2, ran2, tx) = (js.clone(), ran.clone(), tx.clone());
-            pinned.push(js.schedule_pinned(jobsys::Pin::Worker(w), move || {
+            pinned.push(js.schedule_pinned(jobsys::Pin::Worker(w + 1), move || {
                 // Children land in the benched worker's own deque.
                 for _ in 0..10 {
                     let r = ran2.clone();
@@ -532,7 +532,7 @@ fn benched_workers_run_their_pinned_jobs_and_own_deques_while_the_count_toggles(
                 c.fetch_add(1, SeqCst);
             };
             prev = if i % 3 == 0 {
-                js.schedule_pinned_after(jobsys::Pin::Worker(i % 3), &[prev], body)
+                js.schedule_pinned_after(jobsys::Pin::Worker(i % 3 + 1), &[prev], body)
             } else {
                 js.schedule_after(&[prev], body)
             };
@@ -542,7 +542,7 @@ fn benched_workers_run_their_pinned_jobs_and_own_deques_while_the_count_toggles(
         stop.store(true, SeqCst);
         toggler.join().unwrap();
         // All benched: a pinned job still runs, and a free one runs here.
-        let p = js.schedule_pinned(jobsys::Pin::Worker(2), || {});
+        let p = js.schedule_pinned(jobsys::Pin::Worker(3), || {});
         js.complete(p);
         let f = js.schedule(|| {});
         js.complete(f);

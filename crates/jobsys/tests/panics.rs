@@ -51,7 +51,7 @@ fn a_panicking_job_does_not_kill_its_worker() {
             let name = rx
                 .recv_timeout(Duration::from_secs(30))
                 .expect("worker died");
-            assert_eq!(name.as_deref(), Some("jobsys-worker-0"));
+            assert_eq!(name.as_deref(), Some("jobsys-worker-1"));
         }
         for (k, h) in failed.into_iter().enumerate() {
             let p = panicked(js.try_complete(h));
