@@ -134,7 +134,9 @@ fn register(s: &System) -> Result<jobsys::ThreadIndex> {
         if i <= s.js.workers() {
             return Err(Error::new(
                 Code::BadState,
-                format!("called on a worker (thread index {i}): workers run their pinned jobs already"),
+                format!(
+                    "called on a worker (thread index {i}): workers run their pinned jobs already"
+                ),
             ));
         }
     }

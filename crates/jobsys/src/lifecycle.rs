@@ -332,6 +332,7 @@ impl Registry {
     // ---- submitting -------------------------------------------------------
 
     /// Check that every handle in `deps` is ours.
+    #[track_caller]
     pub(crate) fn check_handles(&self, deps: &[JobHandle], what: &str) {
         for d in deps {
             assert!(

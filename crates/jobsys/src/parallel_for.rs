@@ -34,6 +34,7 @@ pub enum Batch {
 }
 
 impl Batch {
+    #[track_caller]
     pub(crate) fn piece_len(self, len: usize, threads: usize) -> usize {
         match self {
             Batch::Fixed(0) => {

@@ -352,6 +352,7 @@ impl Registry {
     /// Register `ctx` (the caller's own) as a thread that runs pinned jobs:
     /// its registration if it has one, else a new one with the smallest
     /// free index (`ThreadTable::take`).
+    #[track_caller]
     pub(crate) fn register(&self, ctx: &Context) -> ThreadIndex {
         assert!(
             !ctx.is_worker,
@@ -477,12 +478,15 @@ impl Registry {
     /// # Panics
     /// On a worker index out of range and a `ThreadIndex` of another
     /// system.
+    #[track_caller]
     pub(crate) fn pin_target(&self, pin: crate::Pin) -> PinTicket<'_> {
         PinTicket {
             reg: self,
             target: self.accept_pin(pin),
         }
     }
+
+    #[track_caller]
 
     fn accept_pin(&self, pin: crate::Pin) -> u32 {
         let t = match pin {

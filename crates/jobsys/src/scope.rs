@@ -108,6 +108,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     }
 
     /// A borrowing `parallel_for`.
+    #[track_caller]
     pub fn parallel_for<F>(&'scope self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
     where
         F: Fn(usize) + Send + Sync + 'scope,
@@ -122,6 +123,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     }
 
     /// A borrowing `parallel_for_after`.
+    #[track_caller]
     pub fn parallel_for_after<F>(
         &'scope self,
         deps: &[JobHandle],
@@ -142,6 +144,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     }
 
     /// A borrowing `parallel_for_chunked`.
+    #[track_caller]
     pub fn parallel_for_chunked<F>(
         &'scope self,
         range: Range<usize>,

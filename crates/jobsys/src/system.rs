@@ -439,6 +439,7 @@ impl JobSystem {
     ///
     /// # Panics
     /// On `Batch::Fixed(0)`.
+    #[track_caller]
     pub fn parallel_for<F>(&self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
     where
         F: Fn(usize) + Send + Sync + 'static,
@@ -447,6 +448,7 @@ impl JobSystem {
     }
 
     /// `parallel_for` that starts after `deps`.
+    #[track_caller]
     pub fn parallel_for_after<F>(
         &self,
         deps: &[JobHandle],
@@ -462,6 +464,7 @@ impl JobSystem {
 
     /// `parallel_for` with a name and a priority (see `schedule_with`),
     /// after `deps` (may be empty).
+    #[track_caller]
     pub fn parallel_for_with<F>(
         &self,
         desc: impl Into<JobDesc>,
@@ -487,6 +490,7 @@ impl JobSystem {
     }
 
     /// Like `parallel_for`, but `f` gets each piece as a `Range`.
+    #[track_caller]
     pub fn parallel_for_chunked<F>(&self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
     where
         F: Fn(Range<usize>) + Send + Sync + 'static,
@@ -495,6 +499,7 @@ impl JobSystem {
     }
 
     /// `parallel_for_chunked` that starts after `deps`.
+    #[track_caller]
     pub fn parallel_for_chunked_after<F>(
         &self,
         deps: &[JobHandle],
@@ -520,6 +525,7 @@ impl JobSystem {
 
     /// # Safety
     /// Everything `f` borrows must outlive the job.
+    #[track_caller]
     pub(crate) unsafe fn pfor_unchecked<F: Send + Sync>(
         &self,
         desc: &JobDesc,
@@ -619,6 +625,7 @@ impl JobSystem {
 
     /// `schedule_access` for a job only `pin`'s thread runs (see
     /// `schedule_pinned`), after `deps` (may be empty).
+    #[track_caller]
     pub fn schedule_access_pinned<A, F>(
         &self,
         pin: Pin,
@@ -678,6 +685,7 @@ impl JobSystem {
     /// # Panics
     /// As `schedule_access`, and on `Batch::Fixed(0)`. An index past a
     /// `write_each` slice's end fails the job.
+    #[track_caller]
     pub fn parallel_for_access<A, F>(
         &self,
         range: Range<usize>,
@@ -693,6 +701,7 @@ impl JobSystem {
     }
 
     /// `parallel_for_access` with a name and priority, after `deps`.
+    #[track_caller]
     pub fn parallel_for_access_with<A, F>(
         &self,
         desc: impl Into<JobDesc>,
@@ -724,6 +733,7 @@ impl JobSystem {
 
     /// `parallel_for_access` whose calls get a whole piece: its `Range` and
     /// `&mut v[range]` for a `write_each` (`&T` for a read).
+    #[track_caller]
     pub fn parallel_for_access_chunked<A, F>(
         &self,
         range: Range<usize>,
@@ -739,6 +749,7 @@ impl JobSystem {
     }
 
     /// `parallel_for_access_chunked` after `deps`.
+    #[track_caller]
     pub fn parallel_for_access_chunked_after<A, F>(
         &self,
         deps: &[JobHandle],
@@ -830,11 +841,13 @@ impl JobSystem {
     /// # Panics
     /// On `Pin::Worker(i)` with `i` not below [`workers`](Self::workers),
     /// and a `ThreadIndex` of another system.
+    #[track_caller]
     pub fn schedule_pinned<F: FnOnce() + Send + 'static>(&self, pin: Pin, f: F) -> JobHandle {
         self.schedule_pinned_with(pin, JobDesc::default(), &[], f)
     }
 
     /// `schedule_pinned` after `deps`.
+    #[track_caller]
     pub fn schedule_pinned_after<F: FnOnce() + Send + 'static>(
         &self,
         pin: Pin,
@@ -847,6 +860,7 @@ impl JobSystem {
     /// `schedule_pinned` with a name and priority, after `deps` (may be
     /// empty). The priority orders it among the thread's other work only
     /// for workers' non-pinned jobs: pinned jobs run first, in order.
+    #[track_caller]
     pub fn schedule_pinned_with<F: FnOnce() + Send + 'static>(
         &self,
         pin: Pin,
@@ -878,6 +892,7 @@ impl JobSystem {
     ///
     /// # Panics
     /// On a worker of this system (workers have their index already).
+    #[track_caller]
     pub fn register_thread(&self) -> ThreadIndex {
         let reg = self.reg();
         reg.register(reg.current_for(|| "JobSystem::register_thread"))

@@ -35,7 +35,8 @@ fn check_here(js: &JobSystem, expect: &Expect) -> Option<String> {
     let ok = match expect {
         Expect::Id(id) => me.id() == *id,
         Expect::Worker(i) => {
-            me.name() == Some(&format!("jobsys-worker-{}", i + 1)) && js.thread_index() == Some(i + 1)
+            me.name() == Some(&format!("jobsys-worker-{}", i + 1))
+                && js.thread_index() == Some(i + 1)
         }
     };
     (!ok).then(|| {

@@ -48,7 +48,9 @@ fn a_job_pinned_to_each_worker_sees_the_pins_index_in_the_job_the_hooks_and_the_
         assert_eq!(js.trace_start(), jobsys::trace::COMPILED);
         // (expected index, pin, handle, what the job saw).
         let mut jobs: Vec<(usize, JobHandle, Seen)> = Vec::new();
-        let pins = (1..=workers).map(|w| (w, Pin::Worker(w))).chain([(0, Pin::Main)]);
+        let pins = (1..=workers)
+            .map(|w| (w, Pin::Worker(w)))
+            .chain([(0, Pin::Main)]);
         for (index, pin) in pins {
             let seen: Seen = Arc::default();
             let (s, js2) = (seen.clone(), js.clone());

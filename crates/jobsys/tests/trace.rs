@@ -115,7 +115,11 @@ fn a_capture_has_a_track_per_worker_and_one_for_the_caller() {
     // thread 0, then workers 1 and 2.
     assert_eq!(t.threads.len(), 3);
     assert!(!t.threads[0].worker && t.threads[1].worker && t.threads[2].worker);
-    let tracks: Vec<_> = t.threads.iter().map(|t| (t.index, t.name.as_str())).collect();
+    let tracks: Vec<_> = t
+        .threads
+        .iter()
+        .map(|t| (t.index, t.name.as_str()))
+        .collect();
     assert_eq!(&tracks[1..], [(1, "worker 1"), (2, "worker 2")]);
     assert_eq!(tracks[0].0, 0);
     assert!(tracks[0].1.ends_with("(thread 0)"), "{}", tracks[0].1);

@@ -325,13 +325,16 @@ impl Trace {
                     r
                 })
                 .collect();
-            threads.push((i as u32, ThreadEvents {
-                index,
-                name,
-                worker,
-                dropped: snap.dropped,
-                events,
-            }));
+            threads.push((
+                i as u32,
+                ThreadEvents {
+                    index,
+                    name,
+                    worker,
+                    dropped: snap.dropped,
+                    events,
+                },
+            ));
         }
         threads.sort_by_key(|t| t.1.index);
         // A registered thread that exited during the capture left its
