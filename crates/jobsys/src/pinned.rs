@@ -411,6 +411,7 @@ impl Registry {
     /// only schedules or waits), `UNINDEXED_THREAD_BASE + ctx.index`
     /// (`docs/engine.md`, "Thread index"). Any thread may ask, of any
     /// context.
+    #[cfg_attr(not(feature = "trace"), allow(dead_code))] // hooks and traces only
     pub(crate) fn thread_number(&self, ctx: &Context) -> u32 {
         // Not `thread_index_of`: the index stays the thread's after its
         // registration closed (its exit, the system's drop), until another
@@ -422,6 +423,7 @@ impl Registry {
     }
 
     /// `thread_number` of context `index` (a steal's victim, a wakee).
+    #[cfg_attr(not(feature = "trace"), allow(dead_code))]
     pub(crate) fn thread_number_at(&self, index: u32) -> u32 {
         if (index as usize) < self.num_contexts() {
             self.thread_number(self.context(index as usize))
@@ -487,7 +489,6 @@ impl Registry {
     }
 
     #[track_caller]
-
     fn accept_pin(&self, pin: crate::Pin) -> u32 {
         let t = match pin {
             crate::Pin::Main => ThreadIndex {

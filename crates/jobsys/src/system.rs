@@ -818,7 +818,8 @@ impl JobSystem {
     }
 
     /// Schedule `f` to run on one thread only: the thread that built the
-    /// system (`Pin::Main`), a worker (`Pin::Worker(i)`), or an outside
+    /// system (`Pin::Main`), a worker (`Pin::Worker(i)`, `i` its thread
+    /// index, `1..=workers`; `docs/engine.md`, "Thread index"), or an outside
     /// thread that called [`register_thread`](Self::register_thread). The
     /// handle is an ordinary one (a dependency of anything, waitable from
     /// any thread). Nobody else ever runs it: a worker runs jobs pinned to
@@ -839,8 +840,9 @@ impl JobSystem {
     /// ```
     ///
     /// # Panics
-    /// On `Pin::Worker(i)` with `i` not below [`workers`](Self::workers),
-    /// and a `ThreadIndex` of another system.
+    /// On `Pin::Worker(i)` with `i` not a worker's thread index (outside
+    /// `1..=`[`workers`](Self::workers)), and a `ThreadIndex` of another
+    /// system; the panic points at the caller's line.
     #[track_caller]
     pub fn schedule_pinned<F: FnOnce() + Send + 'static>(&self, pin: Pin, f: F) -> JobHandle {
         self.schedule_pinned_with(pin, JobDesc::default(), &[], f)

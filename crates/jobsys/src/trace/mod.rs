@@ -123,6 +123,12 @@ pub const COMPILED: bool = cfg!(feature = "trace");
 /// (`docs/engine.md`, "Thread index"), always below this.
 pub const UNINDEXED_THREAD_BASE: u32 = 1 << 16;
 
+// Every thread index is below the base: at most the workers, the building
+// thread and one registered thread per context.
+const _: () = assert!(
+    crate::MAX_WORKERS + 1 + crate::slot::MAX_PIN_CONTEXTS < UNINDEXED_THREAD_BASE as usize
+);
+
 #[cfg(feature = "trace")]
 pub(crate) use recorder::TraceState;
 
