@@ -154,6 +154,11 @@ impl fmt::Debug for JobPanic {
 }
 
 /// Why waiting on a handle did not end in success.
+///
+/// A failed job that has a name (`JobDesc::named`, `schedule_named`) is
+/// named in `Display` (`jobsys: job "physics" panicked: …`, `jobsys: a
+/// dependency, job "physics", panicked: …`, a cancellation's text ending
+/// `(job "physics")`); [`job_name`](JobError::job_name) gives a panic's.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum JobError {
