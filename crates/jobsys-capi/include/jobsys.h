@@ -122,10 +122,10 @@ typedef enum jobsys_priority {
  *   thread and several at once: user_data must be thread-safe. On one thread, begins and ends
  *   nest like brackets (a job's end before the end of the wait it ran in, a sleep inside a
  *   wait ends before the wait).
- * - `thread` is the thread's profiler index, NOT jobsys_thread_index: workers 0..workers-1
- *   (worker w is profiler thread w, jobsys_thread_index w + 1, {JOBSYS_PIN_WORKER, w}), then
- *   the other threads that used the system (the creating thread, registered threads, any
- *   thread that scheduled or waited), numbered from `workers` up in the order they first did;
+ * - `thread` is the thread's jobsys_thread_index (one numbering everywhere, docs/engine.md
+ *   "Thread index"): 0 the thread that called jobsys_create, 1..workers the workers
+ *   ({JOBSYS_PIN_WORKER, w}, thread name "jobsys-worker-<w>"), then registered threads; a
+ *   thread with no index (it only scheduled or waited) is 65536 + k, k >= 0.
  *   thread_start names them. A wake's `wakee` and a steal's `victim` use the same numbers.
  * - `job`: an id unique among the jobs alive at once (it may be reused after its job
  *   finished); the ready, begins, ends and waits of one job carry the same id. It is not a
@@ -143,7 +143,7 @@ typedef struct jobsys_profiler_callbacks {
     uint32_t size;                    /* sizeof(jobsys_profiler_callbacks) */
     void *user_data;                  /* passed first to every callback */
     /* Thread `thread` starts working for the system: a worker first thing (name
-     * "jobsys-worker-<w>"), another thread when it first uses it (its thread name, or "" with
+     * "jobsys-worker-<thread>"), another thread when it first uses it (its thread name, or "" with
      * len 0). */
     void (*thread_start)(void *user_data, uint32_t thread, const char *name, size_t name_len);
     /* Thread `thread` is done: a worker last thing before it exits (every worker's stop has
@@ -232,16 +232,17 @@ typedef struct jobsys_handle {
 } jobsys_handle;
 
 /* Which thread a pinned job runs on (jobsys_schedule_pinned). Thread indices: 0 is the thread
- * that called jobsys_create, 1..workers the workers (worker w is w + 1), then the threads that
- * called jobsys_register_thread (see jobsys_thread_index). */
+ * that called jobsys_create, 1..workers the workers (thread "jobsys-worker-<w>" is w), then the
+ * threads that called jobsys_register_thread (see jobsys_thread_index; docs/engine.md, "Thread
+ * index": profiler callbacks, traces and jobsys_get_worker_stats use the same numbers). */
 typedef enum jobsys_pin_kind {
     JOBSYS_PIN_MAIN = 0,              /* the thread that called jobsys_create; index 0 */
-    JOBSYS_PIN_WORKER = 1,            /* worker number `index` (0-based, below jobsys_workers) */
+    JOBSYS_PIN_WORKER = 1,            /* the worker whose thread index is `index`, 1..workers */
     JOBSYS_PIN_THREAD = 2,            /* the thread whose jobsys_thread_index is `index` now */
     JOBSYS_PIN_REGISTERED = 3         /* one registration: `index` from jobsys_register_thread_pin */
 } jobsys_pin_kind;
 
-/* A pin: e.g. {JOBSYS_PIN_WORKER, 0}, {JOBSYS_PIN_THREAD, index from jobsys_register_thread},
+/* A pin: e.g. {JOBSYS_PIN_WORKER, 1}, {JOBSYS_PIN_THREAD, index from jobsys_register_thread},
  * or the pin jobsys_register_thread_pin gives. A zeroed pin is the main thread. An index is
  * reused once its thread exits, so {JOBSYS_PIN_THREAD, i} names whichever thread holds i when
  * the job is scheduled; the pin from jobsys_register_thread_pin names that thread only (once it
@@ -362,7 +363,9 @@ jobsys_error jobsys_combine(jobsys_system *sys, const jobsys_handle *handles, si
 /* Wait until h finished, running work h needs on this thread meanwhile (flushes this thread's
  * batch first). Errors: NULL_ARGUMENT, INVALID_HANDLE, FOREIGN_HANDLE, JOB_FAILED,
  * DEPENDENCY_FAILED (every later call on h reports it again), WAIT_ON_SELF (a job waited on itself
- * or on a job that needs it). */
+ * or on a job that needs it). A failed job that has a desc name is named in the message:
+ * `the job "physics" failed: ...`, `a job this one depends on, job "physics", failed: ...`, a
+ * cancellation's text ends `(job "physics")`. */
 jobsys_error jobsys_complete(jobsys_system *sys, jobsys_handle h);
 
 /* *done = whether h finished (successfully or not). Never blocks, never runs a job. Errors:
@@ -489,9 +492,10 @@ jobsys_error jobsys_get_stats(const jobsys_system *sys, jobsys_stats *out);
  * Errors: NULL_ARGUMENT (sys, out). */
 jobsys_error jobsys_take_stats(jobsys_system *sys, jobsys_stats *out);
 
-/* *out = counters of worker number `worker` (0-based). Errors: NULL_ARGUMENT (sys, out),
- * INVALID_ARGUMENT (no such worker). */
-jobsys_error jobsys_get_worker_stats(const jobsys_system *sys, uint32_t worker, jobsys_stats *out);
+/* *out = counters of the worker whose thread index is `thread_index` (1..workers). Errors:
+ * NULL_ARGUMENT (sys, out), INVALID_ARGUMENT (not a worker's index). */
+jobsys_error jobsys_get_worker_stats(const jobsys_system *sys, uint32_t thread_index,
+                                     jobsys_stats *out);
 
 /* ---- Tracing ------------------------------------------------------------ */
 

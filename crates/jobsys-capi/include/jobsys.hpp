@@ -160,7 +160,7 @@ private:
 };
 
 // The thread a pinned job runs on (see jobsys_pin): Pin::main(),
-// Pin::worker(w) (0-based), Pin::thread(i) (whichever thread holds index i,
+// Pin::worker(w) (the worker with thread index w, 1..workers()), Pin::thread(i) (whichever thread holds index i,
 // e.g. from System::register_thread()), or the pin
 // System::register_thread_pin() returns (that thread only).
 class Pin {
@@ -209,8 +209,10 @@ inline jobsys_config default_config() {
 //   time from its type); the others are NULL callbacks, which cost nothing.
 //   A method is called through a qualified, non-virtual call on the type you
 //   passed.
-// - Called from any thread, several at once; `thread` is the profiler
-//   index (workers 0..workers()-1, then other threads), not thread_index().
+// - Called from any thread, several at once; `thread` is the thread's
+//   thread_index() (0 the creating thread, 1..workers() the workers, then
+//   registered threads; 65536 + k for a thread without an index; see
+//   docs/engine.md, "Thread index").
 // - Must not call into jobsys, must not block. An exception escaping a
 //   method aborts the process after printing "jobsys: a ProfilerHooks
 //   method threw ..." to stderr (it must not unwind through jobsys, and
@@ -566,9 +568,10 @@ public:
         detail::check(jobsys_take_stats(sys_, &s));
         return s;
     }
-    jobsys_stats worker_stats(uint32_t worker) const {
+    // The worker with thread index `thread_index` (1..workers()).
+    jobsys_stats worker_stats(uint32_t thread_index) const {
         jobsys_stats s;
-        detail::check(jobsys_get_worker_stats(sys_, worker, &s));
+        detail::check(jobsys_get_worker_stats(sys_, thread_index, &s));
         return s;
     }
 

@@ -60,8 +60,8 @@ fn untoken(token: u32, last: u32) -> (usize, Option<u32>) {
 pub struct Pin {
     /// A `jobsys_pin_kind`.
     pub kind: i32,
-    /// `PIN_WORKER`: the worker number (0-based); `PIN_THREAD`: a thread
-    /// index; `PIN_MAIN`: 0.
+    /// `PIN_WORKER`: a worker's thread index (`1..=workers`); `PIN_THREAD`:
+    /// a thread index; `PIN_MAIN`: 0.
     pub index: u32,
 }
 
@@ -74,12 +74,13 @@ impl System {
         match (p.kind, p.index as usize) {
             (PIN_MAIN, 0) => Ok(jobsys::Pin::Main),
             (PIN_MAIN, i) => bad(format!("pin {{JOBSYS_PIN_MAIN, {i}}}: the index of a MAIN pin must be 0")),
-            (PIN_WORKER, i) if i < workers => Ok(jobsys::Pin::Worker(i)),
+            (PIN_WORKER, i) if (1..=workers).contains(&i) => Ok(jobsys::Pin::Worker(i)),
             (PIN_WORKER, i) => bad(format!(
-                "pin {{JOBSYS_PIN_WORKER, {i}}}: the system has {workers} workers (0..{workers})"
+                "pin {{JOBSYS_PIN_WORKER, {i}}}: not a worker's thread index; the system's \
+                 {workers} workers are thread indices 1..={workers}"
             )),
             (PIN_THREAD, 0) => Ok(jobsys::Pin::Main),
-            (PIN_THREAD, i) if i <= workers => Ok(jobsys::Pin::Worker(i - 1)),
+            (PIN_THREAD, i) if i <= workers => Ok(jobsys::Pin::Worker(i)),
             // The index's last registration: the thread holding it now, or
             // (none does) one that exited, which cancels the job.
             (PIN_THREAD, i) => match self.js.registered_thread(i, None) {
@@ -133,7 +134,9 @@ fn register(s: &System) -> Result<jobsys::ThreadIndex> {
         if i <= s.js.workers() {
             return Err(Error::new(
                 Code::BadState,
-                format!("called on worker thread {} (thread index {i}): workers run their pinned jobs already", i - 1),
+                format!(
+                    "called on a worker (thread index {i}): workers run their pinned jobs already"
+                ),
             ));
         }
     }

@@ -69,6 +69,39 @@ impl Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// The C error of a failed wait (`jobsys_complete`): its code, and a
+/// message that names the failed job when it has a name (`desc.name`),
+/// which C++'s exceptions carry on (`jobsys.hpp`).
+pub fn from_job_error(e: &jobsys::JobError) -> Error {
+    use jobsys::JobError;
+    let code = match e {
+        JobError::Panicked(p) if p.via_dependency() => Code::DependencyFailed,
+        JobError::Panicked(_) => Code::JobFailed,
+        JobError::WaitOnSelf => Code::WaitOnSelf,
+        JobError::ForeignHandle => Code::ForeignHandle,
+        JobError::Cancelled(_) => Code::Cancelled,
+        JobError::OutcomeUnknown => Code::OutcomeUnknown,
+        _ => Code::Internal,
+    };
+    let message = match e {
+        JobError::Panicked(p) => match (p.via_dependency(), p.job_name()) {
+            (true, Some(name)) => format!(
+                "a job this one depends on, job \"{name}\", failed: {}",
+                p.message()
+            ),
+            (true, None) => format!("a job this one depends on failed: {}", p.message()),
+            (false, Some(name)) => format!("the job \"{name}\" failed: {}", p.message()),
+            (false, None) => format!("the job failed: {}", p.message()),
+        },
+        // A named job's cancellation text ends with `(job "name")`.
+        JobError::Cancelled(why) => {
+            format!("the job, or a job it depends on, was cancelled: {why}")
+        }
+        e => e.to_string(),
+    };
+    Error::new(code, message)
+}
+
 /// `Err(NullArgument)` naming `what` if `p` is NULL.
 pub fn non_null<T>(p: *const T, what: &str) -> Result<()> {
     if p.is_null() {

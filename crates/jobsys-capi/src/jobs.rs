@@ -28,7 +28,7 @@ use crate::engine::Pin;
 use crate::errors::{ffi, non_null, Code, Error, Result};
 use crate::handles::{Handle, Lookup};
 use crate::system::{system, write_opt, System};
-use jobsys::{Batch, JobError, Priority};
+use jobsys::{Batch, Priority};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_void, CStr};
@@ -694,28 +694,8 @@ pub unsafe extern "C" fn jobsys_complete(sys: *const System, h: Handle) -> Code 
             Lookup::Done => return Ok(()),
             Lookup::Unknown => return Err(outcome_unknown()),
         };
-        s.js.try_complete(job).map_err(|e| {
-            let code = match &e {
-                JobError::Panicked(p) if p.via_dependency() => Code::DependencyFailed,
-                JobError::Panicked(_) => Code::JobFailed,
-                JobError::WaitOnSelf => Code::WaitOnSelf,
-                JobError::ForeignHandle => Code::ForeignHandle,
-                JobError::Cancelled(_) => Code::Cancelled,
-                JobError::OutcomeUnknown => Code::OutcomeUnknown,
-                _ => Code::Internal,
-            };
-            let message = match &e {
-                JobError::Panicked(p) if p.via_dependency() => {
-                    format!("a job this one depends on failed: {}", p.message())
-                }
-                JobError::Panicked(p) => format!("the job failed: {}", p.message()),
-                JobError::Cancelled(why) => {
-                    format!("the job, or a job it depends on, was cancelled: {why}")
-                }
-                e => e.to_string(),
-            };
-            Error::new(code, message)
-        })
+        s.js.try_complete(job)
+            .map_err(|e| crate::errors::from_job_error(&e))
     })
 }
 

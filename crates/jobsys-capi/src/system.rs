@@ -327,26 +327,32 @@ pub unsafe extern "C" fn jobsys_take_stats(sys: *const System, out: *mut Stats) 
     unsafe { stats_into("jobsys_take_stats", sys, out, |js| Ok(js.take_stats())) }
 }
 
-/// `*out` = counters of worker `worker` (0-based).
+/// `*out` = counters of the worker with thread index `thread_index`
+/// (`1..=workers`; docs/engine.md, "Thread index").
 ///
 /// # Safety
 /// `sys` is NULL or live; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn jobsys_get_worker_stats(
     sys: *const System,
-    worker: u32,
+    thread_index: u32,
     out: *mut Stats,
 ) -> Code {
     // SAFETY: the caller's promises are `stats_into`'s.
     unsafe {
         stats_into("jobsys_get_worker_stats", sys, out, |js| {
-            js.worker_stats()
-                .get(worker as usize)
-                .copied()
+            // `worker_stats()[k]` is thread index k + 1.
+            (thread_index as usize)
+                .checked_sub(1)
+                .and_then(|k| js.worker_stats().get(k).copied())
                 .ok_or_else(|| {
+                    let n = js.workers();
                     Error::new(
                         Code::InvalidArgument,
-                        format!("worker {worker}: the system has {} workers", js.workers()),
+                        format!(
+                            "thread index {thread_index}: not a worker's; the system's {n} \
+                             workers are thread indices 1..={n}"
+                        ),
                     )
                 })
         })

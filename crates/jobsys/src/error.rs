@@ -8,6 +8,11 @@ use std::sync::Mutex;
 pub(crate) struct Failure {
     message: String,
     kind: Kind,
+    /// The `JobDesc` name of the job that failed (the one that panicked or
+    /// was cancelled, not a dependent that inherits the failure); `None`
+    /// for an unnamed job. Read from the job's meta only when a failure is
+    /// recorded, so the success path never looks at it.
+    job: Option<&'static str>,
     /// The original payload; taken by the first waiter that re-raises it.
     payload: Mutex<Option<Box<dyn Any + Send>>>,
 }
@@ -35,20 +40,24 @@ enum Kind {
 }
 
 impl Failure {
-    pub(crate) fn from_panic(payload: Box<dyn Any + Send>) -> Failure {
+    /// `job`: the panicking job's name (`JobDesc::named`), if it has one.
+    pub(crate) fn from_panic(payload: Box<dyn Any + Send>, job: Option<&'static str>) -> Failure {
         let message = panic_message(&*payload);
         Failure {
             message,
             kind: Kind::Panic,
+            job,
             payload: Mutex::new(Some(payload)),
         }
     }
 
-    /// The cause recorded for a cancelled job, saying why.
-    pub(crate) fn cancelled(why: &str) -> Failure {
+    /// The cause recorded for a cancelled job, saying why (`job`: its
+    /// name, if it has one).
+    pub(crate) fn cancelled(why: &str, job: Option<&'static str>) -> Failure {
         Failure {
             message: why.to_string(),
             kind: Kind::Cancelled,
+            job,
             payload: Mutex::new(None),
         }
     }
@@ -61,6 +70,7 @@ impl Failure {
                       (the failure log forgot it; see Builder::failure_history)"
                 .to_string(),
             kind: Kind::Unknown,
+            job: None,
             payload: Mutex::new(None),
         }
     }
@@ -69,7 +79,10 @@ impl Failure {
     /// was skipped because a dependency failed).
     pub(crate) fn to_error(&self, via_dependency: bool) -> JobError {
         match self.kind {
-            Kind::Cancelled => JobError::Cancelled(self.message.clone()),
+            Kind::Cancelled => JobError::Cancelled(match self.job {
+                Some(name) => format!("{} (job \"{name}\")", self.message),
+                None => self.message.clone(),
+            }),
             Kind::Unknown => JobError::OutcomeUnknown,
             Kind::Panic => JobError::Panicked(self.to_panic(via_dependency)),
         }
@@ -87,6 +100,7 @@ impl Failure {
         JobPanic {
             message: self.message.clone(),
             via_dependency,
+            job: self.job,
             payload,
         }
     }
@@ -96,6 +110,7 @@ impl Failure {
 pub struct JobPanic {
     message: String,
     via_dependency: bool,
+    job: Option<&'static str>,
     payload: Option<Box<dyn Any + Send>>,
 }
 
@@ -108,6 +123,13 @@ impl JobPanic {
     pub fn via_dependency(&self) -> bool {
         self.via_dependency
     }
+    /// The name (`JobDesc::named`) of the job that panicked: the waited-on
+    /// job itself, or with [`via_dependency`](Self::via_dependency) the
+    /// dependency whose panic it inherited. `None` when that job has no
+    /// name.
+    pub fn job_name(&self) -> Option<&'static str> {
+        self.job
+    }
     /// The original panic payload, if this waiter is the first to see it.
     pub fn take_payload(&mut self) -> Option<Box<dyn Any + Send>> {
         self.payload.take()
@@ -116,13 +138,7 @@ impl JobPanic {
     pub fn resume(mut self) -> ! {
         match self.payload.take() {
             Some(p) => std::panic::resume_unwind(p),
-            None if self.via_dependency => {
-                panic!(
-                    "jobsys: a dependency of this job panicked: {}",
-                    self.message
-                )
-            }
-            None => panic!("jobsys: job panicked: {}", self.message),
+            None => panic!("{}", JobError::Panicked(self)),
         }
     }
 }
@@ -132,11 +148,17 @@ impl fmt::Debug for JobPanic {
         f.debug_struct("JobPanic")
             .field("message", &self.message)
             .field("via_dependency", &self.via_dependency)
+            .field("job", &self.job)
             .finish()
     }
 }
 
 /// Why waiting on a handle did not end in success.
+///
+/// A failed job that has a name (`JobDesc::named`, `schedule_named`) is
+/// named in `Display` (`jobsys: job "physics" panicked: …`, `jobsys: a
+/// dependency, job "physics", panicked: …`, a cancellation's text ending
+/// `(job "physics")`); [`job_name`](JobError::job_name) gives a panic's.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum JobError {
@@ -165,10 +187,16 @@ pub enum JobError {
 impl fmt::Display for JobError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            JobError::Panicked(p) if p.via_dependency => {
-                write!(f, "jobsys: a dependency panicked: {}", p.message)
-            }
-            JobError::Panicked(p) => write!(f, "jobsys: job panicked: {}", p.message),
+            JobError::Panicked(p) => match (p.via_dependency, p.job) {
+                (true, Some(name)) => write!(
+                    f,
+                    "jobsys: a dependency, job \"{name}\", panicked: {}",
+                    p.message
+                ),
+                (true, None) => write!(f, "jobsys: a dependency panicked: {}", p.message),
+                (false, Some(name)) => write!(f, "jobsys: job \"{name}\" panicked: {}", p.message),
+                (false, None) => write!(f, "jobsys: job panicked: {}", p.message),
+            },
             JobError::ForeignHandle => {
                 write!(f, "jobsys: this handle belongs to another JobSystem")
             }
@@ -182,6 +210,21 @@ impl fmt::Display for JobError {
                 f,
                 "jobsys: a job waited on itself (or on a job that depends on it); that wait would never end"
             ),
+        }
+    }
+}
+
+impl JobError {
+    /// The name (`JobDesc::named`) of the job that failed, where the error
+    /// knows it: for [`Panicked`](JobError::Panicked), the job that
+    /// panicked ([`JobPanic::job_name`]). A cancelled named job's name is
+    /// in its [`Cancelled`](JobError::Cancelled) text (`… (job "name")`),
+    /// and so in `Display`; this returns `None` for it and for the other
+    /// variants.
+    pub fn job_name(&self) -> Option<&'static str> {
+        match self {
+            JobError::Panicked(p) => p.job,
+            _ => None,
         }
     }
 }

@@ -175,7 +175,7 @@ mod tests {
 
     fn rec() -> Recorded {
         Recorded {
-            failure: Arc::new(Failure::cancelled("test")),
+            failure: Arc::new(Failure::cancelled("test", None)),
             flags: 0,
         }
     }

@@ -332,6 +332,7 @@ impl Registry {
     // ---- submitting -------------------------------------------------------
 
     /// Check that every handle in `deps` is ours.
+    #[track_caller]
     pub(crate) fn check_handles(&self, deps: &[JobHandle], what: &str) {
         for d in deps {
             assert!(
@@ -740,7 +741,7 @@ impl Registry {
         match r {
             Ok(()) => self.finish(ctx, slot, gen, 0),
             Err(p) => {
-                slot.set_failure(Arc::new(Failure::from_panic(p)));
+                slot.set_failure(Arc::new(Failure::from_panic(p, failed_name(slot))));
                 self.finish(ctx, slot, gen, FAILED);
             }
         }
@@ -809,7 +810,7 @@ impl Registry {
             Cancel::Waiting | Cancel::Claimed => {
                 // The cause, recorded while we own the closure and before
                 // anyone can see the job finish (`finish` passes it on).
-                slot.set_failure(Arc::new(Failure::cancelled(why)));
+                slot.set_failure(Arc::new(Failure::cancelled(why, failed_name(slot))));
                 // SAFETY: the cancelling CAS gave us the payload: nobody
                 // runs or drops a CANCELLED job's closure, and our pin (or
                 // claim) keeps the slot from being recycled meanwhile.
@@ -874,7 +875,10 @@ impl Registry {
                 None => {
                     // Cancelled while it ran (`STOP`): the canceller records
                     // the cause too; the first one recorded stays.
-                    slot.set_failure(Arc::new(Failure::cancelled(CANCELLED_BY_USER)));
+                    slot.set_failure(Arc::new(Failure::cancelled(
+                        CANCELLED_BY_USER,
+                        failed_name(slot),
+                    )));
                     flags |= FAILED;
                     self.log_failure(slot, gen, flags);
                 }
@@ -1035,6 +1039,16 @@ impl Stall {
 }
 
 /// Why `JobSystem::cancel` cancelled a job (its dependents report it too).
+/// The `JobDesc` name of the failing job in `slot`, for its failure
+/// record; read only when a failure is recorded (the caller holds a pin or
+/// claim, so the meta is this job's). Out of line: the success path never
+/// calls it.
+#[cold]
+#[inline(never)]
+pub(crate) fn failed_name(slot: &Slot) -> Option<&'static str> {
+    crate::desc::name_of(slot.meta().name)
+}
+
 pub(crate) const CANCELLED_BY_USER: &str = "cancelled by JobSystem::cancel";
 
 thread_local! {

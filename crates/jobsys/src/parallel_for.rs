@@ -34,6 +34,7 @@ pub enum Batch {
 }
 
 impl Batch {
+    #[track_caller]
     pub(crate) fn piece_len(self, len: usize, threads: usize) -> usize {
         match self {
             Batch::Fixed(0) => {
@@ -350,7 +351,10 @@ impl Registry {
             ctx.running_pop(slot, gen);
             let mut finished_pieces = last - first;
             if let Err(p) = r {
-                slot.set_failure(Arc::new(Failure::from_panic(p)));
+                slot.set_failure(Arc::new(Failure::from_panic(
+                    p,
+                    crate::lifecycle::failed_name(slot),
+                )));
                 // Abandon what nobody took yet; count it as done.
                 let prev = h.next.swap(ABANDONED, Ordering::AcqRel);
                 finished_pieces += h.pieces.saturating_sub(prev);
@@ -405,7 +409,10 @@ impl Registry {
             // SAFETY: every piece is done or abandoned, so no thread uses the
             // closure any more; it is dropped exactly once, here.
             if let Err(p) = unsafe { crate::lifecycle::drop_as_job(ctx, slot, gen) } {
-                slot.set_failure(Arc::new(Failure::from_panic(p)));
+                slot.set_failure(Arc::new(Failure::from_panic(
+                    p,
+                    crate::lifecycle::failed_name(slot),
+                )));
             }
         }
         let failed = if slot.has_failure() {

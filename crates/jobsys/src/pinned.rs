@@ -63,7 +63,9 @@ const MAIN_REGISTRATION: u32 = 1;
 pub enum Pin {
     /// The thread that built the system (thread index 0).
     Main,
-    /// The worker thread named `jobsys-worker-{i}` (thread index `i + 1`).
+    /// The worker with thread index `i`, `1..=workers` (the thread named
+    /// `jobsys-worker-{i}`; `docs/engine.md`, "Thread index"). Any other
+    /// `i` panics where the job is scheduled.
     Worker(usize),
     /// An outside thread that called `JobSystem::register_thread`.
     Thread(ThreadIndex),
@@ -192,8 +194,13 @@ pub(crate) struct PinnedQueue {
     /// Entries queued: a lock-free emptiness check for the owner's loops.
     len: AtomicUsize,
     /// The thread index of the registration this context carries (workers:
-    /// their index + 1), `Inner::index` readable without the lock; only its
-    /// owner reads it (`thread_index`), after writing it.
+    /// their index + 1), `Inner::index` readable without the lock. Its
+    /// owner reads it (`thread_index`), after writing it; other threads
+    /// read it only to number this context's thread for hooks and traces
+    /// (`Registry::thread_number`; a stale value there mislabels, nothing
+    /// more). Kept when the registration ends (so the thread's last events,
+    /// at its exit or the system's drop, keep its number); `UNASSIGNED`
+    /// again when another thread claims the context.
     index: AtomicU32,
     /// `Inner::open`, readable without the lock (`thread_index` is called
     /// per job to pick a scratch buffer); written under it.
@@ -304,6 +311,8 @@ impl PinnedQueue {
         let mut q = lock(&self.inner);
         debug_assert!(q.in_flight == 0 && !q.claim_held, "claimed while held");
         q.closed_for_good = false;
+        // The new owner has no thread index until it registers.
+        self.index.store(UNASSIGNED, Ordering::Relaxed);
     }
 }
 
@@ -343,6 +352,7 @@ impl Registry {
     /// Register `ctx` (the caller's own) as a thread that runs pinned jobs:
     /// its registration if it has one, else a new one with the smallest
     /// free index (`ThreadTable::take`).
+    #[track_caller]
     pub(crate) fn register(&self, ctx: &Context) -> ThreadIndex {
         assert!(
             !ctx.is_worker,
@@ -396,6 +406,32 @@ impl Registry {
         }
     }
 
+    /// The number hooks and traces give the thread holding `ctx`: its
+    /// thread index (as `thread_index_of`), or, for a thread that has none (it
+    /// only schedules or waits), `UNINDEXED_THREAD_BASE + ctx.index`
+    /// (`docs/engine.md`, "Thread index"). Any thread may ask, of any
+    /// context.
+    #[cfg_attr(not(feature = "trace"), allow(dead_code))] // hooks and traces only
+    pub(crate) fn thread_number(&self, ctx: &Context) -> u32 {
+        // Not `thread_index_of`: the index stays the thread's after its
+        // registration closed (its exit, the system's drop), until another
+        // thread claims the context.
+        match ctx.pinned.index.load(Ordering::Relaxed) {
+            UNASSIGNED => crate::trace::UNINDEXED_THREAD_BASE + ctx.index,
+            i => i,
+        }
+    }
+
+    /// `thread_number` of context `index` (a steal's victim, a wakee).
+    #[cfg_attr(not(feature = "trace"), allow(dead_code))]
+    pub(crate) fn thread_number_at(&self, index: u32) -> u32 {
+        if (index as usize) < self.num_contexts() {
+            self.thread_number(self.context(index as usize))
+        } else {
+            crate::trace::UNINDEXED_THREAD_BASE + index
+        }
+    }
+
     /// The calling thread's index, if the system knows it (`ctx` is its own).
     pub(crate) fn thread_index_of(&self, ctx: &Context) -> Option<usize> {
         if ctx.is_worker || ctx.pinned.is_open() {
@@ -444,6 +480,7 @@ impl Registry {
     /// # Panics
     /// On a worker index out of range and a `ThreadIndex` of another
     /// system.
+    #[track_caller]
     pub(crate) fn pin_target(&self, pin: crate::Pin) -> PinTicket<'_> {
         PinTicket {
             reg: self,
@@ -451,6 +488,7 @@ impl Registry {
         }
     }
 
+    #[track_caller]
     fn accept_pin(&self, pin: crate::Pin) -> u32 {
         let t = match pin {
             crate::Pin::Main => ThreadIndex {
@@ -461,11 +499,13 @@ impl Registry {
             },
             crate::Pin::Worker(i) => {
                 assert!(
-                    i < self.num_workers,
-                    "jobsys: Pin::Worker({i}): this system has {} workers",
+                    (1..=self.num_workers).contains(&i),
+                    "jobsys: Pin::Worker({i}): not a worker's thread index; this system's \
+                     workers are thread indices 1..={} (docs/engine.md, \"Thread index\")",
                     self.num_workers
                 );
-                return i as u32;
+                // Worker thread index `i` holds context `i - 1`.
+                return (i - 1) as u32;
             }
             crate::Pin::Thread(t) => {
                 assert!(

@@ -95,6 +95,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     }
 
     /// A borrowing `parallel_for`.
+    #[track_caller]
     pub fn parallel_for<F>(&'scope self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
     where
         F: Fn(usize) + Send + Sync + 'scope,

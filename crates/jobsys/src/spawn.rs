@@ -151,7 +151,8 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     }
 
     /// Run on one thread only: the thread that built the system
-    /// (`Pin::Main`), a worker (`Pin::Worker(i)`), or an outside thread
+    /// (`Pin::Main`), a worker (`Pin::Worker(i)`, `i` its thread index,
+    /// 1..=workers: `docs/engine.md`, "Thread index"), or an outside thread
     /// that called [`JobSystem::register_thread`]. Nobody else ever runs
     /// it; a job pinned to an outside thread that exits first is
     /// cancelled. See `docs/engine.md`.
@@ -165,8 +166,8 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     /// ```
     ///
     /// The pin is checked when the job is scheduled: `Pin::Worker(i)` with
-    /// `i` not below [`JobSystem::workers`], or a `ThreadIndex` of another
-    /// system, panics there.
+    /// `i` outside 1..=[`JobSystem::workers`], or a `ThreadIndex` of another
+    /// system, panics there (at the caller's line).
     #[inline(always)]
     pub fn pin(mut self, pin: Pin) -> Self {
         self.pin = Some(pin);
@@ -199,6 +200,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     /// If a handle in `after` belongs to another `JobSystem`; on a bad pin
     /// (see [`pin`](Self::pin)).
     #[inline(always)]
+    #[track_caller]
     pub fn schedule<F: FnOnce() + Send + 'f>(self, f: F) -> JobHandle {
         match self.scope {
             // SAFETY: no scope: `'f` is `'static` (only `JobSystem::job`
@@ -220,6 +222,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     /// # Panics
     /// On `Batch::Fixed(0)`, and as [`schedule`](Self::schedule).
     #[inline]
+    #[track_caller]
     pub fn parallel_for<F>(self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
     where
         F: Fn(usize) + Send + Sync + 'f,
@@ -239,6 +242,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     /// Like [`parallel_for`](Self::parallel_for), but `f` gets each piece
     /// as a `Range`.
     #[inline]
+    #[track_caller]
     pub fn parallel_for_chunked<F>(self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
     where
         F: Fn(Range<usize>) + Send + Sync + 'f,
@@ -260,6 +264,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     /// # Safety
     /// Everything `f` borrows outlives the job (the caller waits for it).
     #[inline(always)]
+    #[track_caller]
     unsafe fn spawn<F: FnOnce() + Send>(&self, f: F) -> JobHandle {
         let js = self.system;
         if let Some(pin) = self.pin {
@@ -281,6 +286,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     /// # Safety
     /// As `spawn`.
     #[inline(always)]
+    #[track_caller]
     unsafe fn spawn_loop<F: Fn(usize) + Send + Sync>(
         &self,
         range: Range<usize>,
@@ -302,6 +308,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     /// # Safety
     /// As `spawn`.
     #[inline(always)]
+    #[track_caller]
     unsafe fn spawn_chunks<F: Fn(Range<usize>) + Send + Sync>(
         &self,
         range: Range<usize>,
@@ -329,6 +336,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     /// # Safety
     /// As `spawn`; `vts` are `f`'s.
     #[inline(always)]
+    #[track_caller]
     unsafe fn pfor<F: Send + Sync>(
         &self,
         range: Range<usize>,
@@ -426,6 +434,7 @@ impl<'a, 'f, 'd, A> AccessJobBuilder<'a, 'f, 'd, A> {
 impl<'a, 'f, 'd, A: Access> AccessJobBuilder<'a, 'f, 'd, A> {
     /// Schedule `f`, which gets `&T` for each read and `&mut T` for each
     /// write, in the declaration's shape.
+    #[track_caller]
     pub fn schedule<F>(self, f: F) -> JobHandle
     where
         F: for<'x> FnOnce(A::Guards<'x>) + Send + 'f,
@@ -444,6 +453,7 @@ impl<'a, 'f, 'd, A: Access> AccessJobBuilder<'a, 'f, 'd, A> {
 impl<'a, 'f, 'd, A: ParAccess> AccessJobBuilder<'a, 'f, 'd, A> {
     /// Run `f(i, item)` for every `i` in `range`: `item` is `&T` for a
     /// read and `&mut v[i]` for a `write_each`, in the declaration's shape.
+    #[track_caller]
     pub fn parallel_for<F>(self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
     where
         F: for<'x> Fn(usize, A::Item<'x>) + Send + Sync + 'f,
@@ -462,6 +472,7 @@ impl<'a, 'f, 'd, A: ParAccess> AccessJobBuilder<'a, 'f, 'd, A> {
     /// Like [`parallel_for`](Self::parallel_for), but each call gets a
     /// whole piece: its `Range` and `&mut v[range]` for a `write_each`
     /// (`&T` for a read).
+    #[track_caller]
     pub fn parallel_for_chunked<F>(self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
     where
         F: for<'x> Fn(Range<usize>, A::Chunk<'x>) + Send + Sync + 'f,
@@ -482,6 +493,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     /// `after`'s. A pinned job is held (not queued) until the locks are
     /// released: if its thread is gone it is cancelled there, and its
     /// closure (user code) dropped after the locks.
+    #[track_caller]
     fn submit_with_access<'s>(
         self,
         visit: impl FnOnce(&mut dyn FnMut(&'s crate::access::Shared, crate::access::Mode)),

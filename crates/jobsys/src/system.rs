@@ -134,18 +134,22 @@ impl JobSystem {
                 .div_ceil(crate::slot::PAGE_SLOTS),
             crate::active::Active::new(workers, config.follow_cpus, config.pin_workers),
         );
-        // Hooks first: the building thread's `current` below reports its
-        // start to them, and every job of the system is scheduled after.
+        // The building thread is `Pin::Main`, thread index 0; registered
+        // before the hooks are installed so that its start reaches them
+        // with that number (`docs/engine.md`, "Thread index"). Hooks next:
+        // every job of the system is scheduled after, the workers start
+        // after.
+        let main_ctx = registry.current_for(|| "JobSystem::new");
+        registry.register_main(main_ctx);
         #[cfg(feature = "trace")]
         if let Some(h) = config.profiler {
             registry.trace.install_hooks(h);
+            crate::trace::thread_start(&registry, main_ctx);
         }
-        // The building thread is `Pin::Main`, thread index 0.
-        registry.register_main(registry.current_for(|| "JobSystem::new"));
         let mut threads = Vec::with_capacity(workers);
         for i in 0..workers {
             let reg = registry.clone();
-            let mut b = std::thread::Builder::new().name(format!("jobsys-worker-{i}"));
+            let mut b = std::thread::Builder::new().name(format!("jobsys-worker-{}", i + 1));
             if let Some(sz) = config.stack_size {
                 b = b.stack_size(sz);
             }
@@ -222,7 +226,9 @@ impl JobSystem {
         self.reg().stats()
     }
 
-    /// Counters of each worker since the system started (index = worker).
+    /// Counters of each worker since the system started: entry `k` is the
+    /// worker with thread index `k + 1` (`jobsys-worker-{k + 1}`;
+    /// `docs/engine.md`, "Thread index").
     pub fn worker_stats(&self) -> Vec<Stats> {
         self.reg().worker_stats()
     }
@@ -261,6 +267,7 @@ impl JobSystem {
     ///
     /// # Safety
     /// As `schedule_unchecked`.
+    #[track_caller]
     pub(crate) unsafe fn schedule_batched_unchecked<F: FnOnce() + Send>(
         &self,
         desc: &JobDesc,
@@ -282,6 +289,7 @@ impl JobSystem {
     ///
     /// # Safety
     /// As `schedule_unchecked`.
+    #[track_caller]
     pub(crate) unsafe fn schedule_pinned_unchecked<F: FnOnce() + Send>(
         &self,
         pin: Pin,
@@ -360,6 +368,7 @@ impl JobSystem {
     // LLVM stopped inlining it into callers once `Store::alloc` grew a cold
     // branch (W1 single 298 -> 329 instructions per job).
     #[inline(always)]
+    #[track_caller]
     pub(crate) unsafe fn schedule_unchecked<F: FnOnce() + Send>(
         &self,
         desc: &JobDesc,
@@ -423,6 +432,7 @@ impl JobSystem {
     ///
     /// # Panics
     /// On `Batch::Fixed(0)`.
+    #[track_caller]
     pub fn parallel_for<F>(&self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
     where
         F: Fn(usize) + Send + Sync + 'static,
@@ -447,6 +457,7 @@ impl JobSystem {
     // and the builder); a struct for them would be built and taken apart
     // at each call.
     #[allow(clippy::too_many_arguments)]
+    #[track_caller]
     pub(crate) unsafe fn pfor_unchecked<F: Send + Sync>(
         &self,
         desc: &JobDesc,
@@ -532,6 +543,7 @@ impl JobSystem {
     ///
     /// # Panics
     /// On a worker of this system (workers have their index already).
+    #[track_caller]
     pub fn register_thread(&self) -> ThreadIndex {
         let reg = self.reg();
         reg.register(reg.current_for(|| "JobSystem::register_thread"))
@@ -570,7 +582,7 @@ impl JobSystem {
     }
 
     /// The calling thread's index: 0 for the thread that built the system,
-    /// `1..=workers` for the workers (`jobsys-worker-{i}` is `i + 1`), then
+    /// `1..=workers` for the workers (`jobsys-worker-{i}` is index `i`), then
     /// registered threads (`register_thread`); `None` for any other
     /// thread. Stable while the thread lives, and dense: a registered
     /// thread takes the smallest index above the workers' that no live

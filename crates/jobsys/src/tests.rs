@@ -677,7 +677,7 @@ fn max_jobs_1_lets_a_job_schedule_and_complete_a_child() {
                 let js2 = js.clone();
                 // On worker 0, whose store is empty at first: the child
                 // needs a page.
-                let h = js.job().pin(crate::Pin::Worker(0)).schedule(move || {
+                let h = js.job().pin(crate::Pin::Worker(1)).schedule(move || {
                     let child = js2.schedule(|| {});
                     js2.complete(child);
                 });
@@ -786,7 +786,7 @@ fn a_back_pressure_stall_inside_a_job_panics_in_time_and_says_so() {
         // Worker 1 is busy until released, so nothing finishes.
         let (busy_tx, busy) = std::sync::mpsc::channel();
         let (release_busy, busy_released) = std::sync::mpsc::channel::<()>();
-        let busy_job = js.job().pin(crate::Pin::Worker(1)).schedule(move || {
+        let busy_job = js.job().pin(crate::Pin::Worker(2)).schedule(move || {
             busy_tx.send(()).unwrap();
             busy_released.recv().unwrap();
         });
@@ -798,7 +798,7 @@ fn a_back_pressure_stall_inside_a_job_panics_in_time_and_says_so() {
         let parent = {
             let (js2, ran, dropped, scheduled) =
                 (js.clone(), ran.clone(), dropped.clone(), scheduled.clone());
-            js.job().pin(crate::Pin::Worker(0)).schedule(move || {
+            js.job().pin(crate::Pin::Worker(1)).schedule(move || {
                 wait_go.recv().unwrap();
                 // Worker 0's store is empty: the first child needs a page.
                 loop {
@@ -1079,7 +1079,7 @@ fn a_pinned_job_runs_on_its_thread_only() {
         let pin = if i % 2 == 0 {
             crate::Pin::Main
         } else {
-            crate::Pin::Worker(1)
+            crate::Pin::Worker(2)
         };
         hs.push(js.job().pin(pin).schedule(move || {
             o.lock().unwrap().push((
@@ -1093,7 +1093,7 @@ fn a_pinned_job_runs_on_its_thread_only() {
     for (pin, id, name) in on.lock().unwrap().iter() {
         match pin {
             crate::Pin::Main => assert_eq!(*id, main),
-            _ => assert_eq!(name.as_deref(), Some("jobsys-worker-1")),
+            _ => assert_eq!(name.as_deref(), Some("jobsys-worker-2")),
         }
     }
 }
@@ -1111,7 +1111,7 @@ fn a_benched_worker_still_runs_the_jobs_pinned_to_it() {
             if i % 2 == 0 {
                 js.schedule(|| {})
             } else {
-                js.job().pin(crate::Pin::Worker(0)).schedule(move || {
+                js.job().pin(crate::Pin::Worker(1)).schedule(move || {
                     o.lock()
                         .unwrap()
                         .push(std::thread::current().name().map(str::to_owned));
@@ -1122,7 +1122,7 @@ fn a_benched_worker_still_runs_the_jobs_pinned_to_it() {
     js.complete(js.combine(&hs));
     let on = on.lock().unwrap();
     assert_eq!(on.len(), hs.len() / 2);
-    assert!(on.iter().all(|n| n.as_deref() == Some("jobsys-worker-0")));
+    assert!(on.iter().all(|n| n.as_deref() == Some("jobsys-worker-1")));
     js.set_active_workers(2).unwrap();
     assert_eq!(js.stats().active_workers, 2);
 }

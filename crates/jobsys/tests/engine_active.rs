@@ -171,9 +171,9 @@ fn benched_worker_runs_jobs_pinned_to_it() {
         assert_eq!(active(&js), 0);
         for round in 0..50 {
             for i in 0..workers {
-                let name = format!("jobsys-worker-{i}");
+                let name = format!("jobsys-worker-{}", i + 1);
                 let js2 = js.clone();
-                let h = js.job().pin(Pin::Worker(i)).schedule(move || {
+                let h = js.job().pin(Pin::Worker(i + 1)).schedule(move || {
                     assert_eq!(thread::current().name(), Some(name.as_str()));
                     assert_eq!(js2.thread_index(), Some(i + 1));
                 });

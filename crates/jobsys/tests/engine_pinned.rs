@@ -24,7 +24,8 @@ fn system(workers: usize) -> JobSystem {
 enum Expect {
     /// The thread with this id (the builder, a registered thread).
     Id(ThreadId),
-    /// The worker with this index (`jobsys-worker-{i}`, thread index i+1).
+    /// The worker at this place from 0 (`jobsys-worker-{i + 1}`, thread
+    /// index i + 1).
     Worker(usize),
 }
 
@@ -34,7 +35,8 @@ fn check_here(js: &JobSystem, expect: &Expect) -> Option<String> {
     let ok = match expect {
         Expect::Id(id) => me.id() == *id,
         Expect::Worker(i) => {
-            me.name() == Some(&format!("jobsys-worker-{i}")) && js.thread_index() == Some(i + 1)
+            me.name() == Some(&format!("jobsys-worker-{}", i + 1))
+                && js.thread_index() == Some(i + 1)
         }
     };
     (!ok).then(|| {
@@ -186,7 +188,7 @@ fn pinned_jobs_run_only_on_their_thread_mid_graph() {
                 (Pin::Main, Expect::Id(main)),
                 (Pin::Thread(reg.index), Expect::Id(reg.id)),
             ];
-            targets.extend((0..workers).map(|i| (Pin::Worker(i), Expect::Worker(i))));
+            targets.extend((0..workers).map(|i| (Pin::Worker(i + 1), Expect::Worker(i))));
             for (pin, expect) in targets {
                 let errors = Arc::new(Mutex::new(Vec::new()));
                 let runs = Arc::new(AtomicUsize::new(0));
@@ -242,12 +244,12 @@ fn many_pinned_jobs_to_one_worker_under_a_flood() {
                     }
                 })
             };
-            let name = format!("jobsys-worker-{target}");
+            let name = format!("jobsys-worker-{}", target + 1);
             let hs: Vec<_> = (0..N)
                 .map(|i| {
                     let (ran, wrong, name, js2) =
                         (ran.clone(), wrong.clone(), name.clone(), js.clone());
-                    js.job().pin(Pin::Worker(target)).schedule(move || {
+                    js.job().pin(Pin::Worker(target + 1)).schedule(move || {
                         if thread::current().name() != Some(name.as_str())
                             || js2.thread_index() != Some(target + 1)
                         {
@@ -283,10 +285,10 @@ fn worker_waiting_on_a_job_pinned_to_itself_runs_it() {
             let mut outer = Vec::new();
             for i in 0..workers {
                 let (js2, ran) = (js.clone(), ran.clone());
-                outer.push(js.job().pin(Pin::Worker(i)).schedule(move || {
+                outer.push(js.job().pin(Pin::Worker(i + 1)).schedule(move || {
                     let r = ran.clone();
-                    let name = format!("jobsys-worker-{i}");
-                    let inner = js2.job().pin(Pin::Worker(i)).schedule(move || {
+                    let name = format!("jobsys-worker-{}", i + 1);
+                    let inner = js2.job().pin(Pin::Worker(i + 1)).schedule(move || {
                         assert_eq!(thread::current().name(), Some(name.as_str()));
                         r.fetch_add(1, SeqCst);
                     });
@@ -304,8 +306,8 @@ fn worker_waiting_on_a_job_pinned_to_itself_runs_it() {
                         return;
                     };
                     let r = ran.clone();
-                    let name = format!("jobsys-worker-{}", idx - 1);
-                    let inner = js2.job().pin(Pin::Worker(idx - 1)).schedule(move || {
+                    let name = format!("jobsys-worker-{idx}");
+                    let inner = js2.job().pin(Pin::Worker(idx)).schedule(move || {
                         assert_eq!(thread::current().name(), Some(name.as_str()));
                         r.fetch_add(1, SeqCst);
                     });
@@ -330,7 +332,7 @@ fn main_runs_its_pinned_job_while_waiting_on_a_worker_job() {
             for _ in 0..50 {
                 let on_main = Arc::new(Mutex::new(None));
                 let (js2, on_main2) = (js.clone(), on_main.clone());
-                let x = js.job().pin(Pin::Worker(workers - 1)).schedule(move || {
+                let x = js.job().pin(Pin::Worker(workers)).schedule(move || {
                     let m = js2.job().pin(Pin::Main).schedule(move || {
                         *on_main2.lock().unwrap() = Some(thread::current().id());
                     });

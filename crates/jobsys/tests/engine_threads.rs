@@ -33,7 +33,7 @@ fn thread_index_on_every_kind_of_thread() {
         assert_eq!(js.register_thread().get(), 0, "the builder is index 0");
         for i in 0..workers {
             let js2 = js.clone();
-            let h = js.job().pin(Pin::Worker(i)).schedule(move || {
+            let h = js.job().pin(Pin::Worker(i + 1)).schedule(move || {
                 assert_eq!(js2.thread_index(), Some(i + 1));
                 assert_eq!(js2.thread_index(), Some(i + 1), "stable");
             });

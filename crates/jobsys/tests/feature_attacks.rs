@@ -274,7 +274,7 @@ fn a_huge_loop_with_two_panicking_pieces_finishes_failed() {
         assert!(matches!(e, JobError::Panicked(_)), "{e:?}");
         // The worker is still there (a debug build's overflow panic in
         // `run_pieces` killed it, and this pinned job then waited for ever).
-        let on_worker = js.job().pin(jobsys::Pin::Worker(0)).schedule(|| {});
+        let on_worker = js.job().pin(jobsys::Pin::Worker(1)).schedule(|| {});
         js.try_complete(on_worker)
             .expect("the worker runs its pinned job");
     });
@@ -497,7 +497,7 @@ fn benched_workers_run_their_pinned_jobs_and_own_deques_while_the_count_toggles(
         let mut pinned = Vec::new();
         for w in 0..3 {
             let (js2, ran2, tx) = (js.clone(), ran.clone(), tx.clone());
-            pinned.push(js.job().pin(jobsys::Pin::Worker(w)).schedule(move || {
+            pinned.push(js.job().pin(jobsys::Pin::Worker(w + 1)).schedule(move || {
                 // Children land in the benched worker's own deque.
                 for _ in 0..10 {
                     let r = ran2.clone();
@@ -537,7 +537,7 @@ fn benched_workers_run_their_pinned_jobs_and_own_deques_while_the_count_toggles(
             };
             prev = if i % 3 == 0 {
                 js.job()
-                    .pin(jobsys::Pin::Worker(i % 3))
+                    .pin(jobsys::Pin::Worker(i % 3 + 1))
                     .after(&[prev])
                     .schedule(body)
             } else {
@@ -549,7 +549,7 @@ fn benched_workers_run_their_pinned_jobs_and_own_deques_while_the_count_toggles(
         stop.store(true, SeqCst);
         toggler.join().unwrap();
         // All benched: a pinned job still runs, and a free one runs here.
-        let p = js.job().pin(jobsys::Pin::Worker(2)).schedule(|| {});
+        let p = js.job().pin(jobsys::Pin::Worker(3)).schedule(|| {});
         js.complete(p);
         let f = js.schedule(|| {});
         js.complete(f);

@@ -120,7 +120,7 @@ fn schedule_combo(
     let b = match c.pin {
         None => b,
         Some(0) => b.pin(Pin::Main),
-        Some(_) => b.pin(Pin::Worker(0)),
+        Some(_) => b.pin(Pin::Worker(1)),
     };
     let b = if c.batched { b.batched() } else { b };
     let (s, g) = (seen.clone(), gate.clone());
@@ -137,7 +137,7 @@ fn schedule_combo(
                 let b2 = match c.pin {
                     None => b2,
                     Some(0) => b2.pin(Pin::Main),
-                    Some(_) => b2.pin(Pin::Worker(0)),
+                    Some(_) => b2.pin(Pin::Worker(1)),
                 };
                 let b2 = if c.batched { b2.batched() } else { b2 };
                 drop(b);
@@ -190,7 +190,7 @@ fn every_combination_of_options_runs_once_after_its_deps_on_its_thread_with_its_
             let t2 = t.clone();
             js.complete(
                 js.job()
-                    .pin(Pin::Worker(0))
+                    .pin(Pin::Worker(1))
                     .schedule(move || *t2.lock().unwrap() = Some(thread::current().id())),
             );
             let id = t.lock().unwrap().unwrap();

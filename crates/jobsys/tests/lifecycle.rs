@@ -141,8 +141,8 @@ fn worker_threads_are_named_jobsys_worker_n() {
         assert_eq!(
             seen,
             vec![
-                Some("jobsys-worker-0".to_string()),
-                Some("jobsys-worker-1".to_string())
+                Some("jobsys-worker-1".to_string()),
+                Some("jobsys-worker-2".to_string())
             ]
         );
         // With many jobs and the main thread helping, only the workers and
@@ -164,8 +164,8 @@ fn worker_threads_are_named_jobsys_worker_n() {
         }
         let me = std::thread::current().name().map(str::to_string);
         let allowed: HashSet<Option<String>> = [
-            Some("jobsys-worker-0".to_string()),
             Some("jobsys-worker-1".to_string()),
+            Some("jobsys-worker-2".to_string()),
             me,
         ]
         .into();

@@ -51,7 +51,7 @@ fn a_panicking_job_does_not_kill_its_worker() {
             let name = rx
                 .recv_timeout(Duration::from_secs(30))
                 .expect("worker died");
-            assert_eq!(name.as_deref(), Some("jobsys-worker-0"));
+            assert_eq!(name.as_deref(), Some("jobsys-worker-1"));
         }
         for (k, h) in failed.into_iter().enumerate() {
             let p = panicked(js.try_complete(h));
@@ -574,4 +574,78 @@ fn dependents_attached_while_the_dependency_fails_never_run() {
             assert_eq!(ran.load(SeqCst), 0);
         });
     }
+}
+
+/// A named job's failure names it: its own panic ("job \"physics\"
+/// panicked"), a dependent's inherited panic ("a dependency, job
+/// \"physics\", panicked"), a named loop's panic, and a named job's
+/// cancellation (`… (job "audio")`); `JobError::job_name` and
+/// `JobPanic::job_name` say the name. An unnamed job's error names none.
+#[test]
+fn a_named_jobs_failure_names_the_job() {
+    watchdog(60, || {
+        for workers in WORKER_COUNTS {
+            let js = JobSystem::builder().workers(workers).build().unwrap();
+            let a = js.job().name("physics").schedule(|| panic!("boom"));
+            let b = js
+                .job()
+                .desc(jobsys::JobDesc::named("render"))
+                .after(&[a])
+                .schedule(|| {});
+            let e = js.try_complete(a).unwrap_err();
+            assert_eq!(e.job_name(), Some("physics"));
+            assert_eq!(e.to_string(), "jobsys: job \"physics\" panicked: boom");
+            let e = js.try_complete(b).unwrap_err();
+            assert_eq!(e.job_name(), Some("physics"));
+            assert_eq!(
+                e.to_string(),
+                "jobsys: a dependency, job \"physics\", panicked: boom"
+            );
+            let p = panicked(Err(e));
+            assert!(p.via_dependency());
+            assert_eq!(p.job_name(), Some("physics"));
+            // `resume` of a panic without its payload says the name too.
+            let msg = expect_panic(|| p.resume());
+            assert!(msg.contains("job \"physics\""), "{msg}");
+
+            let l = js
+                .job()
+                .desc(jobsys::JobDesc::named("cull"))
+                .after(&[])
+                .parallel_for(0..4, Batch::Fixed(1), |i| assert!(i != 2, "piece 2"));
+            let e = js.try_complete(l).unwrap_err();
+            assert_eq!(e.job_name(), Some("cull"));
+            assert!(
+                e.to_string().starts_with("jobsys: job \"cull\" panicked: "),
+                "{e}"
+            );
+
+            let unnamed = js.schedule(|| panic!("anon"));
+            let e = js.try_complete(unnamed).unwrap_err();
+            assert_eq!(e.job_name(), None);
+            assert_eq!(e.to_string(), "jobsys: job panicked: anon");
+
+            // Cancelled before it starts: a dependency that never finishes
+            // until the cancel is done.
+            let (tx, rx) = mpsc::channel::<()>();
+            let rx = Mutex::new(rx);
+            let gate = js.schedule(move || {
+                let _ = rx.lock().unwrap().recv();
+            });
+            let c = js
+                .job()
+                .desc(jobsys::JobDesc::named("audio"))
+                .after(&[gate])
+                .schedule(|| {});
+            assert!(js.cancel(c));
+            drop(tx);
+            let e = js.try_complete(c).unwrap_err();
+            match &e {
+                JobError::Cancelled(why) => assert!(why.ends_with("(job \"audio\")"), "{why}"),
+                other => panic!("expected Cancelled, got {other:?}"),
+            }
+            assert!(e.to_string().contains("job \"audio\""), "{e}");
+            js.complete(gate);
+        }
+    });
 }

@@ -342,7 +342,7 @@ fn a_join_half_taken_by_another_thread_is_a_join_job_there() {
             .filter(|c| matches!(c.2, Ev::Begin(_, "join") | Ev::End(_, "join")))
             .collect();
         assert_eq!(joins.len(), 2, "{joins:?}");
-        assert!(joins.iter().all(|c| c.0 == worker && c.1 == 0));
+        assert!(joins.iter().all(|c| c.0 == worker && c.1 == 1));
         // The joining thread waited for it.
         let Ev::Begin(id, _) = joins[0].2 else {
             unreachable!()
@@ -407,11 +407,11 @@ fn a_sleeping_worker_is_woken_by_a_wake_that_names_it() {
             .profiler(hooks.clone())
             .build()
             .unwrap();
-        // Worker 0 asleep: its last sleep call is a begin.
+        // The worker (thread index 1) asleep: its last sleep call is a begin.
         let asleep = |c: &[Call]| {
             c.iter()
                 .rev()
-                .find(|c| c.1 == 0 && matches!(c.2, Ev::SleepBegin | Ev::SleepEnd))
+                .find(|c| c.1 == 1 && matches!(c.2, Ev::SleepBegin | Ev::SleepEnd))
                 .is_some_and(|c| c.2 == Ev::SleepBegin)
         };
         hooks.rec.wait_until(asleep);
@@ -425,7 +425,7 @@ fn a_sleeping_worker_is_woken_by_a_wake_that_names_it() {
         hooks.rec.wait_until(|c| {
             c[from..]
                 .iter()
-                .any(|c| c.1 == 0 && matches!(c.2, Ev::Begin(_, "wake me")))
+                .any(|c| c.1 == 1 && matches!(c.2, Ev::Begin(_, "wake me")))
         });
         gate.open();
         js.complete(h);
@@ -435,17 +435,17 @@ fn a_sleeping_worker_is_woken_by_a_wake_that_names_it() {
         let after = &calls[from..];
         let end = after
             .iter()
-            .position(|c| c.1 == 0 && c.2 == Ev::SleepEnd)
+            .position(|c| c.1 == 1 && c.2 == Ev::SleepEnd)
             .expect("the worker's sleep ended");
         // Woken by this thread's schedule, before the sleep ended.
         let wake = after[..end]
             .iter()
-            .find(|c| c.2 == Ev::Wake(0))
+            .find(|c| c.2 == Ev::Wake(1))
             .unwrap_or_else(|| panic!("no wake of worker 0 before its sleep ended: {after:?}"));
         assert_eq!(wake.0, me);
         // Every sleep begin of the worker has its end before the next one.
         let mut sleeping = false;
-        for c in calls.iter().filter(|c| c.1 == 0) {
+        for c in calls.iter().filter(|c| c.1 == 1) {
             match c.2 {
                 Ev::SleepBegin => assert!(!std::mem::replace(&mut sleeping, true)),
                 Ev::SleepEnd => assert!(std::mem::replace(&mut sleeping, false)),
@@ -484,16 +484,17 @@ fn threads_start_and_stop_and_frames_are_marked() {
         drop(js);
         let calls = hooks.rec.calls();
         let index = assert_nested_and_closed(&calls);
-        // Every worker: started first thing with its name, stopped last.
-        for w in 0..3u32 {
+        // Every worker (thread indices 1..=3): started first thing with its
+        // name, stopped last.
+        for w in 1..=3u32 {
             let mine: Vec<_> = calls.iter().filter(|c| c.1 == w).collect();
             assert_eq!(mine[0].2, Ev::Start(format!("jobsys-worker-{w}")));
             assert_eq!(mine.last().unwrap().2, Ev::Stop, "worker {w}");
             assert!(mine.iter().all(|c| c.0 == mine[0].0), "one OS thread");
         }
-        // This thread (it built the system) started with its name, as an
-        // outside thread (index after the workers).
-        assert!(index[&me] >= 3);
+        // This thread (it built the system) started with its name, as
+        // thread index 0.
+        assert_eq!(index[&me], 0);
         assert_eq!(
             calls.iter().find(|c| c.0 == me).unwrap().2,
             Ev::Start(my_name)
@@ -505,7 +506,9 @@ fn threads_start_and_stop_and_frames_are_marked() {
         assert_eq!(theirs.len(), 2, "{theirs:?}");
         assert_eq!(theirs[0].2, Ev::Start("helper".into()));
         assert_eq!(theirs[1].2, Ev::Stop);
-        assert!(theirs[0].1 >= 3 && theirs[0].1 != index[&me]);
+        // The helper only scheduled and waited: no thread index, so a
+        // number from UNINDEXED_THREAD_BASE up.
+        assert!(theirs[0].1 >= jobsys::trace::UNINDEXED_THREAD_BASE);
         let frames: Vec<_> = calls
             .iter()
             .filter(|c| matches!(c.2, Ev::FrameBegin(_) | Ev::FrameEnd(_)))
@@ -844,36 +847,36 @@ fn calls_back_scenario(name: &str) {
             let hooks = CallsBack::new("wake", |js| drop(js.unwrap().hot_zone()));
             let js = calls_back_system(1, &hooks);
             *hooks.js.lock().unwrap() = Some(js.clone());
-            hooks.wait_asleep(0);
+            hooks.wait_asleep(1); // the worker, thread index 1
             hooks.arm();
             js.schedule(|| {});
         }
         // Under the sleepers' lock, on a worker, with the system's last
-        // clone: worker 0 finishes `gate`, which releases `after`, and
-        // wakes the parked worker 1 for it.
+        // clone: worker 1 (thread index) finishes `gate`, which releases
+        // `after`, and wakes the parked worker 2 for it.
         "drop from wake" => {
             let hooks = CallsBack::new("wake", drop);
             let js = calls_back_system(2, &hooks);
             let open = Arc::new(std::sync::atomic::AtomicBool::new(false));
             let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
             let (o, st) = (open.clone(), started.clone());
-            let gate = js.job().pin(jobsys::Pin::Worker(0)).schedule(move || {
+            let gate = js.job().pin(jobsys::Pin::Worker(1)).schedule(move || {
                 st.store(true, std::sync::atomic::Ordering::SeqCst);
                 while !o.load(std::sync::atomic::Ordering::SeqCst) {
                     std::hint::spin_loop();
                 }
             });
             js.schedule_after(&[gate], || {});
-            // Worker 0 is in `gate` (nothing else wakes worker 1 then) and
-            // worker 1 is parked.
+            // Worker 1 is in `gate` (nothing else wakes worker 2 then) and
+            // worker 2 is parked.
             while !started.load(std::sync::atomic::Ordering::SeqCst) {
                 std::thread::yield_now();
             }
-            hooks.wait_asleep(1);
+            hooks.wait_asleep(2);
             *hooks.js.lock().unwrap() = Some(js);
             hooks.arm();
             open.store(true, std::sync::atomic::Ordering::SeqCst);
-            // The call happens on worker 0, and this thread has nothing
+            // The call happens on worker 1, and this thread has nothing
             // else to wait on.
             hooks.wait_returned();
         }
@@ -887,7 +890,7 @@ fn calls_back_scenario(name: &str) {
             *hooks.js.lock().unwrap() = Some(js.clone());
             let main = std::thread::current().id();
             let h2 = hooks.clone();
-            let x = js.job().pin(jobsys::Pin::Worker(0)).schedule(move || {
+            let x = js.job().pin(jobsys::Pin::Worker(1)).schedule(move || {
                 h2.arm();
                 h2.wait_until(|s| s.asleep.iter().any(|t| t.0 == main));
             });

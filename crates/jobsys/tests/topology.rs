@@ -449,7 +449,7 @@ fn pin_three_workers_on_big_cores_keeping_the_main_cpu_free() {
         "{}",
         p.reason
     );
-    assert!(p.to_string().contains("jobsys-worker-2: CPUs 3"), "{p}");
+    assert!(p.to_string().contains("jobsys-worker-3: CPUs 3"), "{p}");
     // The default count with exclusion is the same: 4 big cores - 1.
     let d = plan_for(&t, &cfg(None, true, true), Some(0)).unwrap();
     assert_eq!(d.placements, p.placements);
@@ -661,7 +661,7 @@ fn live_pinning_and_nice_on_a_worker_like_thread() {
     let main_mask = current_affinity().unwrap();
     let main_nice = current_nice().unwrap();
     std::thread::Builder::new()
-        .name("jobsys-worker-0".into())
+        .name("jobsys-worker-1".into())
         .spawn(move || {
             setup_worker_thread(0, &p).unwrap();
             assert_eq!(current_affinity().unwrap(), cpus);
@@ -700,7 +700,7 @@ fn live_negative_nice_is_applied_or_refused_clearly() {
         Ok(()) => assert_eq!(jobsys::topology::current_nice().unwrap(), -1),
         Err(e @ TopologyError::NotPermitted { .. }) => {
             let msg = e.to_string();
-            assert!(msg.contains("set nice -1 on jobsys-worker-0"), "{msg}");
+            assert!(msg.contains("set nice -1 on jobsys-worker-1"), "{msg}");
             assert!(msg.contains("CAP_SYS_NICE"), "{msg}");
         }
         Err(e) => panic!("unexpected error: {e}"),

@@ -23,7 +23,7 @@ fn on_worker<T: Send + 'static>(js: &JobSystem, f: impl Fn() -> T + Send + Sync 
         std::thread::sleep(Duration::from_millis(1));
     }
     let (name, v) = out.lock().unwrap().take().unwrap();
-    assert_eq!(name.as_deref(), Some("jobsys-worker-0"));
+    assert_eq!(name.as_deref(), Some("jobsys-worker-1"));
     v
 }
 

@@ -111,10 +111,19 @@ fn a_capture_has_a_track_per_worker_and_one_for_the_caller() {
     let t = js.trace_stop();
     assert!(!js.is_tracing());
     assert_monotonic(&t);
-    // N workers + the calling thread.
+    // N workers + the calling thread, by thread index: the building
+    // thread 0, then workers 1 and 2.
     assert_eq!(t.threads.len(), 3);
-    assert!(t.threads[0].worker && t.threads[1].worker && !t.threads[2].worker);
-    let main = &t.threads[2];
+    assert!(!t.threads[0].worker && t.threads[1].worker && t.threads[2].worker);
+    let tracks: Vec<_> = t
+        .threads
+        .iter()
+        .map(|t| (t.index, t.name.as_str()))
+        .collect();
+    assert_eq!(&tracks[1..], [(1, "worker 1"), (2, "worker 2")]);
+    assert_eq!(tracks[0].0, 0);
+    assert!(tracks[0].1.ends_with("(thread 0)"), "{}", tracks[0].1);
+    let main = &t.threads[0];
     assert_eq!(main.events[0].event, Event::CaptureStart);
     let frames = main
         .events
@@ -127,7 +136,7 @@ fn a_capture_has_a_track_per_worker_and_one_for_the_caller() {
     // A new capture starts empty.
     assert!(js.trace_start());
     let t2 = js.trace_stop();
-    assert_eq!(t2.threads[2].events.len(), 1);
+    assert_eq!(t2.threads[0].events.len(), 1);
 }
 
 #[test]

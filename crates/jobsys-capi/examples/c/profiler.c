@@ -26,7 +26,7 @@
 #define FRAMES 3
 #define JOBS_PER_FRAME 16
 
-/* One row per profiler thread index. A row is written only by its own
+/* One row per thread index (docs/engine.md, "Thread index"). A row is written only by its own
  * thread (callbacks run on the thread the event happened on) and read
  * after jobsys_destroy, which joined the workers. */
 typedef struct row {

@@ -31,7 +31,7 @@ uint64_t now_ns() {
                         .count());
 }
 
-// One row per profiler thread index, written only by its own thread, read
+// One row per thread index (docs/engine.md, "Thread index"), written only by its own thread, read
 // after the System is destroyed (its workers joined).
 struct Row {
     std::string name;

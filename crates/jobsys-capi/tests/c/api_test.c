@@ -448,6 +448,15 @@ static void test_failures(jobsys_system *sys) {
     OK(jobsys_schedule(sys, NULL, fail_job, NULL, &anon));
     EXPECT(jobsys_complete(sys, anon), JOBSYS_ERR_JOB_FAILED);
     MESSAGE_HAS("no message given");
+    /* A named job's failure names it, and so does its dependent's. */
+    jobsys_handle named, named_after;
+    jobsys_job_desc collide = {"collide", JOBSYS_PRIORITY_NORMAL, NULL};
+    OK(jobsys_schedule(sys, &collide, fail_job, "crash", &named));
+    OK(jobsys_schedule_after(sys, NULL, &named, 1, count_job, NULL, &named_after));
+    EXPECT(jobsys_complete(sys, named), JOBSYS_ERR_JOB_FAILED);
+    MESSAGE_HAS("the job \"collide\" failed: crash");
+    EXPECT(jobsys_complete(sys, named_after), JOBSYS_ERR_DEPENDENCY_FAILED);
+    MESSAGE_HAS("job \"collide\", failed: crash");
     /* Outside a job (here, and in a release callback) jobsys_fail is an error. */
     EXPECT(jobsys_fail("not in a job"), JOBSYS_ERR_BAD_STATE);
     jobsys_error from_release = JOBSYS_OK;
@@ -511,9 +520,13 @@ static void test_batching_hot_zones_stats(jobsys_system *sys) {
     OK(jobsys_take_stats(sys, &frame));
     OK(jobsys_take_stats(sys, &frame));
     CHECK(frame.jobs_scheduled < st.jobs_scheduled);
+    /* Workers by thread index: 1 and 2; 0 (this thread) and 3 are none. */
     OK(jobsys_get_worker_stats(sys, 1, &w0));
     CHECK(w0.workers == 1);
-    EXPECT(jobsys_get_worker_stats(sys, 2, &w0), JOBSYS_ERR_INVALID_ARGUMENT);
+    OK(jobsys_get_worker_stats(sys, 2, &w0));
+    EXPECT(jobsys_get_worker_stats(sys, 0, &w0), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("thread indices 1..=2");
+    EXPECT(jobsys_get_worker_stats(sys, 3, &w0), JOBSYS_ERR_INVALID_ARGUMENT);
     check_usable(sys);
 }
 
@@ -692,16 +705,17 @@ static void test_pinned(void) {
     CHECK(n == 0);
     OK(jobsys_complete(sys, h));
 
-    /* Pinned to worker w: runs on the thread with index w + 1, never here;
-     * JOBSYS_PIN_THREAD with a worker's index is the same thread. */
-    for (uint32_t w = 0; w < 2; w++) {
+    /* Pinned to worker w (its thread index, 1..workers): runs on the thread
+     * whose index is w, never here; JOBSYS_PIN_THREAD with a worker's index
+     * is the same thread. */
+    for (uint32_t w = 1; w <= 2; w++) {
         struct where a = {sys, pthread_self(), -1, 0}, b = {sys, pthread_self(), -1, 0};
-        jobsys_pin worker = {JOBSYS_PIN_WORKER, w}, by_index = {JOBSYS_PIN_THREAD, w + 1};
+        jobsys_pin worker = {JOBSYS_PIN_WORKER, w}, by_index = {JOBSYS_PIN_THREAD, w};
         jobsys_handle ha, hb;
         OK(jobsys_schedule_pinned(sys, worker, NULL, record_where, &a, &ha));
         OK(jobsys_schedule_pinned_after(sys, by_index, NULL, &ha, 1, record_where, &b, &hb));
         OK(jobsys_complete(sys, hb));
-        CHECK(a.index == (int32_t)w + 1 && b.index == (int32_t)w + 1);
+        CHECK(a.index == (int32_t)w && b.index == (int32_t)w);
         CHECK(!pthread_equal(a.thread, pthread_self()) && pthread_equal(a.thread, b.thread));
     }
 
@@ -744,18 +758,21 @@ static void test_pinned(void) {
 
     /* register_thread on a worker is refused. */
     struct call_from_job c = {sys, {0, 0}, JOBSYS_OK};
-    jobsys_pin worker0 = {JOBSYS_PIN_WORKER, 0};
-    OK(jobsys_schedule_pinned(sys, worker0, NULL, register_in_job, &c, &h));
+    jobsys_pin worker1 = {JOBSYS_PIN_WORKER, 1};
+    OK(jobsys_schedule_pinned(sys, worker1, NULL, register_in_job, &c, &h));
     OK(jobsys_complete(sys, h));
     CHECK(c.result == JOBSYS_ERR_BAD_STATE);
 
     /* Bad pins: nothing scheduled, release not called. */
     atomic_store(&released, 0);
-    jobsys_pin bad_worker = {JOBSYS_PIN_WORKER, 2}, bad_main = {JOBSYS_PIN_MAIN, 1};
+    jobsys_pin bad_worker = {JOBSYS_PIN_WORKER, 3}, bad_main = {JOBSYS_PIN_MAIN, 1};
+    jobsys_pin worker_zero = {JOBSYS_PIN_WORKER, 0}; /* index 0 is this thread, no worker */
     jobsys_pin bad_thread = {JOBSYS_PIN_THREAD, 99}, bad_kind = {(jobsys_pin_kind)7, 0};
     jobsys_pin bad_registered = {JOBSYS_PIN_REGISTERED, 3u | (7u << 10)}; /* index 3 had 1 */
     EXPECT(jobsys_schedule_pinned(sys, bad_worker, &rel, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
-    MESSAGE_HAS("the system has 2 workers");
+    MESSAGE_HAS("thread indices 1..=2");
+    EXPECT(jobsys_schedule_pinned(sys, worker_zero, &rel, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("{JOBSYS_PIN_WORKER, 0}: not a worker's thread index");
     EXPECT(jobsys_schedule_pinned(sys, bad_main, &rel, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
     EXPECT(jobsys_schedule_pinned_after(sys, bad_thread, &rel, NULL, 0, count_job, NULL, &h), JOBSYS_ERR_INVALID_ARGUMENT);
     MESSAGE_HAS("no thread registered with index 99");
@@ -848,7 +865,9 @@ static void test_cancel(void) {
     CHECK(atomic_load(&released) == 1 && atomic_load(&ran) == 0);
     EXPECT(jobsys_complete(sys, b), JOBSYS_ERR_CANCELLED); /* its dependent */
     MESSAGE_HAS("was cancelled");
+    MESSAGE_HAS("(job \"cancelled\")"); /* the cancelled job, by name */
     EXPECT(jobsys_complete(sys, a), JOBSYS_ERR_CANCELLED);
+    MESSAGE_HAS("(job \"cancelled\")");
     EXPECT(jobsys_complete(sys, a), JOBSYS_ERR_CANCELLED); /* reported again */
     OK(jobsys_complete(sys, gate)); /* the dependency is not touched */
     CHECK(atomic_load(&ran) == 1 && atomic_load(&released) == 2);
@@ -913,7 +932,7 @@ static void test_cancel(void) {
     struct cancel_me c = {0, 0};
     jobsys_handle running, after;
     int before = atomic_load(&ran);
-    OK(jobsys_schedule_pinned(sys, (jobsys_pin){JOBSYS_PIN_WORKER, 0}, NULL, wait_for_cancel, &c, &running));
+    OK(jobsys_schedule_pinned(sys, (jobsys_pin){JOBSYS_PIN_WORKER, 1}, NULL, wait_for_cancel, &c, &running));
     OK(jobsys_schedule_after(sys, NULL, &running, 1, count_job, NULL, &after));
     while (!atomic_load(&c.started)) {
     }
@@ -954,7 +973,7 @@ static void test_active_workers(void) {
     /* A benched worker still runs the jobs pinned to it. */
     struct where w = {sys, pthread_self(), -1, 0};
     jobsys_handle pinned;
-    OK(jobsys_schedule_pinned(sys, (jobsys_pin){JOBSYS_PIN_WORKER, 1}, NULL, record_where, &w, &pinned));
+    OK(jobsys_schedule_pinned(sys, (jobsys_pin){JOBSYS_PIN_WORKER, 2}, NULL, record_where, &w, &pinned));
     OK(jobsys_complete(sys, pinned));
     CHECK(w.index == 2);
     OK(jobsys_set_active_workers(sys, 2));
@@ -962,7 +981,7 @@ static void test_active_workers(void) {
     OK(jobsys_complete(sys, all));
     CHECK(atomic_load(&count) == 200);
     OK(jobsys_set_active_workers(sys, 1));
-    OK(jobsys_get_worker_stats(sys, 0, &st));
+    OK(jobsys_get_worker_stats(sys, 1, &st));
     CHECK(st.active_workers == 1);
     OK(jobsys_get_stats(sys, &st));
     CHECK(st.active_workers == 1);

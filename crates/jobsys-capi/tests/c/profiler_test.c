@@ -2,10 +2,13 @@
  * jobsys_profiler_callbacks from C: a recording table (every event appended
  * under a mutex, with the OS thread it came from), then checks:
  * - user_data reaches every callback;
- * - every worker's thread_start ("jobsys-worker-<w>", index w) and
- *   thread_stop, once each, and the creating thread's start (index >=
- *   workers); each OS thread's events all carry the index of its start and
- *   none come after its stop;
+ * - every worker's thread_start ("jobsys-worker-<w>", thread index w,
+ *   1..workers) and thread_stop, once each, and the creating thread's start
+ *   (thread index 0); each OS thread's events all carry the index of its
+ *   start and none come after its stop;
+ * - a job pinned to each worker w ({JOBSYS_PIN_WORKER, w}) sees
+ *   jobsys_thread_index w, and its begin and end report thread w (one
+ *   numbering: docs/engine.md, "Thread index");
  * - every named job: exactly one begin and one end, same id, same name,
  *   same OS thread, a ready for that id before its begin, and its body ran
  *   inside its own begin/end on that thread (a thread-local stack the
@@ -118,7 +121,7 @@ static void on_wait_end(void *ud, uint32_t t, uint64_t job) {
     record(ud, WAIT_END, t, job, NULL, 0);
 }
 static void on_sleep_begin(void *ud, uint32_t t) {
-    if (t < workers_n) atomic_fetch_add(&sleeps_on_workers, 1);
+    if (t >= 1 && t <= workers_n) atomic_fetch_add(&sleeps_on_workers, 1);
     record(ud, SLEEP_BEGIN, t, 0, NULL, 0);
 }
 static void on_sleep_end(void *ud, uint32_t t) { record(ud, SLEEP_END, t, 0, NULL, 0); }
@@ -146,6 +149,18 @@ static void job_fn(void *data) {
         atomic_fetch_add(&j->inside_own_begin, 1);
     volatile uint64_t x = 0;
     for (int i = 0; i < 2000; i++) x += (uint64_t)i * i;
+}
+
+/* A job pinned to a worker: notes the thread index it runs on. */
+typedef struct pinned_job {
+    jobsys_system *sys;
+    char name[16];
+    int32_t index;
+} pinned_job;
+
+static void pinned_fn(void *data) {
+    pinned_job *p = data;
+    OK(jobsys_thread_index(p->sys, &p->index));
 }
 
 static void pfor_fn(void *data, uint32_t b, uint32_t e) {
@@ -215,6 +230,18 @@ static void run_recorded(int njobs) {
         OK(jobsys_frame_end(sys));
     }
     CHECK(sum == 2 * 999 * 1000 / 2);
+    /* One job pinned to each worker, by its thread index. */
+    pinned_job pinned[3];
+    for (uint32_t w = 1; w <= W; w++) {
+        pinned_job *p = &pinned[w - 1];
+        p->sys = sys;
+        p->index = -1;
+        snprintf(p->name, sizeof p->name, "pinned-%u", w);
+        jobsys_job_desc d = {p->name, JOBSYS_PRIORITY_NORMAL, NULL};
+        jobsys_handle h;
+        OK(jobsys_schedule_pinned(sys, (jobsys_pin){JOBSYS_PIN_WORKER, w}, &d, pinned_fn, p, &h));
+        OK(jobsys_complete(sys, h));
+    }
     OK(jobsys_set_active_workers(sys, 1));
     OK(jobsys_set_active_workers(sys, W));
     /* Wait (bounded) until a worker went to sleep: spin_us = 0 makes idle
@@ -237,7 +264,7 @@ static void run_recorded(int njobs) {
     uint32_t *index_of = malloc(sizeof(uint32_t) * (size_t)nos);
     int *started = calloc((size_t)nos, sizeof(int));
     int *stopped = calloc((size_t)nos, sizeof(int));
-    int worker_starts[3] = {0}, worker_stops[3] = {0};
+    int worker_starts[4] = {0}, worker_stops[4] = {0}; /* by thread index 1..3 */
     uint32_t max_thread = 0;
     int main_os = tls_os_thread;
     CHECK(index_of && started && stopped && main_os >= 0);
@@ -249,7 +276,7 @@ static void run_recorded(int njobs) {
             CHECK(!started[e->os_thread]);
             started[e->os_thread] = 1;
             index_of[e->os_thread] = e->thread;
-            if (e->thread < W) {
+            if (e->thread >= 1 && e->thread <= W) {
                 char want[32];
                 snprintf(want, sizeof want, "jobsys-worker-%u", e->thread);
                 CHECK(strcmp(e->copy, want) == 0);
@@ -261,11 +288,26 @@ static void run_recorded(int njobs) {
         CHECK(e->thread == index_of[e->os_thread]);
         if (e->kind == THREAD_STOP) {
             stopped[e->os_thread] = 1;
-            if (e->thread < W) worker_stops[e->thread]++;
+            if (e->thread >= 1 && e->thread <= W) worker_stops[e->thread]++;
         }
     }
-    for (uint32_t w = 0; w < W; w++) CHECK(worker_starts[w] == 1 && worker_stops[w] == 1);
-    CHECK(started[main_os] && index_of[main_os] >= W && !stopped[main_os]);
+    for (uint32_t w = 1; w <= W; w++) CHECK(worker_starts[w] == 1 && worker_stops[w] == 1);
+    CHECK(started[main_os] && index_of[main_os] == 0 && !stopped[main_os]);
+
+    /* The job pinned to worker w: thread index w inside it, and its begin
+     * and end on thread w. */
+    for (uint32_t w = 1; w <= W; w++) {
+        CHECK(pinned[w - 1].index == (int32_t)w);
+        int seen = 0;
+        for (size_t i = 0; i < nevents; i++) {
+            const event *e = &events[i];
+            if ((e->kind == JOB_BEGIN || e->kind == JOB_END) && name_is(e, pinned[w - 1].name)) {
+                CHECK(e->thread == w);
+                seen++;
+            }
+        }
+        CHECK(seen == 2);
+    }
 
     /* Brackets per OS thread. */
     for (int t = 0; t < nos; t++) {
@@ -327,7 +369,7 @@ static void run_recorded(int njobs) {
             active1 += e->value == 1;
             activeW += e->value == W;
         }
-        if (e->kind == SLEEP_BEGIN && e->thread < W) worker_sleeps++;
+        if (e->kind == SLEEP_BEGIN && e->thread >= 1 && e->thread <= W) worker_sleeps++;
         if (e->kind == WAKE || e->kind == STEAL) CHECK(e->value <= max_thread);
     }
     CHECK(frames[0][0] == 1 && frames[0][1] == 1 && frames[1][0] == 1 && frames[1][1] == 1);

@@ -59,7 +59,7 @@ struct Recorder final : jobsys::ProfilerHooks {
     void wait_begin(uint32_t t, uint64_t job) override { add(WAIT_BEGIN, t, job); }
     void wait_end(uint32_t t, uint64_t job) override { add(WAIT_END, t, job); }
     void sleep_begin(uint32_t t) override {
-        if (t < workers) worker_sleeps++;
+        if (t >= 1 && t <= workers) worker_sleeps++;
         add(SLEEP_BEGIN, t, 0);
     }
     void sleep_end(uint32_t t) override { add(SLEEP_END, t, 0); }
@@ -139,15 +139,16 @@ void recorded() {
         if (e.kind == START) {
             CHECK(index.count(e.os) == 0);
             index[e.os] = e.thread;
-            if (e.thread < W) CHECK(e.name == "jobsys-worker-" + std::to_string(e.thread));
+            if (e.thread >= 1 && e.thread <= W) CHECK(e.name == "jobsys-worker-" + std::to_string(e.thread));
             starts[e.thread]++;
         } else {
             CHECK(index.count(e.os) == 1 && index[e.os] == e.thread);
         }
         if (e.kind == STOP) stops[e.thread]++;
     }
-    for (uint32_t w = 0; w < W; w++) CHECK(starts[w] == 1 && stops[w] == 1);
-    CHECK(index.count(main_os) == 1 && index[main_os] >= W);
+    // Workers are thread indices 1..W, the creating thread 0.
+    for (uint32_t w = 1; w <= W; w++) CHECK(starts[w] == 1 && stops[w] == 1);
+    CHECK(index.count(main_os) == 1 && index[main_os] == 0);
     // Brackets per OS thread.
     for (auto &[os, _] : index) {
         std::vector<const Event *> stack;

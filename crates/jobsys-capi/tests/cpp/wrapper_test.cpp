@@ -100,7 +100,7 @@ void test_failures(jobsys::System &js) {
     CHECK(js.try_complete(dep) == JOBSYS_ERR_DEPENDENCY_FAILED);
     CHECK(ran == before);
     expect_error([&] { js.complete(jobsys::Handle()); }, JOBSYS_ERR_INVALID_HANDLE, "not a handle");
-    expect_error([&] { js.worker_stats(999); }, JOBSYS_ERR_INVALID_ARGUMENT, "worker 999");
+    expect_error([&] { js.worker_stats(999); }, JOBSYS_ERR_INVALID_ARGUMENT, "thread index 999");
     expect_error([&] { js.parallel_for(5, 1, [](uint32_t) {}); }, JOBSYS_ERR_INVALID_ARGUMENT, "begin 5");
 }
 
@@ -120,7 +120,7 @@ void test_batching_and_stats(jobsys::System &js) {
     jobsys_stats s = js.stats();
     CHECK(s.jobs_scheduled > 0 && s.workers == js.workers());
     js.take_stats();
-    CHECK(js.worker_stats(0).workers == 1);
+    CHECK(js.worker_stats(1).workers == 1); // the worker with thread index 1
 }
 
 // Pins, thread indices, a registered std::thread, cancel (callables of
@@ -142,17 +142,17 @@ void test_engine() {
         on_main = std::this_thread::get_id();
         main_index = js.thread_index();
     });
-    auto w = js.schedule_pinned_after(jobsys::Pin::worker(1), {m}, [&] {
+    auto w = js.schedule_pinned_after(jobsys::Pin::worker(2), {m}, [&] {
         on_worker = std::this_thread::get_id();
         worker_index = js.thread_index();
-    }, {"on worker 1"});
+    }, {"on worker 2"});
     js.complete(w);
     CHECK(on_main == main_id && main_index == std::optional<uint32_t>(0));
     CHECK(on_worker != main_id && worker_index == std::optional<uint32_t>(2));
     CHECK(js.schedule_pinned(jobsys::Pin::main(), [] {}) != jobsys::Handle());
     CHECK(js.run_pinned() == 1 && js.run_pinned() == 0);
-    expect_error([&] { js.schedule_pinned(jobsys::Pin::worker(2), [] {}); }, JOBSYS_ERR_INVALID_ARGUMENT,
-                 "the system has 2 workers");
+    expect_error([&] { js.schedule_pinned(jobsys::Pin::worker(3), [] {}); }, JOBSYS_ERR_INVALID_ARGUMENT,
+                 "thread indices 1..=2");
 
     // A registered thread runs its pinned jobs in run_pinned.
     std::mutex mu;
@@ -234,7 +234,7 @@ void test_engine() {
     }
     // A running job sees is_cancelled().
     std::atomic<bool> started{false}, saw{false};
-    auto spin = js.schedule_pinned(jobsys::Pin::worker(0), [&] {
+    auto spin = js.schedule_pinned(jobsys::Pin::worker(1), [&] {
         started = true;
         while (!jobsys::is_cancelled()) {
         }

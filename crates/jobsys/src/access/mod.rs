@@ -522,6 +522,7 @@ impl<'a> Decls<'a> {
 
 /// Steps 1–5 of the module docs: derive `visit`'s dependencies, call
 /// `submit` with them (plus `extra`) under the locks, and record the job.
+#[track_caller]
 pub(crate) fn schedule_core<'s>(
     js: &JobSystem,
     visit: impl FnOnce(&mut dyn FnMut(&'s Shared, Mode)),

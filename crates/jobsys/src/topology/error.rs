@@ -36,7 +36,7 @@ pub enum TopologyError {
     /// The operating system refused a setting for lack of privilege, e.g. a
     /// negative nice value without `CAP_SYS_NICE`.
     NotPermitted {
-        /// What was being done, e.g. `"set nice -5 on jobsys-worker-0"`.
+        /// What was being done, e.g. `"set nice -5 on jobsys-worker-1"`.
         what: String,
         /// The OS error, e.g. "Permission denied (os error 13)".
         error: std::io::Error,
@@ -45,7 +45,9 @@ pub enum TopologyError {
     },
     /// `sched_setaffinity` failed for a worker.
     Affinity {
-        /// Index of the worker.
+        /// The worker's place in the plan (`WorkerPlan`'s placements, from
+        /// 0): the thread `jobsys-worker-{worker + 1}`, thread index
+        /// `worker + 1` (`docs/engine.md`, "Thread index").
         worker: usize,
         /// The CPUs it was to run on.
         cpus: CpuSet,
@@ -92,7 +94,8 @@ impl fmt::Display for TopologyError {
                 error,
             } => write!(
                 f,
-                "jobsys: cannot restrict jobsys-worker-{worker} to CPUs {cpus}: {error}"
+                "jobsys: cannot restrict jobsys-worker-{} to CPUs {cpus}: {error}",
+                worker + 1
             ),
             TopologyError::Os { what, error } => write!(f, "jobsys: cannot {what}: {error}"),
             TopologyError::Unsupported { what } => {

@@ -91,7 +91,7 @@ impl fmt::Display for WorkerPlan {
         write!(f, "{}", self.reason)?;
         for (i, p) in self.placements.iter().enumerate() {
             if let Placement::Cpus(set) = p {
-                write!(f, "\n  jobsys-worker-{i}: CPUs {set}")?;
+                write!(f, "\n  jobsys-worker-{}: CPUs {set}", i + 1)?;
             }
         }
         if let Some(n) = self.nice {
@@ -240,7 +240,7 @@ pub fn setup_worker_thread(index: usize, plan: &WorkerPlan) -> Result<(), Topolo
 
 /// The error for a failed `setpriority`.
 pub(crate) fn nice_error(index: usize, nice: i32, error: io::Error) -> TopologyError {
-    let what = format!("set nice {nice} on jobsys-worker-{index}");
+    let what = format!("set nice {nice} on jobsys-worker-{}", index + 1);
     if error.kind() == io::ErrorKind::Unsupported {
         return TopologyError::Unsupported {
             what: "worker_nice (per-thread nice values)".to_string(),
@@ -268,7 +268,7 @@ mod tests {
             e @ TopologyError::NotPermitted { .. } => {
                 let msg = e.to_string();
                 assert!(
-                    msg.contains("not permitted to set nice -5 on jobsys-worker-2"),
+                    msg.contains("not permitted to set nice -5 on jobsys-worker-3"),
                     "{msg}"
                 );
                 assert!(msg.contains("CAP_SYS_NICE"), "{msg}");

@@ -62,7 +62,7 @@ impl JobSystem {
         super::forbid_in_hook("JobSystem::trace_stop");
         let reg = self.reg();
         match state(reg).stop() {
-            Some(c) => Trace::from_collected(c, reg.num_workers),
+            Some(c) => Trace::from_collected(c, reg.num_workers, &|i| reg.thread_number_at(i)),
             None => Trace::default(),
         }
     }

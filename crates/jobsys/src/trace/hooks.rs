@@ -29,9 +29,14 @@ use std::fmt;
 /// empty default, so implement only what your profiler shows.
 ///
 /// Each call comes from the thread the event happened on, *inside* the
-/// scheduler, and `thread` is that thread's index in the system (as in a
-/// trace: workers `0..workers`, then the other threads that used the
-/// system, from `workers` up; a wake's `wakee` uses the same numbers). On
+/// scheduler, and `thread` is that thread's
+/// [`JobSystem::thread_index`](crate::JobSystem::thread_index): 0 the
+/// thread that built the system, `1..=workers` the workers, then the
+/// registered threads; a thread with no index (it only schedules or
+/// waits) is [`UNINDEXED_THREAD_BASE`](crate::trace::UNINDEXED_THREAD_BASE)
+/// `+ k`. A trace labels its tracks with the same numbers, and a steal's
+/// `victim` and a wake's `wakee` use them too (`docs/engine.md`, "Thread
+/// index"). On
 /// one thread, begins and ends nest: a job's end comes before the end of
 /// the wait it ran in, a sleep inside a wait ends before the wait does.
 ///
@@ -94,7 +99,7 @@ use std::fmt;
 #[allow(unused_variables)] // the default bodies ignore their arguments
 pub trait ProfilerHooks: Send + Sync {
     /// Thread `thread` starts working for the system: every worker first
-    /// thing (`name`: its thread name, `jobsys-worker-<i>`), another thread
+    /// thing (`name`: its thread name, `jobsys-worker-<thread>`), another thread
     /// when it first uses the system (`name`: its thread name, `""` when
     /// it has none). Called on that thread.
     fn thread_start(&self, thread: u32, name: &str) {}

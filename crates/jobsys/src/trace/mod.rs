@@ -115,6 +115,20 @@ pub use recorder::{ThreadEvents, Trace, TraceConfig};
 /// no-tracer build really compiled the event sites out.
 pub const COMPILED: bool = cfg!(feature = "trace");
 
+/// Where the thread numbers of threads without a thread index begin: a
+/// thread that only schedules or waits (it never built the system, is no
+/// worker, never called `register_thread`) is `UNINDEXED_THREAD_BASE + k`
+/// in profiler hooks and traces, `k` the jobsys-internal slot it uses.
+/// Every other thread is its [`JobSystem::thread_index`](crate::JobSystem::thread_index)
+/// (`docs/engine.md`, "Thread index"), always below this.
+pub const UNINDEXED_THREAD_BASE: u32 = 1 << 16;
+
+// Every thread index is below the base: at most the workers, the building
+// thread and one registered thread per context.
+const _: () = assert!(
+    crate::MAX_WORKERS + 1 + crate::slot::MAX_PIN_CONTEXTS < UNINDEXED_THREAD_BASE as usize
+);
+
 #[cfg(feature = "trace")]
 pub(crate) use recorder::TraceState;
 
@@ -135,7 +149,17 @@ fn record(reg: &Registry, ctx: &Context, kind: u8, id: u64, name: &'static str) 
     let st = state(reg);
     st.record(ctx.index, kind, id, name);
     if let Some(h) = st.hooks() {
-        hooks::dispatch(h, ctx.index, kind, id, name);
+        // Hooks get thread numbers (`docs/engine.md`, "Thread index"), the
+        // buffers keep context indices (`Trace::from_collected` maps them).
+        let id = match kind {
+            event::STEAL => u64::from(reg.thread_number_at(id as u32)),
+            event::WAKE => match u32::try_from(id) {
+                Ok(wakee) => u64::from(reg.thread_number_at(wakee)),
+                Err(_) => id,
+            },
+            _ => id,
+        };
+        hooks::dispatch(h, reg.thread_number(ctx), kind, id, name);
     }
 }
 
@@ -258,7 +282,7 @@ fn record_accesses(
         // The hooks get the job with each access (`dispatch` sees one
         // event at a time and skips these kinds).
         if let Some(hk) = st.hooks() {
-            let thread = ctx.index;
+            let thread = reg.thread_number(ctx);
             hooks::call(hk, &"access", |hk| hk.access(thread, job, id, name, mode));
         }
     }
@@ -363,7 +387,7 @@ pub(crate) fn thread_stop(reg: &Registry, ctx: &Context) {
 #[inline(never)]
 fn thread_event(reg: &Registry, ctx: &Context, start: bool) {
     if let Some(h) = state(reg).hooks() {
-        let index = ctx.index;
+        let index = reg.thread_number(ctx);
         if start {
             let t = std::thread::current();
             hooks::call(h, &"thread_start", |h| {

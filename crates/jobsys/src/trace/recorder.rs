@@ -19,7 +19,7 @@
 
 use super::buffer::{Snapshot, ThreadBuffer};
 use super::clock;
-use super::event::{RawEvent, Record};
+use super::event::{Event, RawEvent, Record};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -229,10 +229,14 @@ impl Drop for TraceState {
 /// One thread's part of a [`Trace`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ThreadEvents {
-    /// The thread's index in its job system: workers are `0..workers`,
-    /// other threads follow (the index of the context they hold).
+    /// The thread's number, as `JobSystem::thread_index` numbers threads:
+    /// 0 the thread that built the system, `1..=workers` the workers, then
+    /// registered threads; a thread without an index (it only scheduled or
+    /// waited) is `UNINDEXED_THREAD_BASE + k` (`docs/engine.md`, "Thread
+    /// index"). The number the thread had when the capture stopped.
     pub index: u32,
-    /// Display name ("worker 3", or the thread's own name).
+    /// Display name ("worker 3": thread index 3, or the thread's own name
+    /// with its number).
     pub name: String,
     /// A worker thread of the job system (else a thread that scheduled or
     /// waited: the main thread, …).
@@ -255,7 +259,7 @@ pub struct ThreadEvents {
 pub struct Trace {
     pub start_ns: u64,
     pub end_ns: u64,
-    /// Worker threads first, by index, then the other threads that recorded.
+    /// By `index`: every worker, and the other threads that recorded.
     pub threads: Vec<ThreadEvents>,
 }
 
@@ -275,9 +279,16 @@ impl Trace {
         self.threads.iter().map(|t| t.dropped).sum()
     }
 
-    /// Build from a collection; `is_worker(i)` tells which contexts are
-    /// workers (all of them get a thread, recorded or not).
-    pub(crate) fn from_collected(c: Collected, workers: usize) -> Trace {
+    /// Build from a collection whose buffers are per context: contexts
+    /// `0..workers` are the workers (all of them get a thread, recorded or
+    /// not); `number(i)` is the thread number of context `i`
+    /// (`Registry::thread_number_at`), which the threads, and the victims
+    /// and wakees in their events, are labelled with.
+    pub(crate) fn from_collected(
+        c: Collected,
+        workers: usize,
+        number: &dyn Fn(u32) -> u32,
+    ) -> Trace {
         let mut threads = Vec::new();
         for (i, snap) in c.buffers.into_iter().enumerate() {
             let worker = i < workers;
@@ -289,12 +300,13 @@ impl Trace {
                 dropped: 0,
                 name: None,
             });
+            let index = number(i as u32);
             let name = if worker {
-                format!("worker {i}")
+                format!("worker {index}")
             } else {
                 match snap.name {
-                    Some(n) => format!("{n} (thread {i})"),
-                    None => format!("thread {i}"),
+                    Some(n) => format!("{n} (thread {index})"),
+                    None => format!("thread {index}"),
                 }
             };
             let events = snap
@@ -304,15 +316,39 @@ impl Trace {
                 // outside the capture.
                 .filter(|e| e.ts_ns() <= c.end_ns)
                 .filter_map(RawEvent::decode)
+                .map(|mut r| {
+                    match &mut r.event {
+                        Event::Steal { victim } => *victim = number(*victim),
+                        Event::Wake { wakee: Some(w) } => *w = number(*w),
+                        _ => {}
+                    }
+                    r
+                })
                 .collect();
-            threads.push(ThreadEvents {
-                index: i as u32,
-                name,
-                worker,
-                dropped: snap.dropped,
-                events,
-            });
+            threads.push((
+                i as u32,
+                ThreadEvents {
+                    index,
+                    name,
+                    worker,
+                    dropped: snap.dropped,
+                    events,
+                },
+            ));
         }
+        threads.sort_by_key(|t| t.1.index);
+        // A registered thread that exited during the capture left its
+        // index to a later thread: the exited one's track takes a number
+        // of its own (`UNINDEXED_THREAD_BASE + context`), so tracks stay
+        // unique. (Rare; its victims and wakees elsewhere keep the index.)
+        let mut seen = std::collections::HashSet::new();
+        for (context, t) in &mut threads {
+            if !seen.insert(t.index) {
+                t.index = super::UNINDEXED_THREAD_BASE + *context;
+            }
+        }
+        let mut threads: Vec<ThreadEvents> = threads.into_iter().map(|t| t.1).collect();
+        threads.sort_by_key(|t| t.index);
         Trace {
             start_ns: c.start_ns,
             end_ns: c.end_ns,
@@ -324,7 +360,7 @@ impl Trace {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::trace::event::{Event, FRAME_BEGIN};
+    use crate::trace::event::FRAME_BEGIN;
 
     #[test]
     fn start_record_stop() {
@@ -338,17 +374,22 @@ mod tests {
         st.record(9, FRAME_BEGIN, 9, ""); // no such context: ignored
         let c = st.stop().unwrap();
         assert!(c.end_ns >= c.start_ns);
-        let t = Trace::from_collected(c, 2);
-        // Workers 0 and 1 always; external context 2 because it recorded.
+        // Contexts 0 and 1 the workers (thread indices 1, 2), context 2 the
+        // building thread (index 0).
+        let number = |i: u32| if i < 2 { i + 1 } else { 0 };
+        let t = Trace::from_collected(c, 2, &number);
+        // Workers always; external context 2 because it recorded; by number.
         assert_eq!(t.threads.len(), 3);
-        assert_eq!(t.threads[0].events[0].event, Event::FrameBegin { frame: 7 });
-        assert!(t.threads[1].events.is_empty());
-        assert_eq!(t.threads[2].events[0].event, Event::FrameBegin { frame: 8 });
-        assert!(!t.threads[2].worker);
+        assert_eq!(t.threads[0].index, 0);
+        assert!(!t.threads[0].worker);
+        assert_eq!(t.threads[0].events[0].event, Event::FrameBegin { frame: 8 });
+        assert_eq!((t.threads[1].index, &*t.threads[1].name), (1, "worker 1"));
+        assert_eq!(t.threads[1].events[0].event, Event::FrameBegin { frame: 7 });
+        assert!(t.threads[2].events.is_empty());
         // The next capture starts empty.
         st.record(0, FRAME_BEGIN, 1, "");
         assert!(st.start(16));
-        let t = Trace::from_collected(st.stop().unwrap(), 2);
+        let t = Trace::from_collected(st.stop().unwrap(), 2, &number);
         assert_eq!(t.event_count(), 0);
     }
 }

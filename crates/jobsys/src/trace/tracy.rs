@@ -63,7 +63,8 @@ fn close(kind: Kind, id: u64) -> bool {
 /// `Builder::profiler(Arc::new(TracyHooks::new()))` (to keep a handle on
 /// its counts).
 ///
-/// - every worker's thread is named (`jobsys-worker-<i>`), and every other
+/// - every worker's thread is named (`jobsys-worker-<i>`, `i` its thread
+///   index: `docs/engine.md`, "Thread index"), and every other
 ///   thread that has a name when it first uses the system;
 /// - a zone per job, named after the job (`JobDesc` name, else the
 ///   closure's type name; `join` for `join`'s jobs), one per thread for a
