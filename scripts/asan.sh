@@ -25,6 +25,8 @@ export CARGO_TERM_COLOR=never
 export ASAN_OPTIONS="detect_stack_use_after_return=1 detect_leaks=0 abort_on_error=1 ${ASAN_OPTIONS:-}"
 unset JOBSYS_WORKERS JOBSYS_IDLE_POLICY
 export RUST_BACKTRACE=0
+# ASan runs the suites 2-3x slower: the tests' watchdogs (tests/common) get 2x.
+export JOBSYS_WATCHDOG_SCALE=2
 
 start=$(date +%s)
 echo "== asan: $(date -Is), $(cargo +nightly --version)"

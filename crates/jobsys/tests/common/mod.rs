@@ -11,7 +11,12 @@ use std::time::Duration;
 /// Run `body` on its own thread and fail the test if it has not finished
 /// within `secs` seconds (a hang would otherwise stall the whole suite). A
 /// panic in `body` is re-raised here with its original payload.
+///
+/// `JOBSYS_WATCHDOG_SCALE` multiplies `secs`: a sanitizer build runs the
+/// same work 5-20x slower, on a machine other suites load too
+/// (scripts/tsan.sh sets it; a hang still fails, later).
 pub fn watchdog<F: FnOnce() + Send + 'static>(secs: u64, body: F) {
+    let secs = secs * watchdog_scale();
     let (tx, rx) = mpsc::channel();
     let name = std::thread::current().name().unwrap_or("test").to_string();
     let t = std::thread::Builder::new()
@@ -35,6 +40,18 @@ pub fn watchdog<F: FnOnce() + Send + 'static>(secs: u64, body: F) {
         Err(mpsc::RecvTimeoutError::Disconnected) => {
             panic!("watchdog: test body thread died without reporting")
         }
+    }
+}
+
+/// `JOBSYS_WATCHDOG_SCALE` (default 1).
+fn watchdog_scale() -> u64 {
+    match std::env::var("JOBSYS_WATCHDOG_SCALE") {
+        Ok(v) => v
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n >= 1)
+            .expect("JOBSYS_WATCHDOG_SCALE: a whole number, at least 1"),
+        Err(_) => 1,
     }
 }
 
