@@ -10,6 +10,8 @@
 #   WORKER_COUNTS  comma-separated (default 1,2,4,8,... up to cores - 1)
 #   JOBSYS_BENCH   a prebuilt jobsys-bench (default: cargo builds it)
 set -euo pipefail
+# A relative JOBSYS_BENCH is relative to where the script was called from.
+if [ -n "${JOBSYS_BENCH:-}" ]; then JOBSYS_BENCH=$(realpath "$JOBSYS_BENCH"); fi
 cd "$(dirname "$0")/.."
 out=${1:-target/jobsys-bench/sweep}
 cores=$(nproc)
