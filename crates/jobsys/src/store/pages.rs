@@ -67,7 +67,9 @@ pub(crate) struct PageSet {
     /// The current table; readers load it, the writer replaces it.
     current: AtomicPtr<Table>,
     /// Every table ever published (the current one last) and the count of
-    /// bases; written under this lock only.
+    /// bases; written under this lock only. Boxed: `current` points at a
+    /// `Table`, which must not move when the list grows.
+    #[allow(clippy::vec_box)]
     writer: Mutex<(Vec<Box<Table>>, usize)>,
 }
 
