@@ -101,6 +101,30 @@ impl Seen {
     }
 }
 
+/// `js.job()` with `c`'s options (and a priority).
+fn options<'a, 'd>(
+    js: &'a JobSystem,
+    c: Combo,
+    name: &'static str,
+    deps: &'d [JobHandle],
+) -> jobsys::JobBuilder<'a, 'static, 'd> {
+    let mut b = js.job().priority(Priority::High);
+    if c.named {
+        b = b.name(name);
+    }
+    let b = if c.after { b.after(deps) } else { b.after(&[]) };
+    let b = match c.pin {
+        None => b,
+        Some(0) => b.pin(Pin::Main),
+        Some(_) => b.pin(Pin::Worker(1)),
+    };
+    if c.batched {
+        b.batched()
+    } else {
+        b
+    }
+}
+
 /// Schedule one combination on `js` (a `'static` builder).
 fn schedule_combo(
     js: &JobSystem,
@@ -112,51 +136,33 @@ fn schedule_combo(
     res: &Resource<Vec<u32>>,
 ) -> JobHandle {
     let deps = [dep];
-    let mut b = js.job().priority(Priority::High);
-    if c.named {
-        b = b.name(name);
-    }
-    let b = if c.after { b.after(&deps) } else { b };
-    let b = match c.pin {
-        None => b,
-        Some(0) => b.pin(Pin::Main),
-        Some(_) => b.pin(Pin::Worker(1)),
-    };
-    let b = if c.batched { b.batched() } else { b };
+    let b = options(js, c, name, &deps);
     let (s, g) = (seen.clone(), gate.clone());
     if c.access {
-        let b = b.access(res.write_each());
         match c.ending {
-            Ending::Schedule => {
-                // A single access job takes a whole write.
-                let mut b2 = js.job().priority(Priority::High);
-                if c.named {
-                    b2 = b2.name(name);
-                }
-                let b2 = if c.after { b2.after(&deps) } else { b2 };
-                let b2 = match c.pin {
-                    None => b2,
-                    Some(0) => b2.pin(Pin::Main),
-                    Some(_) => b2.pin(Pin::Worker(1)),
-                };
-                let b2 = if c.batched { b2.batched() } else { b2 };
-                drop(b);
-                b2.access(res.write()).schedule(move |v| {
-                    v[0] += 1;
-                    s.hit(0, &g)
-                })
+            // A single access job takes a whole write.
+            Ending::Schedule => b.access(res.write()).schedule(move |v| {
+                v[0] += 1;
+                s.hit(0, &g)
+            }),
+            Ending::ParallelFor => {
+                b.access(res.write_each())
+                    .parallel_for(0..N, Batch::Fixed(3), move |i, x| {
+                        *x += 1;
+                        s.hit(i, &g)
+                    })
             }
-            Ending::ParallelFor => b.parallel_for(0..N, Batch::Fixed(3), move |i, x| {
-                *x += 1;
-                s.hit(i, &g)
-            }),
-            Ending::Chunked => b.parallel_for_chunked(0..N, Batch::Fixed(7), move |r, xs| {
-                assert_eq!(r.len(), xs.len());
-                for (i, x) in r.zip(xs.iter_mut()) {
-                    *x += 1;
-                    s.hit(i, &g);
-                }
-            }),
+            Ending::Chunked => b.access(res.write_each()).parallel_for_chunked(
+                0..N,
+                Batch::Fixed(7),
+                move |r, xs| {
+                    assert_eq!(r.len(), xs.len());
+                    for (i, x) in r.zip(xs.iter_mut()) {
+                        *x += 1;
+                        s.hit(i, &g);
+                    }
+                },
+            ),
         }
     } else {
         match c.ending {
