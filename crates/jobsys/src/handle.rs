@@ -33,8 +33,9 @@ impl JobHandle {
     };
 
     /// The handle as two 64-bit words (slot address; generation and system
-    /// id), e.g. to key a map or to print. One way only: there is no
-    /// `from_bits` (the C API keeps its own handle table).
+    /// id), e.g. to key a map or to print. The way back is the C API's
+    /// (`JobSystem::handle_from_bits`, hidden), which checks the bits
+    /// against the system's storage first.
     pub fn to_bits(self) -> [u64; 2] {
         [
             self.slot.as_ptr() as usize as u64,

@@ -121,6 +121,9 @@ pub(crate) struct Registry {
     /// Pages of slots a thread keeps when idle (`Config::retained_slots`).
     pub keep_pages: usize,
     pages: Mutex<Vec<Page>>,
+    /// The bases of `pages`, for checking an address without a lock
+    /// (`JobSystem::handle_from_bits`).
+    page_set: crate::store::pages::PageSet,
     claim_lock: Mutex<()>,
     pub terminating: AtomicBool,
     /// Bumped (and woken) by workers that see the system drained at shutdown.
@@ -294,6 +297,7 @@ impl Registry {
                 ),
                 keep_pages,
                 pages: Mutex::new(Vec::new()),
+                page_set: crate::store::pages::PageSet::new(crate::store::PAGE_BYTES),
                 claim_lock: Mutex::new(()),
                 terminating: AtomicBool::new(false),
                 drained: Futex::new(0),
@@ -449,14 +453,23 @@ impl Registry {
     /// Every page of slots (new pages are handed over by `Store::alloc`).
     pub(crate) fn keep_page(&self, page: Page) -> &[Slot] {
         let slots: *const [Slot] = page.slots();
-        self.pages
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(page);
+        let mut pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        // Before any of its slots is handed out (so before any handle
+        // names one); under the pages' lock, the set's one writer.
+        self.page_set.insert(slots as *const Slot as usize);
+        pages.push(page);
+        drop(pages);
         // SAFETY: the slots are owned by the page in `self.pages` (moving
         // the `Page` neither moves nor retags them) until the registry
         // drops; callers never outlive the registry.
         unsafe { &*slots }
+    }
+
+    /// Is `addr` the address of a slot in one of this registry's pages?
+    /// Reads no slot.
+    pub(crate) fn is_slot_address(&self, addr: usize) -> bool {
+        let base = addr & !(crate::store::PAGE_BYTES - 1);
+        (addr - base) % std::mem::size_of::<Slot>() == 0 && self.page_set.contains_addr(addr)
     }
 
     /// Jobs scheduled and not yet finished, over all threads. Exact when no

@@ -116,6 +116,7 @@ struct IdlePage {
 }
 
 mod demand;
+pub(crate) mod pages;
 
 /// Owner-only page bookkeeping of a store.
 #[derive(Default)]

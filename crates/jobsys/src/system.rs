@@ -549,6 +549,47 @@ impl JobSystem {
         reg.register(reg.current_for(|| "JobSystem::register_thread"))
     }
 
+    /// For the C API, whose handles are bits: the handle whose
+    /// [`JobHandle::to_bits`] these are, checked against this system's own
+    /// storage before any slot is read. `Err(ForeignHandle)` when the bits
+    /// name another system, or no slot of this one (an address outside its
+    /// pages or between slots), or a job this system never handed out (a
+    /// generation its slot has not reached, or a slot that holds no job
+    /// under it). A handle whose slot was reused since reads complete (or
+    /// its logged failure), as a Rust handle does. Not part of the Rust API.
+    #[doc(hidden)]
+    pub fn handle_from_bits(&self, bits: [u64; 2]) -> Result<JobHandle, JobError> {
+        let reg = self.reg();
+        let system = (bits[1] >> 32) as u32;
+        let gen = bits[1] as u32;
+        let Ok(addr) = usize::try_from(bits[0]) else {
+            return Err(JobError::ForeignHandle);
+        };
+        if system != reg.id || addr == 0 || !reg.is_slot_address(addr) {
+            return Err(JobError::ForeignHandle);
+        }
+        let slot = addr as *const crate::slot::Slot;
+        // SAFETY: `addr` is the address of a slot in one of this
+        // registry's pages (checked above: the page is in its page set and
+        // `addr` is at a slot boundary in it), and pages live as long as
+        // the registry, which `self` keeps alive.
+        let s = unsafe { &*slot }.state();
+        use crate::slot::{gen_of, phase_of, EDGES, FREE};
+        let cur = gen_of(s);
+        // A slot's generation only grows (`slot.rs`): a handed-out job's
+        // generation is at most its slot's now, and equal only while the
+        // slot still holds that job (never FREE or EDGES under it).
+        let issued = gen < cur || (gen == cur && phase_of(s) != FREE && phase_of(s) != EDGES);
+        if !issued {
+            return Err(JobError::ForeignHandle);
+        }
+        Ok(JobHandle {
+            slot: std::ptr::NonNull::new(slot as *mut crate::slot::Slot).expect("checked non-zero"),
+            gen,
+            system,
+        })
+    }
+
     /// For the C API, whose pins are numbers: the registration of thread
     /// index `index` numbered `registration` (`ThreadIndex::registration`;
     /// `None`: the last one), live or ended; `None` if there never was one

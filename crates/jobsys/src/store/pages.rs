@@ -1,0 +1,182 @@
+//! The set of a registry's page addresses: a lock-free "is this one of my
+//! pages?" for handles that come back as bits (the C API), checked before
+//! any dereference.
+//!
+//! Pages are only ever added (they are freed when the registry drops), so
+//! the set is an append-only open-addressed table of page bases (0: empty).
+//! One writer at a time (`Registry::keep_page` holds the pages' mutex);
+//! readers never lock. When the table would be half full, the writer copies
+//! it into one twice as large and publishes that; the old tables stay
+//! allocated until the set drops (a reader may still be probing one), so
+//! the memory is under twice the last table's, a few KiB per GiB of slots.
+
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Slots in the first table.
+const FIRST: usize = 64;
+
+struct Table {
+    /// Power of two.
+    cells: Box<[AtomicUsize]>,
+}
+
+impl Table {
+    fn new(len: usize) -> Table {
+        Table {
+            cells: (0..len).map(|_| AtomicUsize::new(0)).collect(),
+        }
+    }
+
+    fn start(&self, base: usize, page_bytes: usize) -> usize {
+        // Fibonacci hashing of the page number.
+        let n = (base / page_bytes) as u64;
+        (n.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & (self.cells.len() - 1)
+    }
+
+    fn contains(&self, base: usize, page_bytes: usize) -> bool {
+        let mask = self.cells.len() - 1;
+        let mut i = self.start(base, page_bytes);
+        loop {
+            // Acquire: pairs with the Release store in `insert`, though a
+            // reader only compares the value (it never reads the page
+            // through it: the caller does, after this says yes, and the
+            // page was fully built before its base was inserted).
+            match self.cells[i].load(Ordering::Acquire) {
+                0 => return false,
+                b if b == base => return true,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    /// Insert `base` (not present). Writer only.
+    fn insert(&self, base: usize, page_bytes: usize) {
+        let mask = self.cells.len() - 1;
+        let mut i = self.start(base, page_bytes);
+        while self.cells[i].load(Ordering::Relaxed) != 0 {
+            i = (i + 1) & mask;
+        }
+        self.cells[i].store(base, Ordering::Release);
+    }
+}
+
+/// The page bases of one registry.
+pub(crate) struct PageSet {
+    page_bytes: usize,
+    /// The current table; readers load it, the writer replaces it.
+    current: AtomicPtr<Table>,
+    /// Every table ever published (the current one last) and the count of
+    /// bases; written under this lock only. Boxed: `current` points at a
+    /// `Table`, which must not move when the list grows.
+    #[allow(clippy::vec_box)]
+    writer: Mutex<(Vec<Box<Table>>, usize)>,
+}
+
+impl PageSet {
+    pub(crate) fn new(page_bytes: usize) -> PageSet {
+        assert!(page_bytes.is_power_of_two());
+        let first = Box::new(Table::new(FIRST));
+        let current = AtomicPtr::new(&*first as *const Table as *mut Table);
+        PageSet {
+            page_bytes,
+            current,
+            writer: Mutex::new((vec![first], 0)),
+        }
+    }
+
+    /// Add the page at `base` (aligned to the page size, non-zero, not in
+    /// the set yet).
+    pub(crate) fn insert(&self, base: usize) {
+        debug_assert!(base != 0 && base % self.page_bytes == 0);
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let (tables, count) = &mut *w;
+        let cur = tables.last().expect("a table");
+        if (*count + 1) * 2 > cur.cells.len() {
+            let bigger = Box::new(Table::new(cur.cells.len() * 2));
+            for c in cur.cells.iter() {
+                let b = c.load(Ordering::Relaxed);
+                if b != 0 {
+                    bigger.insert(b, self.page_bytes);
+                }
+            }
+            // Release: a reader that loads the new table sees its cells.
+            self.current
+                .store(&*bigger as *const Table as *mut Table, Ordering::Release);
+            tables.push(bigger);
+        }
+        let cur = tables.last().expect("a table");
+        cur.insert(base, self.page_bytes);
+        *count += 1;
+    }
+
+    /// Is `addr` inside one of the set's pages?
+    pub(crate) fn contains_addr(&self, addr: usize) -> bool {
+        let base = addr & !(self.page_bytes - 1);
+        if base == 0 {
+            return false;
+        }
+        // SAFETY: every pointer ever stored in `current` is a table kept in
+        // `writer`'s list until the set drops, and `&self` keeps the set
+        // alive.
+        let t = unsafe { &*self.current.load(Ordering::Acquire) };
+        t.contains(base, self.page_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PB: usize = 1 << 15;
+
+    #[test]
+    fn finds_every_inserted_page_and_nothing_else_across_growth() {
+        let s = PageSet::new(PB);
+        let n = if cfg!(miri) { 150 } else { 2000 };
+        let bases: Vec<usize> = (1..n).map(|i| i * 7919 * PB).collect();
+        for (k, &b) in bases.iter().enumerate() {
+            s.insert(b);
+            // Everything so far, at any offset inside the page.
+            for &o in &bases[..=k] {
+                assert!(s.contains_addr(o) && s.contains_addr(o + PB - 1));
+            }
+            assert!(!s.contains_addr(bases.get(k + 1).copied().unwrap_or(3 * PB)));
+        }
+        assert!(!s.contains_addr(0));
+        assert!(!s.contains_addr(PB - 1));
+        assert!(!s.contains_addr(usize::MAX));
+    }
+
+    #[test]
+    fn readers_racing_the_writer_never_miss_a_page_inserted_before_they_looked() {
+        let last = if cfg!(miri) { 100 } else { 3000 };
+        let s = std::sync::Arc::new(PageSet::new(PB));
+        let done = std::sync::Arc::new(AtomicUsize::new(0));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let (s, done) = (s.clone(), done.clone());
+                std::thread::spawn(move || {
+                    let mut checks = 0u64;
+                    loop {
+                        let n = done.load(Ordering::Acquire);
+                        for i in 1..=n {
+                            assert!(s.contains_addr(i * PB), "page {i} of {n} lost");
+                        }
+                        checks += 1;
+                        if n == last {
+                            return checks;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for i in 1..=last {
+            s.insert(i * PB);
+            done.store(i, Ordering::Release);
+        }
+        for r in readers {
+            assert!(r.join().unwrap() > 0);
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! `JobSystem::handle_from_bits` (the C API's way back from a handle's
+//! bits): a real handle comes back whole; anything else is refused with
+//! `ForeignHandle` before any slot is read, never UB and never a hang.
+
+use jobsys::{JobError, JobSystem};
+
+fn system(workers: usize) -> JobSystem {
+    JobSystem::builder().workers(workers).build().unwrap()
+}
+
+/// Proves: the bits of a live handle give back the same handle (it can be
+/// waited on, used as a dependency and cancelled); a finished one whose
+/// slot was reused reads complete, or its failure.
+#[test]
+fn real_handles_come_back_whole_live_or_stale() {
+    let js = system(1);
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let h = js.schedule(move || {
+        let _ = rx.recv();
+    });
+    let back = js.handle_from_bits(h.to_bits()).expect("a live handle");
+    assert_eq!(back, h);
+    assert!(!js.is_complete(back));
+    let after = js.schedule_after(&[back], || {});
+    tx.send(()).unwrap();
+    js.complete(after);
+    assert!(js.is_complete(back));
+    // Reuse its slot many times over: the old bits still read complete.
+    for _ in 0..10_000 {
+        js.complete(js.schedule(|| {}));
+    }
+    let stale = js.handle_from_bits(h.to_bits()).expect("a stale handle");
+    assert!(js.is_complete(stale));
+    assert!(js.try_complete(stale).is_ok());
+    // A failed one keeps its failure.
+    let bad = js.job().name("bad").schedule(|| panic!("boom"));
+    let _ = js.try_complete(bad);
+    let back = js.handle_from_bits(bad.to_bits()).unwrap();
+    assert!(matches!(js.try_complete(back), Err(JobError::Panicked(_))));
+}
+
+/// Proves: zeroed, random, misaligned, out-of-page, future-generation and
+/// other-system bits are refused with `ForeignHandle`.
+#[test]
+fn forged_bits_are_refused() {
+    let js = system(1);
+    let other = system(0);
+    let h = js.schedule(|| {});
+    js.complete(h);
+    let [addr, tail] = h.to_bits();
+    let gen = tail as u32;
+    let sys = tail >> 32;
+    let refused = |bits: [u64; 2], what: &str| {
+        assert!(
+            matches!(js.handle_from_bits(bits), Err(JobError::ForeignHandle)),
+            "{what}: {bits:x?} accepted"
+        );
+    };
+    refused([0, 0], "zero");
+    refused(
+        [addr, (sys << 32) | u64::from(gen.wrapping_add(1000))],
+        "a future generation",
+    );
+    refused([addr + 1, tail], "between slots");
+    refused([addr + 8, tail], "inside a slot");
+    refused([addr ^ (1 << 40), tail], "outside every page");
+    refused(
+        [addr, ((sys + 1) << 32) | u64::from(gen)],
+        "another system's id",
+    );
+    let oh = other.schedule(|| {});
+    other.complete(oh);
+    refused(oh.to_bits(), "another system's handle");
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..100_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let bits = [x, (sys << 32) | (x >> 40)];
+        if bits[0] != addr {
+            refused(bits, "random");
+        }
+    }
+    // Still fine.
+    js.complete(js.schedule(|| {}));
+}
+
+/// Proves: a dropped system's handle is refused by the next system, even
+/// one that reuses its memory.
+#[test]
+fn a_dropped_systems_handles_are_refused_by_the_next() {
+    let bits = {
+        let js = system(0);
+        let h = js.schedule(|| {});
+        js.complete(h);
+        h.to_bits()
+    };
+    let js = system(0);
+    js.complete(js.schedule(|| {}));
+    assert!(matches!(
+        js.handle_from_bits(bits),
+        Err(JobError::ForeignHandle)
+    ));
+}
