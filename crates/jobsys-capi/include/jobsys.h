@@ -6,10 +6,24 @@
  * CMake: add_subdirectory(crates/jobsys-capi) + target jobsys::jobsys;
  * build with `cargo build -p jobsys-capi --release`. See docs/c-api.md.
  *
- * The model: a job is a function pointer plus a `void* data`. Scheduling a
- * job returns a handle; a job may depend on other handles and runs after
- * they all finished. `jobsys_complete` waits for a handle and, while it
- * waits, runs the work that handle needs on the calling thread.
+ * The model: a job is a function pointer plus a `void* data` (or a small
+ * copy of your data kept in the job itself), described by one
+ * jobsys_job_desc: name, priority, dependencies, pin, flags. Two calls
+ * schedule: jobsys_schedule (one call of the function) and
+ * jobsys_parallel_for (pieces of a range on every thread). Scheduling
+ * returns a handle; a job may depend on other handles and runs after they
+ * all finished. `jobsys_complete` waits for a handle and, while it waits,
+ * runs the work that handle needs on the calling thread. `jobsys_join`
+ * forks two calls and joins them, with no handle at all.
+ *
+ *   static void hello(void *data) { printf("hello from %s\n", (const char *)data); }
+ *
+ *   jobsys_system *sys;
+ *   jobsys_create(NULL, &sys);
+ *   jobsys_handle h;
+ *   jobsys_schedule(sys, NULL, hello, "a job", &h);
+ *   jobsys_complete(sys, h);
+ *   jobsys_destroy(sys);
  *
  * Conventions, for every function below unless its comment says otherwise:
  * - Returns a jobsys_error: JOBSYS_OK (0) or a failure code. On failure,
@@ -20,9 +34,10 @@
  * - JOBSYS_ERR_NULL_ARGUMENT if the system (or another required pointer)
  *   is NULL. A pointer to a destroyed system cannot be detected: using one
  *   is undefined behaviour, as with free().
- * - Handles are checked: a zeroed, forged or corrupted handle gives
+ * - Handles are checked: a forged or corrupted handle gives
  *   JOBSYS_ERR_INVALID_HANDLE, one from another (or a destroyed) system
- *   JOBSYS_ERR_FOREIGN_HANDLE.
+ *   JOBSYS_ERR_FOREIGN_HANDLE. A zeroed handle names no job (see
+ *   jobsys_handle).
  * - No Rust panic ever unwinds into your code: an internal failure is
  *   returned as JOBSYS_ERR_INTERNAL (a jobsys bug; please report it).
  *
@@ -30,7 +45,7 @@
  * - run on any thread (a worker, or a thread waiting in jobsys_complete),
  *   so `data` must be usable from any thread; a parallel_for callback runs
  *   on several threads at once, each call with its own piece of the range.
- *   A pinned job (jobsys_schedule_pinned) runs on the one thread it names.
+ *   A pinned job (JOBSYS_JOB_PINNED) runs on the one thread its pin names.
  * - end only by returning. Never longjmp out of a job and never let a C++
  *   exception escape it (the C++ wrapper catches them for you): that
  *   would unwind through jobsys' frames, which is undefined behaviour.
@@ -212,26 +227,35 @@ typedef struct jobsys_config {
 typedef struct jobsys_system jobsys_system;
 
 /* Names a scheduled job. A plain 128-bit value: copy, store and compare it
- * freely (equal fields = same job). A zeroed handle is never valid. A
- * handle stays valid for the life of its system, on any thread: once the
- * job finished it reads as complete. A failed or cancelled job keeps
- * reporting its failure while jobsys remembers it (the newest 4096
- * failures of the system, and of the threads sharing its table shard);
- * after that jobsys_complete returns JOBSYS_ERR_OUTCOME_UNKNOWN, never
- * JOBSYS_OK, and scheduling after the handle returns it too. (A job that
- * succeeded long ago may also read unknown when a later failure in its
- * place was forgotten: unknown is never wrong, OK always means success.)
- * Layout (treat it as opaque; it is checked, never trusted): `id` = the
- * system's serial (bits 63..32), a table shard (31..26: the scheduling
- * thread's, one of 32, so threads that schedule at once do not share a
- * lock) and an index in that shard (25..0); `gen` = the entry's
- * generation, from 1. See docs/c-api.md, "The handle table". */
+ * freely (equal fields = same job). A handle stays valid for the life of
+ * its system, on any thread: once the job finished it reads as complete.
+ * A zeroed handle (JOBSYS_HANDLE_NONE) names no job: as a dependency it is
+ * skipped, jobsys_complete returns JOBSYS_OK at once and jobsys_is_complete
+ * reads true, so graph code needs no "has a predecessor?" branch.
+ * A failed or cancelled job keeps reporting its failure while the system
+ * remembers it (its newest failures, jobsys_config's default 4096); after
+ * that jobsys_complete returns JOBSYS_ERR_OUTCOME_UNKNOWN, never JOBSYS_OK,
+ * and scheduling after the handle returns it too.
+ * Layout (treat it as opaque): `id` = the address of the job's slot in the
+ * system's storage, `gen` = the system's id (bits 63..32) and the slot's
+ * generation (31..0). There is no table behind it: the system checks a
+ * handle against its own pages before it reads the slot, so a forged or
+ * corrupted value gives JOBSYS_ERR_INVALID_HANDLE and one of another (or a
+ * destroyed) system JOBSYS_ERR_FOREIGN_HANDLE, never undefined behaviour.
+ * See docs/c-api.md, "Handles". */
 typedef struct jobsys_handle {
     uint64_t id;
     uint64_t gen;
 } jobsys_handle;
 
-/* Which thread a pinned job runs on (jobsys_schedule_pinned). Thread indices: 0 is the thread
+/* The handle that names no job ({0, 0}); `jobsys_handle h = {0};` is the same. */
+#ifdef __cplusplus
+#define JOBSYS_HANDLE_NONE (jobsys_handle{0, 0})
+#else
+#define JOBSYS_HANDLE_NONE ((jobsys_handle){0, 0})
+#endif
+
+/* Which thread a pinned job runs on (jobsys_job_desc.pin). Thread indices: 0 is the thread
  * that called jobsys_create, 1..workers the workers (thread "jobsys-worker-<w>" is w), then the
  * threads that called jobsys_register_thread (see jobsys_thread_index; docs/engine.md, "Thread
  * index": profiler callbacks, traces and jobsys_get_worker_stats use the same numbers). */
@@ -252,30 +276,79 @@ typedef struct jobsys_pin {
     uint32_t index;
 } jobsys_pin;
 
-/* A job: called once with the data given to jobsys_schedule*. */
+/* A job: called once with its data (jobsys_schedule's `data`, or the address of the
+ * job's own copy when the desc gives data_size). */
 typedef void (*jobsys_job_fn)(void *data);
 
 /* A parallel_for piece: called for the indices [begin, end). */
-typedef void (*jobsys_range_fn)(void *data, uint32_t begin, uint32_t end);
+typedef void (*jobsys_range_fn)(void *data, size_t begin, size_t end);
 
-/* Called once with `data` when a job will never call its function again:
- * after its last call, or without any call if it never ran (a dependency
- * failed, or it was cancelled before it started: then on the thread that
- * called jobsys_cancel, before that call returns). The place to free
- * `data`. Not called when scheduling failed.
+/* Called once with the job's data when the job will never call its function
+ * again: after its last call, or without any call if it never ran (a
+ * dependency failed, or it was cancelled before it started: then on the
+ * thread that called jobsys_cancel, before that call returns). The place to
+ * free `data`, or to destroy what the job's own copy holds (data_size > 0:
+ * jobsys frees the copy itself after this returns). Not called when
+ * scheduling failed.
  * It runs as the end of its job: jobsys_destroy of the job's system returns
  * JOBSYS_ERR_BAD_STATE there, waiting on the job's own handle returns
  * JOBSYS_ERR_WAIT_ON_SELF, and jobsys_fail returns JOBSYS_ERR_BAD_STATE
  * (the job is done; fail it from its function). */
 typedef void (*jobsys_release_fn)(void *data);
 
-/* Optional per-job settings; pass NULL for "unnamed, NORMAL, no release". */
+/* jobsys_job_desc.flags, or-ed together. */
+typedef enum jobsys_job_flags {
+    JOBSYS_JOB_BATCHED = 1,           /* wake no worker: the job waits in this thread's queue
+                                         (awake workers may take it) until jobsys_flush or a
+                                         jobsys_complete on this thread */
+    JOBSYS_JOB_PINNED = 2             /* run only on the thread desc.pin names (see jobsys_pin);
+                                         a pinned parallel_for runs its range there, in order */
+} jobsys_job_flags;
+
+/* Bytes of data a job copies into itself with no allocation (data_size up to this; larger
+ * copies are allocated once). The copy is 8-byte aligned. */
+#define JOBSYS_INLINE_DATA 40
+/* The same for a parallel_for, whose job also holds its range. */
+#define JOBSYS_INLINE_RANGE_DATA 24
+
+/* Everything about a job but its function: one descriptor for jobsys_schedule and
+ * jobsys_parallel_for (NULL: unnamed, NORMAL, no dependency, no pin, no release). Start from
+ * JOBSYS_JOB_DESC_INIT and set what you need:
+ *
+ *   jobsys_handle deps[2] = {a, b};
+ *   jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
+ *   d.name = "physics";
+ *   d.deps = deps;
+ *   d.ndeps = 2;
+ *   jobsys_schedule(sys, &d, step_physics, &world, &h);
+ *
+ * Read during the call only (it and the deps array may live on the stack). */
 typedef struct jobsys_job_desc {
-    const char *name;                 /* for the tracer; NULL: unnamed. Copied: each distinct
-                                         name is kept once, for the process's life */
+    uint32_t size;                    /* sizeof(jobsys_job_desc). A desc from a newer header is
+                                         accepted if every field this library does not know is
+                                         zero; one smaller than this version's, or 0, is
+                                         INVALID_ARGUMENT */
+    uint32_t flags;                   /* jobsys_job_flags; 0: none */
+    const char *name;                 /* for the tracer, profiler and error messages; NULL:
+                                         unnamed. Copied: each distinct name is kept once, for
+                                         the process's life */
     jobsys_priority priority;         /* default JOBSYS_PRIORITY_NORMAL */
+    jobsys_pin pin;                   /* the thread, with JOBSYS_JOB_PINNED (else ignored) */
+    const jobsys_handle *deps;        /* run after every job in deps[0..ndeps) finished; if one
+                                         failed, the function is not called and this job fails
+                                         too. Zeroed handles are skipped. NULL if ndeps is 0 */
+    size_t ndeps;
+    size_t data_size;                 /* 0: `data` is passed to the job as it is (yours to keep
+                                         alive). > 0: `data` points to data_size bytes that
+                                         jobsys copies into the job before the call returns
+                                         (a plain byte copy, for trivially copyable data); the
+                                         function and release get the copy's address */
     jobsys_release_fn release;        /* NULL: none */
 } jobsys_job_desc;
+
+/* A jobsys_job_desc with the defaults and its size set. */
+#define JOBSYS_JOB_DESC_INIT \
+    { sizeof(jobsys_job_desc), 0, NULL, JOBSYS_PRIORITY_NORMAL, {JOBSYS_PIN_MAIN, 0}, NULL, 0, 0, NULL }
 
 /* Counters (jobsys_get_stats, jobsys_take_stats, jobsys_get_worker_stats). */
 typedef struct jobsys_stats {
@@ -326,36 +399,35 @@ jobsys_error jobsys_workers(const jobsys_system *sys, uint32_t *out);
 
 /* ---- Jobs --------------------------------------------------------------- */
 
-/* Schedule fn(data) to run on some thread; *out (if out is not NULL) = its handle. desc may be
- * NULL. Errors: NULL_ARGUMENT (sys, fn), INVALID_ARGUMENT (desc->priority). */
+/* Schedule fn(data) as one job described by *desc (NULL: the defaults; see jobsys_job_desc);
+ * *out (if out is not NULL) = its handle. Errors: NULL_ARGUMENT (sys, fn, deps NULL with
+ * ndeps > 0, data NULL with data_size > 0), INVALID_ARGUMENT (desc->size, unknown flags, a bad
+ * priority or pin: unknown pin kind, MAIN with index != 0, WORKER index outside 1..workers,
+ * THREAD index no thread ever registered, REGISTERED value not from jobsys_register_thread_pin),
+ * INVALID_HANDLE, FOREIGN_HANDLE (a dependency), OUTCOME_UNKNOWN (a dependency whose failure
+ * was forgotten). */
 jobsys_error jobsys_schedule(jobsys_system *sys, const jobsys_job_desc *desc, jobsys_job_fn fn,
                              void *data, jobsys_handle *out);
 
-/* Schedule fn(data) to run after every job in deps[0..ndeps) finished (deps may be NULL if ndeps
- * is 0; jobsys copies the array); if one failed, fn is not called and this job fails too. Errors:
- * as jobsys_schedule, plus NULL_ARGUMENT (deps NULL with ndeps > 0), INVALID_HANDLE,
- * FOREIGN_HANDLE. */
-jobsys_error jobsys_schedule_after(jobsys_system *sys, const jobsys_job_desc *desc,
-                                   const jobsys_handle *deps, size_t ndeps, jobsys_job_fn fn,
-                                   void *data, jobsys_handle *out);
-
-/* Run fn(data, b, e) over pieces [b, e) that cover [begin, end) exactly once, on all threads;
- * batch = indices per piece (the last may be shorter), 0 = auto (about 16 pieces per thread).
- * Empty range: *out is complete at once. Errors: as jobsys_schedule, plus INVALID_ARGUMENT
- * (begin > end). */
-jobsys_error jobsys_parallel_for(jobsys_system *sys, const jobsys_job_desc *desc, uint32_t begin,
-                                 uint32_t end, uint32_t batch, jobsys_range_fn fn, void *data,
+/* Run fn(data, b, e) over pieces [b, e) that cover [begin, end) exactly once, on all threads,
+ * as one job described by *desc (NULL: the defaults); batch = indices per piece (the last may be
+ * shorter), 0 = auto (about 16 pieces per thread). Empty range: the job has nothing to run and
+ * completes as soon as its dependencies have. Errors: as jobsys_schedule, plus
+ * INVALID_ARGUMENT (begin > end). */
+jobsys_error jobsys_parallel_for(jobsys_system *sys, const jobsys_job_desc *desc, size_t begin,
+                                 size_t end, size_t batch, jobsys_range_fn fn, void *data,
                                  jobsys_handle *out);
 
-/* jobsys_parallel_for that starts after every job in deps[0..ndeps) finished. Errors: as
- * jobsys_parallel_for and jobsys_schedule_after. */
-jobsys_error jobsys_parallel_for_after(jobsys_system *sys, const jobsys_job_desc *desc,
-                                       const jobsys_handle *deps, size_t ndeps, uint32_t begin,
-                                       uint32_t end, uint32_t batch, jobsys_range_fn fn, void *data,
-                                       jobsys_handle *out);
+/* Fork/join: run a(a_data) and b(b_data), potentially in parallel, and return when both have
+ * returned. b runs on the calling thread; a is offered to other threads and, unless one took it
+ * meanwhile, runs here afterwards. Costs no allocation and no handle: the cheapest way to split
+ * work recursively. Errors: NULL_ARGUMENT (sys, a, b); JOB_FAILED if either called jobsys_fail
+ * (a's message if both did), after both have returned. */
+jobsys_error jobsys_join(jobsys_system *sys, jobsys_job_fn a, void *a_data, jobsys_job_fn b,
+                         void *b_data);
 
 /* *out = one handle that completes when all of handles[0..n) have (n = 0: complete at once); fails
- * if any of them fails. Errors: NULL_ARGUMENT (sys, out, handles with n > 0), INVALID_HANDLE,
+ * if any of them fails. Zeroed handles are skipped. Errors: NULL_ARGUMENT (sys, out, handles with n > 0), INVALID_HANDLE,
  * FOREIGN_HANDLE. */
 jobsys_error jobsys_combine(jobsys_system *sys, const jobsys_handle *handles, size_t n,
                             jobsys_handle *out);
@@ -395,26 +467,15 @@ jobsys_error jobsys_fail(const char *message);
 
 /* ---- Pinned jobs, threads, active workers -------------------------------- */
 
-/* jobsys_schedule for a job that runs only on the thread `pin` names, never on another. A worker
- * runs jobs pinned to it before any other work (waking for them even when parked or benched). An
- * outside thread (the main thread, a registered one) runs its pinned jobs in jobsys_run_pinned, and
- * while it waits in jobsys_complete (then it runs all of its ready pinned jobs, needed or not).
- * Until then the job waits: jobsys_complete on it from another thread blocks until that thread
- * calls in (jobsys_destroy cancels it). If a registered thread exits, its queued pinned jobs
- * are cancelled (CANCELLED), as are those that become ready later and those pinned to it after
- * (a THREAD pin: while its index is free; a REGISTERED pin: always). Errors: as
- * jobsys_schedule, plus INVALID_ARGUMENT (unknown pin kind, MAIN with index != 0, WORKER index >=
- * workers, THREAD index no thread ever registered, REGISTERED value not from
- * jobsys_register_thread_pin). */
-jobsys_error jobsys_schedule_pinned(jobsys_system *sys, jobsys_pin pin, const jobsys_job_desc *desc,
-                                    jobsys_job_fn fn, void *data, jobsys_handle *out);
-
-/* jobsys_schedule_pinned after every job in deps[0..ndeps) finished. Errors: as
- * jobsys_schedule_pinned and jobsys_schedule_after. */
-jobsys_error jobsys_schedule_pinned_after(jobsys_system *sys, jobsys_pin pin,
-                                          const jobsys_job_desc *desc, const jobsys_handle *deps,
-                                          size_t ndeps, jobsys_job_fn fn, void *data,
-                                          jobsys_handle *out);
+/* Pinned jobs (desc->flags JOBSYS_JOB_PINNED, desc->pin) run only on the thread the pin names,
+ * never on another. A worker runs jobs pinned to it before any other work (waking for them even
+ * when parked or benched). An outside thread (the main thread, a registered one) runs its pinned
+ * jobs in jobsys_run_pinned, and while it waits in jobsys_complete (then it runs all of its ready
+ * pinned jobs, needed or not). Until then the job waits: jobsys_complete on it from another
+ * thread blocks until that thread calls in (jobsys_destroy cancels it). If a registered thread
+ * exits, its queued pinned jobs are cancelled (CANCELLED), as are those that become ready later
+ * and those pinned to it after (a THREAD pin: while its index is free; a REGISTERED pin:
+ * always). */
 
 /* Make the calling thread (a render or IO thread, say) one that runs jobs pinned to it, until it
  * exits; *index (if not NULL) = its thread index, for {JOBSYS_PIN_THREAD, index}: the smallest
@@ -457,20 +518,7 @@ jobsys_error jobsys_active_workers(const jobsys_system *sys, uint32_t *out);
 
 /* ---- Batching and hot zones --------------------------------------------- */
 
-/* jobsys_schedule that wakes no worker: the job waits in this thread's queue (awake workers may
- * take it) until jobsys_flush, or jobsys_complete on this thread. desc may be NULL or give only
- * `release` (batched jobs take no name/priority yet). Errors: as jobsys_schedule, plus
- * INVALID_ARGUMENT (desc with a name or priority). */
-jobsys_error jobsys_schedule_batched(jobsys_system *sys, const jobsys_job_desc *desc,
-                                     jobsys_job_fn fn, void *data, jobsys_handle *out);
-
-/* jobsys_schedule_batched after deps[0..ndeps) (a job still waiting for deps is woken for as usual
- * when they finish). Errors: as jobsys_schedule_batched and jobsys_schedule_after. */
-jobsys_error jobsys_schedule_batched_after(jobsys_system *sys, const jobsys_job_desc *desc,
-                                           const jobsys_handle *deps, size_t ndeps,
-                                           jobsys_job_fn fn, void *data, jobsys_handle *out);
-
-/* Publish this thread's batched jobs, waking as many sleeping workers as there is work for, at
+/* Publish this thread's batched jobs (JOBSYS_JOB_BATCHED), waking as many sleeping workers as there is work for, at
  * once; *woken (if not NULL) = how many woke. Errors: NULL_ARGUMENT. */
 jobsys_error jobsys_flush(jobsys_system *sys, uint32_t *woken);
 
