@@ -305,11 +305,11 @@ typedef enum jobsys_job_flags {
                                          a pinned parallel_for runs its range there, in order */
 } jobsys_job_flags;
 
-/* Bytes of data a job copies into itself with no allocation (data_size up to this; larger
- * copies are allocated once). The copy is 8-byte aligned. */
+/* Bytes of data (desc.data_size) a job copies into itself: jobsys_schedule then allocates
+ * nothing. A larger copy is allocated once. The copy is 8-byte aligned. A parallel_for
+ * allocates one block per loop whatever you pass (its range state leaves no room in the job);
+ * a copy up to this size goes into that block. */
 #define JOBSYS_INLINE_DATA 40
-/* The same for a parallel_for, whose job also holds its range. */
-#define JOBSYS_INLINE_RANGE_DATA 24
 
 /* Everything about a job but its function: one descriptor for jobsys_schedule and
  * jobsys_parallel_for (NULL: unnamed, NORMAL, no dependency, no pin, no release). Start from
@@ -342,7 +342,8 @@ typedef struct jobsys_job_desc {
                                          alive). > 0: `data` points to data_size bytes that
                                          jobsys copies into the job before the call returns
                                          (a plain byte copy, for trivially copyable data); the
-                                         function and release get the copy's address */
+                                         function and release get the copy's address, valid
+                                         during that call */
     jobsys_release_fn release;        /* NULL: none */
 } jobsys_job_desc;
 

@@ -86,6 +86,8 @@ pub use pinned::{Pin, ThreadIndex};
 pub use registry::Stats;
 pub use scope::Scope;
 pub use spawn::{AccessJobBuilder, JobBuilder};
+#[doc(hidden)]
+pub use system::HandleBits;
 pub use system::{HotZone, JobSystem};
 pub use topology::{topology, Topology, TopologyError};
 #[cfg(feature = "tracy")]

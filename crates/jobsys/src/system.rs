@@ -552,21 +552,24 @@ impl JobSystem {
     /// For the C API, whose handles are bits: the handle whose
     /// [`JobHandle::to_bits`] these are, checked against this system's own
     /// storage before any slot is read. `Err(ForeignHandle)` when the bits
-    /// name another system, or no slot of this one (an address outside its
-    /// pages or between slots), or a job this system never handed out (a
-    /// generation its slot has not reached, or a slot that holds no job
-    /// under it). A handle whose slot was reused since reads complete (or
-    /// its logged failure), as a Rust handle does. Not part of the Rust API.
-    #[doc(hidden)]
-    pub fn handle_from_bits(&self, bits: [u64; 2]) -> Result<JobHandle, JobError> {
+    /// name another system ([`HandleBits::Foreign`]), `Err(Invalid)` when
+    /// they name no slot of this one (an address outside its pages or
+    /// between slots) or a job this system never handed out (a generation
+    /// its slot has not reached, or a slot that holds no job under it). A
+    /// handle whose slot was reused since reads complete (or its logged
+    /// failure), as a Rust handle does. Not part of the Rust API.
+    pub fn handle_from_bits(&self, bits: [u64; 2]) -> Result<JobHandle, HandleBits> {
         let reg = self.reg();
         let system = (bits[1] >> 32) as u32;
         let gen = bits[1] as u32;
+        if system != reg.id {
+            return Err(HandleBits::Foreign);
+        }
         let Ok(addr) = usize::try_from(bits[0]) else {
-            return Err(JobError::ForeignHandle);
+            return Err(HandleBits::Invalid);
         };
-        if system != reg.id || addr == 0 || !reg.is_slot_address(addr) {
-            return Err(JobError::ForeignHandle);
+        if addr == 0 || !reg.is_slot_address(addr) {
+            return Err(HandleBits::Invalid);
         }
         let slot = addr as *const crate::slot::Slot;
         // SAFETY: `addr` is the address of a slot in one of this
@@ -581,13 +584,32 @@ impl JobSystem {
         // slot still holds that job (never FREE or EDGES under it).
         let issued = gen < cur || (gen == cur && phase_of(s) != FREE && phase_of(s) != EDGES);
         if !issued {
-            return Err(JobError::ForeignHandle);
+            return Err(HandleBits::Invalid);
         }
         Ok(JobHandle {
             slot: std::ptr::NonNull::new(slot as *mut crate::slot::Slot).expect("checked non-zero"),
             gen,
             system,
         })
+    }
+
+    /// For the C API's `jobsys_destroy`: run, on this thread, every job
+    /// scheduled so far and every job those schedule, until none is left
+    /// (the shutdown drain, without shutting down: the caller frees the
+    /// system afterwards). `Err(WaitOnSelf)` when this thread is inside one
+    /// of this system's jobs (that job could never finish meanwhile). Not
+    /// part of the Rust API.
+    #[doc(hidden)]
+    pub fn drain_outstanding(&self) -> Result<(), JobError> {
+        let reg = self.reg();
+        if reg
+            .current_for(|| "JobSystem::drain_outstanding")
+            .inside_job()
+        {
+            return Err(JobError::WaitOnSelf);
+        }
+        reg.drain_while_running();
+        Ok(())
     }
 
     /// For the C API, whose pins are numbers: the registration of thread
@@ -733,4 +755,15 @@ impl std::fmt::Debug for HotZone {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HotZone").finish_non_exhaustive()
     }
+}
+
+/// Why [`JobSystem::handle_from_bits`] refused some bits. Not part of the
+/// Rust API.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HandleBits {
+    /// The bits name another system (or one since dropped).
+    Foreign,
+    /// The bits name no job this system handed out.
+    Invalid,
 }

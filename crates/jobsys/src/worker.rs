@@ -287,6 +287,40 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// `drain` while the system keeps running (`JobSystem::drain_outstanding`):
+    /// the workers do not exit, so nobody bumps `drained`; between sweeps
+    /// that found nothing this thread backs off (yield, then sleeps of up
+    /// to 1 ms) instead of waiting on it. Used once, at a C system's
+    /// destroy, so the polling costs nothing that matters.
+    pub(crate) fn drain_while_running(&self) {
+        let ctx = self.current();
+        let mut searching = false;
+        let mut idle = 0u32;
+        loop {
+            if self.find_and_run(ctx, &mut searching) {
+                idle = 0;
+                continue;
+            }
+            // Read after the sweep: a job that schedules another counts
+            // the new one before its own finish (`outstanding`), so 0 here
+            // means nothing is left anywhere.
+            if self.outstanding() == 0 {
+                return;
+            }
+            if self.work_visible() {
+                continue;
+            }
+            idle = idle.saturating_add(1);
+            if idle < 64 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(u64::from(idle.min(1000))));
+            }
+        }
+    }
+}
+
 /// SpinThenSleep's spin budget: `spin >> shrink`. Each spin that ends with
 /// no work halves the next one, down to `spin >> MAX_SHRINK`; the whole
 /// `spin` comes back only when a longer spin would have paid: a spin that
