@@ -1,37 +1,71 @@
 // jobsys.hpp - header-only C++17 wrapper over the jobsys C API (jobsys.h).
 //
 //   jobsys::System js;                                  // default config
-//   auto physics = js.schedule([&] { step(world); }, {"physics", JOBSYS_PRIORITY_HIGH});
-//   auto anim    = js.schedule_after({physics}, [&] { animate(world); });
-//   auto parts   = js.parallel_for(0, n, [&](uint32_t i) { update(p[i]); });
+//   auto physics = js.job().name("physics").priority(jobsys::Priority::High)
+//                      .schedule([&] { step(world); });
+//   auto anim  = js.schedule_after(physics, [&] { animate(world); });
+//   auto parts = js.job().after(physics).parallel_for(0, n, 0, [&](size_t i) { update(p[i]); });
 //   js.complete(js.combine({anim, parts}));             // throws jobsys::Error if a job failed
 //
+//   js.join([&] { sort(left); }, [&] { sort(right); }); // fork/join, no handle
+//   js.scope([&](jobsys::Scope &s) {                    // waits for every job of s
+//       for (auto &chunk : chunks) s.schedule([&chunk] { process(chunk); });
+//   });
+//
 //   uint32_t me = js.register_thread();                 // on a render thread
-//   auto draw = js.schedule_pinned(jobsys::Pin::thread(me), [&] { submit(cmds); });
+//   auto draw = js.job().pin(jobsys::Pin::thread(me)).after(sim, upload)
+//                   .schedule([&] { submit(cmds); });
 //   js.run_pinned();                                    // on that thread, once per frame
 //   js.cancel(draw);                                    // anywhere: complete(draw) throws
 //                                                       // jobsys::Cancelled
 //
-// - Callables are moved to the heap and freed by the job's release callback:
-//   after the job ran, or without running if a dependency failed or it was
-//   cancelled. Jobs capturing by reference must be completed before what
-//   they reference dies.
+// The job builder (System::job(), Scope::job()) mirrors the Rust one: set
+// options, then end with schedule(f) or parallel_for(begin, end, batch, f).
+// Options: name, priority (or desc: both), after (dependencies; repeated
+// calls add up), pin, batched. Every combination works (see jobsys.h).
+//
+// Where a callable lives (no heap allocation for small lambdas):
+// - A callable that is trivially copyable, at most JOBSYS_INLINE_DATA (40)
+//   bytes and at most 8-byte aligned (jobsys::stored_inline_v<F>: e.g. a
+//   lambda capturing up to five references or pointers, [&] with up to five
+//   captured variables, or small values such as ints) is byte-copied into
+//   the job itself (jobsys_job_desc.data_size): the wrapper allocates
+//   nothing, and a static trampoline calls the job's copy. jobsys_schedule
+//   itself then allocates nothing either; a parallel_for allocates one
+//   block per loop in the library whatever you pass (jobsys.h).
+// - Any other callable (bigger, over-aligned, or with a non-trivial copy or
+//   destructor, e.g. one capturing a std::string or std::shared_ptr) is
+//   moved into one `new` allocation, deleted by the job's release callback:
+//   after its last call, or without any call if a dependency failed or it
+//   was cancelled (then on the cancelling thread). Exactly once either way.
+// - Either way the job calls its own copy, not your object: what the
+//   callable captured by value is copied when schedule() returns. Jobs
+//   capturing by reference must be completed before what they reference
+//   dies (a Scope does this for you).
+// - A schedule() callable is called once, as non-const (a mutable lambda may
+//   change its copy). A parallel_for callable is called from several threads
+//   at once, through a const reference: f(i) per index, or f(begin, end) per
+//   piece if it takes two size_t.
+//
+// Errors:
 // - An exception escaping a job is caught in the job (it must never unwind
 //   into jobsys) and fails it, with e.what() as the message: complete() on
-//   it, or on anything depending on it, throws jobsys::Error.
-// - A parallel_for callable is called from several threads at once, through
-//   a const reference: f(i) per index, or f(begin, end) per piece if it
-//   takes two uint32_t.
+//   it, or on anything depending on it, throws jobsys::Error, whose message
+//   names the job if it has a name (`the job "physics" failed: ...`).
+//   join() instead rethrows the exception itself, as it runs on your stack.
 // - Errors from the C API are thrown as jobsys::Error (code + message);
 //   JOBSYS_ERR_CANCELLED as jobsys::Cancelled, a jobsys::Error. A job whose
 //   outcome jobsys no longer remembers throws jobsys::Error with code()
 //   JOBSYS_ERR_OUTCOME_UNKNOWN, never returns as if it succeeded.
-// - A cancelled job that had not started never runs; its callable is
-//   still freed exactly once (by jobsys_cancel, on the cancelling thread).
-// - Thread-safety is the C API's: every member function may be called from
-//   any thread, including from jobs, except the destructor.
-// - Profiler hooks: derive from jobsys::ProfilerHooks, override what your
-//   profiler shows, pass it to System(config, hooks) (see ProfilerHooks).
+// - A cancelled job that had not started never runs; its callable is still
+//   destroyed (boxed: freed) exactly once.
+//
+// Thread-safety is the C API's: every member function may be called from
+// any thread, including from jobs, except System's destructor. A builder is
+// one thread's temporary: use it in the expression that makes it.
+//
+// Profiler hooks: derive from jobsys::ProfilerHooks, override what your
+// profiler shows, pass it to System(config, hooks) (see ProfilerHooks).
 #ifndef JOBSYS_HPP
 #define JOBSYS_HPP
 
@@ -42,7 +76,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <initializer_list>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -72,97 +111,89 @@ public:
 
 namespace detail {
 
-inline void check(jobsys_error e) {
-    if (e == JOBSYS_OK) return;
-    std::string message = std::string(jobsys_error_name(e)) + ": " + jobsys_last_error_message();
+// The exception for a failed call that returned `e` (this thread's last error message).
+inline std::string message_of(jobsys_error e) {
+    return std::string(jobsys_error_name(e)) + ": " + jobsys_last_error_message();
+}
+
+[[noreturn]] inline void throw_error(jobsys_error e, const std::string &message) {
     if (e == JOBSYS_ERR_CANCELLED) throw Cancelled(message);
     throw Error(e, message);
 }
 
-// Trampolines: C callbacks that call the heap-allocated callable.
-template <class F>
-void run(void *p) noexcept {
-    try {
-        (*static_cast<F *>(p))();
-    } catch (const std::exception &e) {
-        jobsys_fail(e.what());
-    } catch (...) {
-        jobsys_fail("a C++ exception that is not a std::exception");
-    }
-}
-
-template <class F>
-void run_range(void *p, uint32_t begin, uint32_t end) noexcept {
-    try {
-        const F &f = *static_cast<const F *>(p);
-        if constexpr (std::is_invocable_v<const F &, uint32_t, uint32_t>) {
-            f(begin, end);
-        } else {
-            for (uint32_t i = begin; i < end; ++i) f(i);
-        }
-    } catch (const std::exception &e) {
-        jobsys_fail(e.what());
-    } catch (...) {
-        jobsys_fail("a C++ exception that is not a std::exception");
-    }
-}
-
-template <class F>
-void release(void *p) noexcept {
-    delete static_cast<F *>(p);
+inline void check(jobsys_error e) {
+    if (e != JOBSYS_OK) throw_error(e, message_of(e));
 }
 
 } // namespace detail
 
-// Names a scheduled job; a plain value (copy, compare, store in containers).
-// A default-constructed Handle is invalid.
+// Job priority: runnable High jobs are taken before Normal before Low.
+enum class Priority {
+    Normal = JOBSYS_PRIORITY_NORMAL,
+    High = JOBSYS_PRIORITY_HIGH,
+    Low = JOBSYS_PRIORITY_LOW,
+};
+
+// Names a scheduled job; a plain value (copy, compare, hash, store in
+// containers). A default-constructed Handle names no job: as a dependency
+// it is skipped, complete() on it returns at once (the zeroed
+// jobsys_handle, JOBSYS_HANDLE_NONE), so graph code needs no "is there a
+// predecessor?" branch.
 class Handle {
 public:
-    Handle() noexcept : h_{0, 0} {}
-    explicit Handle(jobsys_handle h) noexcept : h_(h) {}
-    jobsys_handle raw() const noexcept { return h_; }
-    friend bool operator==(Handle a, Handle b) noexcept {
+    constexpr Handle() noexcept : h_{0, 0} {}
+    constexpr explicit Handle(jobsys_handle h) noexcept : h_(h) {}
+    constexpr jobsys_handle raw() const noexcept { return h_; }
+    // Whether this is the handle that names no job.
+    constexpr bool is_none() const noexcept { return h_.id == 0 && h_.gen == 0; }
+    friend constexpr bool operator==(Handle a, Handle b) noexcept {
         return a.h_.id == b.h_.id && a.h_.gen == b.h_.gen;
     }
-    friend bool operator!=(Handle a, Handle b) noexcept { return !(a == b); }
+    friend constexpr bool operator!=(Handle a, Handle b) noexcept { return !(a == b); }
 
 private:
     jobsys_handle h_;
 };
 
-// Dependencies: {a, b}, a std::vector<Handle>, or a pointer and a count.
-// Holds a copy in the form the C API takes (no allocation up to 8
-// handles); used as a function argument only.
+// Deps views an array of Handles as the jobsys_handle array the C API takes.
+static_assert(sizeof(Handle) == sizeof(jobsys_handle) && alignof(Handle) == alignof(jobsys_handle) &&
+                  std::is_standard_layout_v<Handle> && std::is_trivially_copyable_v<Handle>,
+              "a Handle is exactly a jobsys_handle");
+
+// Dependencies: a non-owning view (pointer + count, nothing copied, nothing
+// allocated) over contiguous handles: a Handle, {a, b}, a std::vector, a
+// std::array, a C array, any contiguous container of Handles, a pointer and
+// a count. The handles must stay alive while the view is used: a function
+// taking a Deps reads it during the call only, and {a, b} lives until the
+// end of the full expression it is written in.
 class Deps {
 public:
-    Deps() noexcept : data_(small_), n_(0) {}
-    Deps(std::initializer_list<Handle> l) : Deps(l.begin(), l.size()) {}
-    Deps(const std::vector<Handle> &v) : Deps(v.data(), v.size()) {}
-    Deps(const Handle *p, std::size_t n) : data_(small_), n_(n) {
-        jobsys_handle *out = small_;
-        if (n > 8) {
-            big_.resize(n);
-            out = big_.data();
-        }
-        for (std::size_t i = 0; i < n; ++i) out[i] = p[i].raw();
-        data_ = out;
-    }
-    Deps(const Deps &) = delete;
-    Deps &operator=(const Deps &) = delete;
-    const jobsys_handle *data() const noexcept { return data_; }
-    std::size_t size() const noexcept { return n_; }
+    constexpr Deps() noexcept = default;
+    Deps(const Handle &h) noexcept : p_(raw(&h)), n_(1) {}
+    Deps(std::initializer_list<Handle> l) noexcept : p_(raw(l.begin())), n_(l.size()) {}
+    Deps(const Handle *p, std::size_t n) noexcept : p_(raw(p)), n_(n) {}
+    constexpr Deps(const jobsys_handle *p, std::size_t n) noexcept : p_(p), n_(n) {}
+    // std::vector<Handle>, std::array<Handle, N>, Handle[N], ...
+    template <class R, class = std::enable_if_t<std::is_convertible_v<
+                           decltype(std::data(std::declval<const R &>())), const Handle *>>>
+    Deps(const R &r) noexcept : p_(raw(std::data(r))), n_(std::size(r)) {}
+
+    constexpr const jobsys_handle *data() const noexcept { return n_ ? p_ : nullptr; }
+    constexpr std::size_t size() const noexcept { return n_; }
 
 private:
-    jobsys_handle small_[8];
-    std::vector<jobsys_handle> big_;
-    const jobsys_handle *data_;
-    std::size_t n_;
+    static const jobsys_handle *raw(const Handle *h) noexcept {
+        return reinterpret_cast<const jobsys_handle *>(h);
+    }
+    const jobsys_handle *p_ = nullptr;
+    std::size_t n_ = 0;
 };
 
 // The thread a pinned job runs on (see jobsys_pin): Pin::main(),
-// Pin::worker(w) (the worker with thread index w, 1..workers()), Pin::thread(i) (whichever thread holds index i,
-// e.g. from System::register_thread()), or the pin
-// System::register_thread_pin() returns (that thread only).
+// Pin::worker(w) (the worker with thread index w, 1..workers()),
+// Pin::thread(i) (whichever thread holds index i, e.g. from
+// System::register_thread()), or the pin System::register_thread_pin()
+// returns (that thread only).
 class Pin {
 public:
     static Pin main() noexcept { return Pin(JOBSYS_PIN_MAIN, 0); }
@@ -176,15 +207,17 @@ private:
     jobsys_pin p_;
 };
 
+// Name and priority of a job at once (JobBuilder::desc), e.g. a constant
+// shared by many jobs. The name is copied by jobsys when the job is
+// scheduled.
+struct JobDesc {
+    const char *name = nullptr;
+    Priority priority = Priority::Normal;
+};
+
 // Inside a job: whether it was cancelled after it started (poll it in a
 // long job and return early). False outside a job.
 inline bool is_cancelled() noexcept { return jobsys_is_cancelled(); }
-
-// Name (for the tracer; copied) and priority of a job.
-struct JobDesc {
-    const char *name = nullptr;
-    jobsys_priority priority = JOBSYS_PRIORITY_NORMAL;
-};
 
 // The defaults of jobsys_config_init, to change before constructing a System
 // (e.g. `c.workers = 4; c.follow_cpus = true;`).
@@ -193,6 +226,77 @@ inline jobsys_config default_config() {
     detail::check(jobsys_config_init(&c));
     return c;
 }
+
+// Whether a job's callable of type F is kept in the job itself (no heap
+// allocation) rather than boxed: trivially copyable, at most
+// JOBSYS_INLINE_DATA bytes, at most 8-byte aligned. The same rule for
+// schedule() and parallel_for().
+template <class F>
+inline constexpr bool stored_inline_v = std::is_trivially_copyable_v<std::decay_t<F>> &&
+                                        sizeof(std::decay_t<F>) <= JOBSYS_INLINE_DATA &&
+                                        alignof(std::decay_t<F>) <= 8;
+
+namespace detail {
+
+inline void fail_with_current_exception() noexcept {
+    try {
+        throw;
+    } catch (const std::exception &e) {
+        jobsys_fail(e.what());
+    } catch (...) {
+        jobsys_fail("a C++ exception that is not a std::exception");
+    }
+}
+
+// Trampolines: C callbacks that call the callable at `p` (the job's own
+// copy, or the boxed one). An exception fails the job.
+template <class Fn>
+void run(void *p) noexcept {
+    try {
+        (*std::launder(static_cast<Fn *>(p)))();
+    } catch (...) {
+        fail_with_current_exception();
+    }
+}
+
+template <class Fn>
+void run_range(void *p, std::size_t begin, std::size_t end) noexcept {
+    try {
+        const Fn &f = *std::launder(static_cast<const Fn *>(p));
+        if constexpr (std::is_invocable_v<const Fn &, std::size_t, std::size_t>) {
+            f(begin, end);
+        } else {
+            for (std::size_t i = begin; i < end; ++i) f(i);
+        }
+    } catch (...) {
+        fail_with_current_exception();
+    }
+}
+
+// The release callback of a boxed callable.
+template <class Fn>
+void release(void *p) noexcept {
+    delete static_cast<Fn *>(p);
+}
+
+// One half of System::join: the callable (on the caller's stack) and what it threw.
+template <class F>
+struct JoinPart {
+    F *f;
+    std::exception_ptr thrown;
+};
+
+template <class F>
+void run_join(void *p) noexcept {
+    auto *part = static_cast<JoinPart<F> *>(p);
+    try {
+        (*part->f)();
+    } catch (...) {
+        part->thrown = std::current_exception(); // rethrown by join() on its caller's thread
+    }
+}
+
+} // namespace detail
 
 // Profiler hooks (jobsys_profiler_callbacks, whose comment in jobsys.h has
 // the rules): derive, override the methods your profiler shows, and pass an
@@ -332,7 +436,329 @@ jobsys_profiler_callbacks profiler_callbacks(H &hooks) noexcept {
 
 } // namespace detail
 
+
+class Scope;
 class System;
+
+// The options of one job, gathered by System::job() or Scope::job() and
+// used by the call that ends it: schedule(f) or parallel_for(begin, end,
+// batch, f). Each option returns the builder, so a job is one expression:
+//
+//   js.job().name("physics").priority(jobsys::Priority::High).after(input)
+//       .schedule([&] { step(world); });
+//
+// The builder is a few dozen bytes on the stack and allocates nothing
+// unless it is given more than 8 dependencies through more than one
+// after() (see after). Names and the ranges after(Deps) views are read
+// when the job is scheduled: they must live until then (in one
+// expression, they do).
+class JobBuilder {
+public:
+    // The job's name, shown by the tracer and the profiler hooks, and in
+    // error messages (`the job "physics" failed: ...`). Copied by jobsys.
+    JobBuilder &name(const char *name) noexcept {
+        desc_.name = name;
+        return *this;
+    }
+
+    // Runnable High jobs are taken before Normal before Low.
+    JobBuilder &priority(Priority p) noexcept {
+        desc_.priority = static_cast<jobsys_priority>(p);
+        return *this;
+    }
+
+    // Name and priority at once.
+    JobBuilder &desc(const JobDesc &d) noexcept {
+        return name(d.name).priority(d.priority);
+    }
+
+    // Run after every job in `deps` has finished; if one of them fails,
+    // this job does not run and fails too. Calls add up: after(a, b) then
+    // after(more) waits for a, b and every handle of `more`. Handles that
+    // name no job (Handle()) are skipped.
+    // - after(a, b, c) and after({a, b}) copy the handles into the builder
+    //   (no allocation up to 8 in all).
+    // - after(deps) with a vector, array or Deps views it: nothing copied
+    //   when it is the only after() of the builder; keep it alive until the
+    //   job is scheduled. Mixed with other after() calls, the handles are
+    //   gathered in the builder (a std::vector beyond 8 in all).
+    JobBuilder &after(Deps deps) {
+        if (deps.size() == 0) return *this;
+        if (!gathered_ && nview_ == 0) {
+            view_ = deps.data();
+            nview_ = deps.size();
+        } else {
+            gather(deps.data(), deps.size());
+        }
+        return *this;
+    }
+    JobBuilder &after(std::initializer_list<Handle> handles) {
+        gather(Deps(handles).data(), handles.size());
+        return *this;
+    }
+    template <class... Hs,
+              class = std::enable_if_t<(sizeof...(Hs) > 0) &&
+                                       (std::is_same_v<std::decay_t<Hs>, Handle> && ...)>>
+    JobBuilder &after(const Hs &...handles) {
+        const jobsys_handle raw[] = {handles.raw()...};
+        gather(raw, sizeof...(Hs));
+        return *this;
+    }
+
+    // Run only on the thread `pin` names (see jobsys_job_desc.pin): a
+    // pinned parallel_for runs its whole range there, in order.
+    JobBuilder &pin(Pin p) noexcept {
+        desc_.flags |= JOBSYS_JOB_PINNED;
+        desc_.pin = p.raw();
+        return *this;
+    }
+
+    // Wake no worker: the job waits in this thread's queue (awake workers
+    // may take it) until System::flush() or a complete() on this thread.
+    JobBuilder &batched(bool on = true) noexcept {
+        if (on)
+            desc_.flags |= JOBSYS_JOB_BATCHED;
+        else
+            desc_.flags &= ~uint32_t(JOBSYS_JOB_BATCHED);
+        return *this;
+    }
+
+    // Schedule f() as one job; its handle. f is stored in the job if
+    // stored_inline_v<F>, else boxed (see the top of this file).
+    template <class F>
+    Handle schedule(F &&f) {
+        using Fn = std::decay_t<F>;
+        static_assert(std::is_invocable_v<Fn &>, "a job is callable with no arguments");
+        jobsys_job_desc d = with_deps();
+        jobsys_handle h{0, 0};
+        if constexpr (stored_inline_v<Fn>) {
+            const Fn &copy = f; // jobsys copies its bytes before returning
+            d.data_size = sizeof(Fn);
+            detail::check(jobsys_schedule(sys_, &d, &detail::run<Fn>, as_data(copy), &h));
+        } else {
+            Fn *boxed = new Fn(std::forward<F>(f));
+            d.release = &detail::release<Fn>;
+            jobsys_error e = jobsys_schedule(sys_, &d, &detail::run<Fn>, boxed, &h);
+            if (e != JOBSYS_OK) {
+                delete boxed; // not scheduled: release is not called
+                detail::check(e);
+            }
+        }
+        return scheduled(h);
+    }
+
+    // f(i) for every i in [begin, end), or f(b, e) for each piece [b, e) if
+    // f takes two size_t, on all threads (on the pinned thread alone with
+    // pin()), as one job; its handle. batch = indices per piece (the last
+    // may be shorter), 0 = auto. f is called through a const reference,
+    // from several threads at once; stored as schedule() stores it. An
+    // empty range completes with its dependencies; begin > end throws
+    // Error (JOBSYS_ERR_INVALID_ARGUMENT).
+    template <class F>
+    Handle parallel_for(std::size_t begin, std::size_t end, std::size_t batch, F &&f) {
+        using Fn = std::decay_t<F>;
+        static_assert(std::is_invocable_v<const Fn &, std::size_t, std::size_t> ||
+                          std::is_invocable_v<const Fn &, std::size_t>,
+                      "parallel_for takes f(size_t i) or f(size_t begin, size_t end), callable as "
+                      "const");
+        jobsys_job_desc d = with_deps();
+        jobsys_handle h{0, 0};
+        if constexpr (stored_inline_v<Fn>) {
+            const Fn &copy = f;
+            d.data_size = sizeof(Fn);
+            detail::check(jobsys_parallel_for(sys_, &d, begin, end, batch,
+                                              &detail::run_range<Fn>, as_data(copy), &h));
+        } else {
+            Fn *boxed = new Fn(std::forward<F>(f));
+            d.release = &detail::release<Fn>;
+            jobsys_error e = jobsys_parallel_for(sys_, &d, begin, end, batch,
+                                                 &detail::run_range<Fn>, boxed, &h);
+            if (e != JOBSYS_OK) {
+                delete boxed;
+                detail::check(e);
+            }
+        }
+        return scheduled(h);
+    }
+
+private:
+    friend class System;
+    friend class Scope;
+    static constexpr std::size_t kInlineDeps = 8;
+
+    JobBuilder(jobsys_system *sys, Scope *scope) noexcept : sys_(sys), scope_(scope) {}
+
+    template <class Fn>
+    static void *as_data(const Fn &f) noexcept {
+        return const_cast<void *>(static_cast<const void *>(std::addressof(f)));
+    }
+
+    // Copy handles into the builder, after those of an earlier view.
+    void gather(const jobsys_handle *p, std::size_t n) {
+        if (!gathered_) {
+            gathered_ = true;
+            const jobsys_handle *v = std::exchange(view_, nullptr);
+            std::size_t nv = std::exchange(nview_, 0);
+            append(v, nv);
+        }
+        append(p, n);
+    }
+    void append(const jobsys_handle *p, std::size_t n) {
+        if (n == 0) return;
+        if (spill_.empty() && nsmall_ + n <= kInlineDeps) {
+            for (std::size_t i = 0; i < n; ++i) small_[nsmall_ + i] = p[i];
+            nsmall_ += n;
+            return;
+        }
+        if (spill_.empty()) spill_.assign(small_, small_ + nsmall_);
+        spill_.insert(spill_.end(), p, p + n);
+    }
+
+    // The C descriptor, its deps pointing at this builder's (or the view).
+    jobsys_job_desc with_deps() const noexcept {
+        jobsys_job_desc d = desc_;
+        if (!gathered_) {
+            d.deps = view_;
+            d.ndeps = nview_;
+        } else if (!spill_.empty()) {
+            d.deps = spill_.data();
+            d.ndeps = spill_.size();
+        } else {
+            d.deps = nsmall_ ? small_ : nullptr;
+            d.ndeps = nsmall_;
+        }
+        return d;
+    }
+
+    inline Handle scheduled(jobsys_handle h); // tracks h in the scope, if any (below Scope)
+
+    jobsys_system *sys_;
+    Scope *scope_;
+    jobsys_job_desc desc_ = JOBSYS_JOB_DESC_INIT;
+    const jobsys_handle *view_ = nullptr; // the one after(Deps) while nothing was gathered
+    std::size_t nview_ = 0;
+    bool gathered_ = false; // deps are in small_ (or spill_), not view_
+    std::size_t nsmall_ = 0;
+    jobsys_handle small_[kInlineDeps] = {};
+    std::vector<jobsys_handle> spill_; // more than kInlineDeps gathered
+};
+
+// A group of jobs that ends before System::scope() returns:
+//
+//   js.scope([&](jobsys::Scope &s) {
+//       auto a = s.job().name("a").schedule([&] { ... });
+//       s.job().after(a).parallel_for(0, n, 0, [&](size_t i) { ... });
+//   }); // both finished here
+//
+// - scope(f) calls f(scope), then waits for every job scheduled through the
+//   scope (s.job(), s.schedule(), ..., from any thread: jobs of the scope
+//   may add more), also when f throws. So the jobs may capture the caller's
+//   stack by reference.
+// - Then, if f threw, scope() rethrows that; else, if a job of the scope
+//   failed (or was cancelled), it throws the first such failure (in the
+//   order the jobs were scheduled) as a jobsys::Error.
+// - Cost: scheduling through a scope takes its mutex once to record the
+//   handle; the first 16 handles are kept in the Scope itself (on the
+//   stack of scope()), more in a std::vector (which allocates as it
+//   grows). At the end, one jobsys_complete per recorded job, in order: a
+//   finished job costs a check, an unfinished one has this thread help run
+//   it. Nothing else (no extra job, no combine).
+class Scope {
+public:
+    Scope(const Scope &) = delete;
+    Scope &operator=(const Scope &) = delete;
+
+    // A builder whose job the scope waits for.
+    JobBuilder job() noexcept { return JobBuilder(sys_, this); }
+
+    template <class F>
+    Handle schedule(F &&f) {
+        return job().schedule(std::forward<F>(f));
+    }
+    template <class F>
+    Handle schedule_after(Deps deps, F &&f) {
+        return job().after(deps).schedule(std::forward<F>(f));
+    }
+    template <class F>
+    Handle parallel_for(std::size_t begin, std::size_t end, std::size_t batch, F &&f) {
+        return job().parallel_for(begin, end, batch, std::forward<F>(f));
+    }
+
+    // The jobs scheduled through this scope so far.
+    std::size_t size() const {
+        std::lock_guard<std::mutex> g(mu_);
+        return count();
+    }
+
+private:
+    friend class System;
+    friend class JobBuilder;
+    static constexpr std::size_t kInline = 16;
+
+    explicit Scope(jobsys_system *sys) noexcept : sys_(sys) {}
+
+    void track(jobsys_handle h) {
+        std::lock_guard<std::mutex> g(mu_);
+        if (n_ < kInline)
+            small_[n_++] = h;
+        else
+            more_.push_back(h);
+    }
+    std::size_t count() const noexcept { return n_ + more_.size(); }
+
+    // Complete every recorded job (also those recorded meanwhile); the
+    // first failure's code, its message in *message.
+    jobsys_error wait(std::string *message) noexcept {
+        jobsys_error first = JOBSYS_OK;
+        for (std::size_t i = 0;; ++i) {
+            jobsys_handle h;
+            {
+                std::lock_guard<std::mutex> g(mu_);
+                if (i == count()) break;
+                h = i < kInline ? small_[i] : more_[i - kInline];
+            }
+            jobsys_error e = jobsys_complete(sys_, h);
+            if (e != JOBSYS_OK && first == JOBSYS_OK) {
+                first = e;
+                if (message) {
+                    try {
+                        *message = detail::message_of(e);
+                    } catch (...) {
+                        // out of memory: the code alone
+                    }
+                }
+            }
+        }
+        return first;
+    }
+
+    // Wait, then throw the first failure.
+    void end() {
+        std::string message;
+        jobsys_error e = wait(&message);
+        if (e != JOBSYS_OK) detail::throw_error(e, message);
+    }
+
+    jobsys_system *sys_;
+    mutable std::mutex mu_;
+    std::size_t n_ = 0;
+    jobsys_handle small_[kInline] = {};
+    std::vector<jobsys_handle> more_;
+};
+
+inline Handle JobBuilder::scheduled(jobsys_handle h) {
+    if (scope_) {
+        try {
+            scope_->track(h);
+        } catch (...) {
+            // Not recorded (out of memory): wait here, so the scope never
+            // ends before the job, then report.
+            jobsys_complete(sys_, h);
+            throw;
+        }
+    }
+    return Handle(h);
+}
 
 // An open hot zone; closes when destroyed (see jobsys_hot_zone_begin).
 class HotZone {
@@ -405,33 +831,121 @@ public:
         return n;
     }
 
-    // Run f() on some thread.
+    // ---- Jobs ----
+
+    // A job builder: js.job().name(..).priority(..).after(..).pin(..)
+    // .batched().schedule(f) / .parallel_for(begin, end, batch, f). Nothing
+    // waits for the job: complete its handle (or use scope()).
+    JobBuilder job() noexcept { return JobBuilder(sys_, nullptr); }
+
+    // job().schedule(f): run f() on some thread.
     template <class F>
-    Handle schedule(F &&f, const JobDesc &desc = {}) {
-        return schedule_after({}, std::forward<F>(f), desc);
+    Handle schedule(F &&f) {
+        return job().schedule(std::forward<F>(f));
     }
 
-    // Run f() after every job in deps finished (not at all if one failed).
+    // job().after(deps).schedule(f): run f() after every job in deps
+    // finished (not at all if one failed).
     template <class F>
-    Handle schedule_after(const Deps &deps, F &&f, const JobDesc &desc = {}) {
-        return submit<F>(jobsys_schedule_after, deps, std::forward<F>(f), desc);
+    Handle schedule_after(Deps deps, F &&f) {
+        return job().after(deps).schedule(std::forward<F>(f));
     }
 
-    // Run f() on the thread `pin` names only (see jobsys_schedule_pinned).
+    // job().parallel_for(begin, end, batch, f).
     template <class F>
-    Handle schedule_pinned(Pin pin, F &&f, const JobDesc &desc = {}) {
-        return schedule_pinned_after(pin, {}, std::forward<F>(f), desc);
+    Handle parallel_for(std::size_t begin, std::size_t end, std::size_t batch, F &&f) {
+        return job().parallel_for(begin, end, batch, std::forward<F>(f));
     }
 
-    template <class F>
-    Handle schedule_pinned_after(Pin pin, const Deps &deps, F &&f, const JobDesc &desc = {}) {
-        jobsys_pin p = pin.raw();
-        auto call = [p](jobsys_system *s, const jobsys_job_desc *d, const jobsys_handle *deps_,
-                        size_t n, jobsys_job_fn fn, void *data, jobsys_handle *out) {
-            return jobsys_schedule_pinned_after(s, p, d, deps_, n, fn, data, out);
-        };
-        return submit<F>(call, deps, std::forward<F>(f), desc);
+    // Fork/join (jobsys_join): run a() and b(), potentially in parallel,
+    // and return when both have returned. b runs on this thread; a is
+    // offered to other threads and, unless one took it meanwhile, runs here
+    // afterwards. No handle, no allocation, nothing copied: both are called
+    // in place. If a or b throws, join() rethrows that exception (a's if
+    // both did) after both have returned; a jobsys_fail() in either throws
+    // Error (JOBSYS_ERR_JOB_FAILED).
+    template <class A, class B>
+    void join(A &&a, B &&b) {
+        using FA = std::remove_reference_t<A>;
+        using FB = std::remove_reference_t<B>;
+        static_assert(std::is_invocable_v<FA &> && std::is_invocable_v<FB &>,
+                      "join takes two callables with no arguments");
+        detail::JoinPart<FA> pa{std::addressof(a), nullptr};
+        detail::JoinPart<FB> pb{std::addressof(b), nullptr};
+        jobsys_error e = jobsys_join(sys_, &detail::run_join<FA>, &pa, &detail::run_join<FB>, &pb);
+        if (pa.thrown) std::rethrow_exception(pa.thrown);
+        if (pb.thrown) std::rethrow_exception(pb.thrown);
+        detail::check(e);
     }
+
+    // f(scope), then wait for every job scheduled through the scope (see
+    // Scope); f's result. Throws what f threw, else the first failure of a
+    // job of the scope.
+    template <class F>
+    auto scope(F &&f) -> std::invoke_result_t<F &, Scope &> {
+        using R = std::invoke_result_t<F &, Scope &>;
+        Scope s(sys_);
+        if constexpr (std::is_void_v<R>) {
+            try {
+                f(s);
+            } catch (...) {
+                s.wait(nullptr);
+                throw;
+            }
+            s.end();
+        } else {
+            R r = [&]() -> R {
+                try {
+                    return f(s);
+                } catch (...) {
+                    s.wait(nullptr);
+                    throw;
+                }
+            }();
+            s.end();
+            return r;
+        }
+    }
+
+    // One handle that completes when all of `handles` have; fails if any
+    // of them fails (a job of its own in the system).
+    Handle combine(Deps handles) {
+        jobsys_handle h;
+        detail::check(jobsys_combine(sys_, handles.data(), handles.size(), &h));
+        return Handle(h);
+    }
+
+    // Wait for h, running work it needs on this thread meanwhile; throws
+    // Error if it (or a dependency) failed, Cancelled if it was cancelled.
+    // Handle() (no job) returns at once.
+    void complete(Handle h) { detail::check(jobsys_complete(sys_, h.raw())); }
+
+    // complete() that returns the code instead of throwing (the message:
+    // jobsys_last_error_message()).
+    jobsys_error try_complete(Handle h) noexcept { return jobsys_complete(sys_, h.raw()); }
+
+    // Whether h finished (successfully or not); never blocks.
+    bool is_complete(Handle h) const {
+        bool done = false;
+        detail::check(jobsys_is_complete(sys_, h.raw(), &done));
+        return done;
+    }
+
+    // Cancel h; true if it was stopped before it started (see jobsys_cancel).
+    bool cancel(Handle h) {
+        bool stopped = false;
+        detail::check(jobsys_cancel(sys_, h.raw(), &stopped));
+        return stopped;
+    }
+
+    // Publish this thread's batched jobs; returns how many workers woke.
+    uint32_t flush() {
+        uint32_t woken = 0;
+        detail::check(jobsys_flush(sys_, &woken));
+        return woken;
+    }
+
+    // ---- Threads and pins ----
 
     // Make the calling thread one that runs jobs pinned to it; its index
     // (for Pin::thread). See jobsys_register_thread.
@@ -467,13 +981,6 @@ public:
         return uint32_t(i);
     }
 
-    // Cancel h; true if it was stopped before it started (see jobsys_cancel).
-    bool cancel(Handle h) {
-        bool stopped = false;
-        detail::check(jobsys_cancel(sys_, h.raw(), &stopped));
-        return stopped;
-    }
-
     // Let at most n workers take work (throws Error for n > workers()).
     void set_active_workers(uint32_t n) { detail::check(jobsys_set_active_workers(sys_, n)); }
 
@@ -483,69 +990,7 @@ public:
         return n;
     }
 
-    // schedule() that wakes no worker until flush().
-    template <class F>
-    Handle schedule_batched(F &&f) {
-        return schedule_batched_after({}, std::forward<F>(f));
-    }
-
-    template <class F>
-    Handle schedule_batched_after(const Deps &deps, F &&f) {
-        return submit<F>(jobsys_schedule_batched_after, deps, std::forward<F>(f), JobDesc{});
-    }
-
-    // f(i) for every i in [begin, end) (or f(b, e) per piece), on all
-    // threads; batch = indices per piece, 0 = auto.
-    template <class F>
-    Handle parallel_for(uint32_t begin, uint32_t end, F &&f, uint32_t batch = 0,
-                        const JobDesc &desc = {}) {
-        return parallel_for_after({}, begin, end, std::forward<F>(f), batch, desc);
-    }
-
-    template <class F>
-    Handle parallel_for_after(const Deps &deps, uint32_t begin, uint32_t end, F &&f, uint32_t batch = 0,
-                              const JobDesc &desc = {}) {
-        using Fn = std::decay_t<F>;
-        static_assert(std::is_invocable_v<const Fn &, uint32_t, uint32_t> ||
-                          std::is_invocable_v<const Fn &, uint32_t>,
-                      "parallel_for takes f(uint32_t i) or f(uint32_t begin, uint32_t end), callable as const");
-        Fn *p = new Fn(std::forward<F>(f));
-        jobsys_job_desc d{desc.name, desc.priority, &detail::release<Fn>};
-        jobsys_handle h;
-        jobsys_error e = jobsys_parallel_for_after(sys_, &d, deps.data(), deps.size(), begin, end,
-                                                   batch, &detail::run_range<Fn>, p, &h);
-        if (e != JOBSYS_OK) {
-            delete p; // not scheduled: release is not called
-            detail::check(e);
-        }
-        return Handle(h);
-    }
-
-    // One handle for all of `handles`.
-    Handle combine(const Deps &handles) {
-        jobsys_handle h;
-        detail::check(jobsys_combine(sys_, handles.data(), handles.size(), &h));
-        return Handle(h);
-    }
-
-    // Wait for h, helping; throws Error if it (or a dependency) failed.
-    void complete(Handle h) { detail::check(jobsys_complete(sys_, h.raw())); }
-
-    // complete() that returns the code instead of throwing.
-    jobsys_error try_complete(Handle h) noexcept { return jobsys_complete(sys_, h.raw()); }
-
-    bool is_complete(Handle h) const {
-        bool done = false;
-        detail::check(jobsys_is_complete(sys_, h.raw(), &done));
-        return done;
-    }
-
-    // Publish this thread's batched jobs; returns how many workers woke.
-    uint32_t flush() {
-        uint32_t woken = 0;
-        detail::check(jobsys_flush(sys_, &woken));
-        return woken;
-    }
+    // ---- Hot zones, tracing, statistics ----
 
     HotZone hot_zone() { return HotZone(sys_); }
 
@@ -582,29 +1027,20 @@ private:
         return c;
     }
 
-    using ScheduleFn = jobsys_error (*)(jobsys_system *, const jobsys_job_desc *,
-                                        const jobsys_handle *, size_t, jobsys_job_fn, void *,
-                                        jobsys_handle *);
-
-    // `fn`: a ScheduleFn, or a callable of that shape.
-    template <class F, class Schedule = ScheduleFn>
-    Handle submit(Schedule fn, const Deps &deps, F &&f, const JobDesc &desc) {
-        using Fn = std::decay_t<F>;
-        static_assert(std::is_invocable_v<Fn &>, "a job is callable with no arguments");
-        Fn *p = new Fn(std::forward<F>(f));
-        jobsys_job_desc d{desc.name, desc.priority, &detail::release<Fn>};
-        jobsys_handle h;
-        jobsys_error e = fn(sys_, &d, deps.data(), deps.size(), &detail::run<Fn>, p, &h);
-        if (e != JOBSYS_OK) {
-            delete p; // not scheduled: release is not called
-            detail::check(e);
-        }
-        return Handle(h);
-    }
-
     jobsys_system *sys_ = nullptr;
 };
 
 } // namespace jobsys
+
+// Handles in unordered containers.
+namespace std {
+template <>
+struct hash<jobsys::Handle> {
+    size_t operator()(jobsys::Handle h) const noexcept {
+        jobsys_handle r = h.raw();
+        return hash<uint64_t>()(r.id ^ (r.gen * 0x9E3779B97F4A7C15ull));
+    }
+};
+} // namespace std
 
 #endif // JOBSYS_HPP
