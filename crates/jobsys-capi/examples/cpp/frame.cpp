@@ -1,6 +1,6 @@
 // The frame graph of examples/c/frame.c through the C++ wrapper
 // (include/jobsys.hpp): the same jobs, dependencies and checksum, with
-// lambdas instead of C callbacks.
+// lambdas and the job builder instead of C callbacks and descs.
 //
 //   input --> physics (parallel_for) --> animation (parallel_for) --+
 //     |                                                              +--> render
@@ -41,28 +41,27 @@ int main() {
         }
 
         for (uint64_t frame = 0; frame < kFrames; frame++) {
-            auto input = js.schedule(
-                [&w, frame] { w.seed = w.checksum ^ ((frame + 1) * 0x9E3779B97F4A7C15ull); },
-                {"input", JOBSYS_PRIORITY_HIGH});
-            auto physics = js.parallel_for_after(
-                {input}, 0, kParticles,
-                [&w](uint32_t i) { w.vel[i] = w.vel[i] * 6364136223846793005ull + (w.seed ^ i); },
-                0, {"physics", JOBSYS_PRIORITY_HIGH});
-            auto ai = js.schedule_after(
-                {input},
-                [&w] {
-                    for (int k = 0; k < 256; k++)
-                        w.ai = w.ai * 2862933555777941757ull + 3037000493ull + w.seed;
-                },
-                {"ai", JOBSYS_PRIORITY_LOW});
+            // Every lambda below captures a reference or two (and `frame`):
+            // it is kept in its job, so scheduling allocates nothing.
+            auto input = js.job().name("input").priority(jobsys::Priority::High).schedule([&w, frame] {
+                w.seed = w.checksum ^ ((frame + 1) * 0x9E3779B97F4A7C15ull);
+            });
+            auto physics = js.job()
+                               .name("physics")
+                               .priority(jobsys::Priority::High)
+                               .after(input)
+                               .parallel_for(0, kParticles, 0, [&w](size_t i) {
+                                   w.vel[i] = w.vel[i] * 6364136223846793005ull + (w.seed ^ i);
+                               });
+            auto ai = js.job().name("ai").priority(jobsys::Priority::Low).after(input).schedule([&w] {
+                for (int k = 0; k < 256; k++) w.ai = w.ai * 2862933555777941757ull + 3037000493ull + w.seed;
+            });
             // A piece-wise callable: called once per piece of 256 indices.
-            auto animation = js.parallel_for_after(
-                {physics}, 0, kParticles,
-                [&w](uint32_t begin, uint32_t end) {
-                    for (uint32_t i = begin; i < end; i++) w.pos[i] += (w.vel[i] >> 17) + i;
-                },
-                256, {"animation"});
-            auto render = js.schedule_after({animation, ai}, [&w] {
+            auto animation =
+                js.job().name("animation").after(physics).parallel_for(0, kParticles, 256, [&w](size_t begin, size_t end) {
+                    for (size_t i = begin; i < end; i++) w.pos[i] += (w.vel[i] >> 17) + i;
+                });
+            auto render = js.job().after(animation, ai).schedule([&w] {
                 uint64_t h = w.checksum;
                 for (uint64_t p : w.pos) h = (h ^ p) * 0x100000001b3ull;
                 w.checksum = h ^ w.ai;

@@ -1,7 +1,9 @@
 // The render thread of examples/c/pinned.c through the C++ wrapper
 // (include/jobsys.hpp): the same jobs, pins, cancelled frame and checksum,
-// with lambdas, std::thread and a std::shared_ptr for the frame data (the
-// callables of cancelled jobs are freed too, so the last reference goes).
+// with lambdas, std::thread and a std::shared_ptr for the frame data (a
+// lambda holding a shared_ptr is not trivially copyable, so it is boxed;
+// the callables of cancelled jobs are freed too, so the last reference
+// goes).
 //
 //   main thread (game loop), each frame:      render thread, each frame:
 //     simulate (parallel_for, any thread)       run_pinned(): what is ready
@@ -96,27 +98,24 @@ int main() {
 
         for (uint64_t n = 0; n < kFrames; n++) {
             auto f = std::make_shared<Frame>(n);
-            auto sim = js.parallel_for(
-                0, kObjects,
-                [f](uint32_t i) { f->objects[i] = (f->number + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t(i) * i); },
-                256, {"simulate", JOBSYS_PRIORITY_HIGH});
-            auto upload = js.schedule_pinned(on_render, [f, &on_render_thread] {
+            auto sim = js.job().name("simulate").priority(jobsys::Priority::High).parallel_for(
+                0, kObjects, 256,
+                [f](size_t i) { f->objects[i] = (f->number + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t(i) * i); });
+            auto upload = js.job().pin(on_render).schedule([f, &on_render_thread] {
                 on_render_thread();
                 f->uploaded = f->number * 3 + 1;
             });
-            auto draw = js.schedule_pinned_after(on_render, {sim, upload}, [f, &on_render_thread] {
+            auto draw = js.job().pin(on_render).after(sim, upload).schedule([f, &on_render_thread] {
                 on_render_thread();
                 uint64_t h = f->uploaded;
                 for (uint64_t o : f->objects) h = (h ^ o) * 0x100000001b3ull;
                 f->drawn = h;
             });
-            auto present = js.schedule_pinned_after(
-                on_render, {draw},
+            auto present = js.job().name("present").pin(on_render).after(draw).schedule(
                 [f, &on_render_thread, &checksum] {
                     on_render_thread();
                     checksum = (checksum ^ f->drawn) * 0x100000001b3ull;
-                },
-                {"present"});
+                });
             if (n == kCancelledFrame) {
                 // The render thread has not seen this frame yet: nothing of it started.
                 if (!js.cancel(js.combine({upload, draw, present}))) return 1;

@@ -83,12 +83,10 @@ int main() {
             auto frame = js.frame();
             std::vector<jobsys::Handle> hs;
             for (int i = 0; i < kJobsPerFrame; i++)
-                hs.push_back(js.schedule(
-                    [i] {
-                        volatile uint64_t x = uint64_t(i);
-                        for (int k = 0; k < 200000; k++) x = x * 6364136223846793005u + 1;
-                    },
-                    {names[i % 4]}));
+                hs.push_back(js.job().name(names[i % 4]).schedule([i] {
+                    volatile uint64_t x = uint64_t(i);
+                    for (int k = 0; k < 200000; k++) x = x * 6364136223846793005u + 1;
+                }));
             js.complete(js.combine(hs));
         }
     }

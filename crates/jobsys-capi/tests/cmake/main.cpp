@@ -12,11 +12,10 @@ int main() {
     std::atomic<int> order{0};
     int first = -1;
     auto fill = js.schedule([&] {
-        for (uint32_t i = 0; i < v.size(); i++) v[i] = i;
+        for (size_t i = 0; i < v.size(); i++) v[i] = i;
         first = order.fetch_add(1);
     });
-    auto square = js.parallel_for_after({fill}, 0, uint32_t(v.size()),
-                                        [&](uint32_t i) { v[i] *= v[i]; });
+    auto square = js.job().after(fill).parallel_for(0, v.size(), 0, [&](size_t i) { v[i] *= v[i]; });
     auto other = js.schedule([&] { order.fetch_add(1); });
     js.complete(js.combine({square, other}));
     uint64_t sum = 0;

@@ -94,7 +94,7 @@ void only_overridden_methods_are_installed() {
           all.active_workers == nullptr);
     {
         jobsys::System js(jobsys::default_config(), hooks);
-        js.complete(js.schedule([] {}, {"one"}));
+        js.complete(js.job().name("one").schedule([] {}));
     }
     CHECK(hooks.begins == 1);
 }
@@ -118,11 +118,9 @@ void recorded() {
             std::vector<jobsys::Handle> hs;
             for (int i = frame * N / 2; i < (frame + 1) * N / 2; i++) {
                 names[i] = "cpp-job-" + std::to_string(i);
-                hs.push_back(js.schedule(
-                    [&, i] {
-                        if (!open_jobs.empty() && open_jobs.back() == names[i]) inside[i]++;
-                    },
-                    {names[i].c_str()}));
+                hs.push_back(js.job().name(names[i].c_str()).schedule([&, i] {
+                    if (!open_jobs.empty() && open_jobs.back() == names[i]) inside[i]++;
+                }));
             }
             js.complete(js.combine(hs));
         }
