@@ -235,7 +235,7 @@ typedef struct jobsys_system jobsys_system;
  * A failed or cancelled job keeps reporting its failure while the system
  * remembers it (its newest failures, jobsys_config's default 4096); after
  * that jobsys_complete returns JOBSYS_ERR_OUTCOME_UNKNOWN, never JOBSYS_OK,
- * and scheduling after the handle returns it too.
+ * and a job scheduled after the handle never runs and reports it too.
  * Layout (treat it as opaque): `id` = the address of the job's slot in the
  * system's storage, `gen` = the system's id (bits 63..32) and the slot's
  * generation (31..0). There is no table behind it: the system checks a
@@ -405,8 +405,7 @@ jobsys_error jobsys_workers(const jobsys_system *sys, uint32_t *out);
  * ndeps > 0, data NULL with data_size > 0), INVALID_ARGUMENT (desc->size, unknown flags, a bad
  * priority or pin: unknown pin kind, MAIN with index != 0, WORKER index outside 1..workers,
  * THREAD index no thread ever registered, REGISTERED value not from jobsys_register_thread_pin),
- * INVALID_HANDLE, FOREIGN_HANDLE (a dependency), OUTCOME_UNKNOWN (a dependency whose failure
- * was forgotten). */
+ * INVALID_HANDLE, FOREIGN_HANDLE (a dependency). */
 jobsys_error jobsys_schedule(jobsys_system *sys, const jobsys_job_desc *desc, jobsys_job_fn fn,
                              void *data, jobsys_handle *out);
 

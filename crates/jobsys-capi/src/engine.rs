@@ -1,8 +1,8 @@
 //! Engine integration from C: pins (`jobsys_pin`, read here into a
 //! `jobsys::Pin`), `jobsys_register_thread`, `jobsys_register_thread_pin`,
 //! `jobsys_run_pinned`, `jobsys_thread_index`, `jobsys_set_active_workers`,
-//! `jobsys_active_workers`. (`jobsys_schedule_pinned*`, `jobsys_cancel` and
-//! `jobsys_is_cancelled` are with the other job functions in `jobs`.)
+//! `jobsys_active_workers`. (Pinned jobs are scheduled with the other job
+//! functions in `jobs`: `JOBSYS_JOB_PINNED` and the desc's pin.)
 //!
 //! Thread indices, as the library numbers them: 0 is the thread that
 //! called `jobsys_create`, `1..=workers` the workers, then the threads

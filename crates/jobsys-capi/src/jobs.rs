@@ -1,14 +1,21 @@
-//! Jobs from C: `jobsys_schedule*` (`jobsys_schedule_pinned*` included),
-//! `jobsys_parallel_for*`, `jobsys_combine`, `jobsys_complete`,
-//! `jobsys_is_complete`, `jobsys_fail`, `jobsys_cancel`,
-//! `jobsys_is_cancelled`.
+//! Jobs from C: `jobsys_schedule`, `jobsys_parallel_for`, `jobsys_join`,
+//! `jobsys_combine`, `jobsys_complete`, `jobsys_is_complete`,
+//! `jobsys_fail`, `jobsys_cancel`, `jobsys_is_cancelled`.
 //!
-//! A C job is a closure holding the function pointer, `data`, the optional
-//! `release` callback and the system's serial: 40 bytes, which the library
-//! stores inline in the job's slot (no allocation). A `parallel_for`'s
-//! closure also holds its range and piece size (56 bytes), more than the 16
-//! the library keeps inline there, so each C parallel_for allocates one
-//! block. Invariants:
+//! Every option of a job is a field of the one `jobsys_job_desc` (read by
+//! [`read_desc`]) and becomes an option of the library's job builder. A C
+//! job is a [`CJob`] (the release callback, the system's serial and the
+//! job's data) inside the closure the library stores:
+//! - `data_size == 0`: the data is the caller's pointer ([`Ptr`]);
+//! - `data_size <= JOBSYS_INLINE_DATA`: a byte copy held in the job itself
+//!   ([`Inline`]): with the function pointer the closure is 64 bytes, the
+//!   slot's whole payload, so `jobsys_schedule` allocates nothing;
+//! - larger: a byte copy on the heap ([`Heap`]).
+//!
+//! A `parallel_for`'s closure is larger than the room the library keeps
+//! inline beside a loop's state, so each C loop allocates one block.
+//!
+//! Invariants:
 //! - The C function runs inside [`run_c`], which keeps a per-thread stack of
 //!   the C jobs running on this thread: `jobsys_fail` marks the innermost
 //!   one, and `jobsys_destroy` refuses to run inside a job of its system.
@@ -18,27 +25,29 @@
 //!   the wrapper itself would be a jobsys bug; it aborts with a message
 //!   rather than unwind anywhere near C frames.
 //! - `release(data)` is called exactly once, when the library drops the
-//!   closure: after the last call of the function, or without any call if
-//!   the job never runs (a dependency failed, or it was cancelled: then
-//!   the thread that cancels it, or that finishes a cancelled loop's last
-//!   running piece, drops it). Not called when scheduling itself returns
-//!   an error: then `data` stays the caller's.
+//!   closure (`CJob`'s `Drop`): after the last call of the function, or
+//!   without any call if the job never runs (a dependency failed, or it was
+//!   cancelled: then the thread that cancels it, or that finishes a
+//!   cancelled loop's last running piece, drops it). Not called when
+//!   scheduling itself returns an error: then `data` stays the caller's
+//!   (a copy is dropped without a call).
 
 use crate::engine::Pin;
 use crate::errors::{ffi, non_null, Code, Error, Result};
-use crate::handles::{Handle, Lookup};
+use crate::handles::{job_of, with_jobs, Handle};
 use crate::system::{system, write_opt, System};
 use jobsys::{Batch, Priority};
-use std::cell::RefCell;
+use std::cell::{Cell, UnsafeCell};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_void, CStr};
+use std::mem::{size_of, MaybeUninit};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 /// `jobsys_job_fn`.
 pub type JobFn = unsafe extern "C" fn(data: *mut c_void);
 /// `jobsys_range_fn`.
-pub type RangeFn = unsafe extern "C" fn(data: *mut c_void, begin: u32, end: u32);
+pub type RangeFn = unsafe extern "C" fn(data: *mut c_void, begin: usize, end: usize);
 /// `jobsys_release_fn`.
 pub type ReleaseFn = unsafe extern "C" fn(data: *mut c_void);
 
@@ -47,119 +56,141 @@ pub const PRIORITY_NORMAL: i32 = 0;
 pub const PRIORITY_HIGH: i32 = 1;
 pub const PRIORITY_LOW: i32 = 2;
 
+/// `jobsys_job_flags`.
+pub const JOB_BATCHED: u32 = 1;
+pub const JOB_PINNED: u32 = 2;
+const KNOWN_FLAGS: u32 = JOB_BATCHED | JOB_PINNED;
+
+/// `JOBSYS_INLINE_DATA`: bytes of data a job copies into itself.
+pub const INLINE_DATA: usize = 40;
+
 /// `jobsys_job_desc`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct JobDesc {
-    /// NUL-terminated name for the tracer, or NULL. Copied.
+    /// `sizeof(jobsys_job_desc)` of the caller's header.
+    pub size: u32,
+    /// `jobsys_job_flags`.
+    pub flags: u32,
+    /// NUL-terminated name, or NULL. Copied.
     pub name: *const c_char,
     /// A `jobsys_priority`.
     pub priority: i32,
-    /// Called with `data` when the job is done with it, or NULL.
+    /// Where the job runs, with `JOB_PINNED`.
+    pub pin: Pin,
+    /// `ndeps` handles to run after (NULL when `ndeps` is 0).
+    pub deps: *const Handle,
+    pub ndeps: usize,
+    /// 0: `data` is passed as is; else bytes of `*data` to copy.
+    pub data_size: usize,
+    /// Called with the job's data when the job is done with it, or NULL.
     pub release: Option<ReleaseFn>,
 }
 
-/// The caller's `data` pointer.
-#[derive(Clone, Copy)]
-struct UserData(*mut c_void);
-// SAFETY: the header makes the caller promise that `data` may be used from
-// any thread (jobs run on workers); jobsys itself never dereferences it.
-unsafe impl Send for UserData {}
-// SAFETY: as for Send; a parallel_for passes it to several threads at once,
-// which the header also states.
-unsafe impl Sync for UserData {}
-
-impl UserData {
-    /// The pointer (a method, so closures capture the whole `UserData`).
-    fn ptr(self) -> *mut c_void {
-        self.0
-    }
-}
-
-/// Calls `release(data)` when dropped, i.e. when the library drops the job
-/// (after it ran, or unrun when it was skipped). The call counts as part of
-/// the job of system `serial`: a `jobsys_destroy` of that system from the
-/// callback gets `JOBSYS_ERR_BAD_STATE`, as from the job itself.
-struct Release {
-    f: Option<ReleaseFn>,
-    data: UserData,
-    serial: u32,
-}
-
-impl Drop for Release {
-    fn drop(&mut self) {
-        if let Some(f) = self.f {
-            // `try_with`: at thread exit the library cancels the thread's
-            // pinned jobs from a thread-local destructor, maybe after
-            // FRAMES is gone; `with` then panicked and `release` never ran.
-            // Without the frame, the callback just does not count as part
-            // of the job.
-            let pushed = FRAMES
-                .try_with(|fr| {
-                    fr.borrow_mut().push(Frame {
-                        system: self.serial,
-                        failure: None,
-                        release: true,
-                    })
-                })
-                .is_ok();
-            // SAFETY: the caller of `jobsys_schedule*` passed `f` and `data`
-            // for exactly this call, made once. A C function does not
-            // unwind, so the frame is always popped below.
-            unsafe { f(self.data.ptr()) };
-            if pushed {
-                let _ = FRAMES.try_with(|fr| fr.borrow_mut().pop());
-            }
+impl Default for JobDesc {
+    /// `JOBSYS_JOB_DESC_INIT`.
+    fn default() -> JobDesc {
+        JobDesc {
+            size: DESC_SIZE as u32,
+            flags: 0,
+            name: std::ptr::null(),
+            priority: PRIORITY_NORMAL,
+            pin: Pin::default(),
+            deps: std::ptr::null(),
+            ndeps: 0,
+            data_size: 0,
+            release: None,
         }
     }
 }
 
+/// Bytes of a desc that this library reads.
+const DESC_SIZE: usize = size_of::<JobDesc>();
+
+/// A desc read and checked: the library's options plus what the C layer
+/// does itself.
+struct Desc<'a> {
+    desc: jobsys::JobDesc,
+    batched: bool,
+    pin: Option<jobsys::Pin>,
+    deps: &'a [Handle],
+    data_size: usize,
+    release: Option<ReleaseFn>,
+}
+
 /// A C job running on this thread, or the release callback of one
 /// (`release`: part of the job for `running_in`, too late to fail it).
+/// Frames live on the stack of [`in_frame`] and are linked through `prev`
+/// from the thread-local [`TOP`]: entering a C job allocates nothing.
 struct Frame {
     system: u32,
     failure: Option<String>,
     release: bool,
+    /// The frame below this one on this thread (NULL: none).
+    prev: *mut Frame,
 }
 
 thread_local! {
-    /// The C jobs running on this thread, innermost last (a job that waits
-    /// in `jobsys_complete` may run others on top of itself).
-    static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+    /// The innermost C job running on this thread (a job that waits in
+    /// `jobsys_complete` may run others on top of itself); NULL: none.
+    static TOP: Cell<*mut Frame> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Call `call` inside a frame of system `serial` on this thread's stack of
+/// C jobs; the failure `jobsys_fail` recorded in it, if any.
+///
+/// Invariant (what makes the raw pointers in `TOP` sound): a frame is
+/// pushed and popped by this function only, on this thread, in stack
+/// order, and popped before the function returns (`call` is a C function
+/// or a C callback: it does not unwind, and a Rust panic in our wrapper
+/// aborts before anything could outlive the frame); while it is linked,
+/// only this thread reads or writes it, through `TOP`.
+fn in_frame(serial: u32, release: bool, call: impl FnOnce()) -> Option<String> {
+    let mut frame = Frame {
+        system: serial,
+        failure: None,
+        release,
+        prev: std::ptr::null_mut(),
+    };
+    let me: *mut Frame = &mut frame;
+    // `try_with`: without TOP (a job run from a thread-local destructor)
+    // the job cannot be failed by message, nor counted for `running_in`.
+    // SAFETY: `me` points to `frame`, alive until the end of this function;
+    // nothing else refers to it yet.
+    let pushed = TOP
+        .try_with(|t| unsafe { (*me).prev = t.replace(me) })
+        .is_ok();
+    call();
+    if pushed {
+        // SAFETY: `me` is still on top (inner frames were popped by the
+        // calls that pushed them, before returning into `call`).
+        let _ = TOP.try_with(|t| t.set(unsafe { (*me).prev }));
+    }
+    frame.failure
 }
 
 /// Is a job of system `serial` running on this thread (below us)?
 pub fn running_in(serial: u32) -> bool {
-    FRAMES
-        .try_with(|f| f.borrow().iter().any(|fr| fr.system == serial))
-        .unwrap_or(false)
+    TOP.try_with(|t| {
+        let mut p = t.get();
+        while !p.is_null() {
+            // SAFETY: linked frames are alive and this thread's (see
+            // `in_frame`); only read here.
+            let f = unsafe { &*p };
+            if f.system == serial {
+                return true;
+            }
+            p = f.prev;
+        }
+        false
+    })
+    .unwrap_or(false)
 }
 
 /// Run the C function `call` as a job of system `serial` (see the module
 /// comment).
 fn run_c(serial: u32, call: impl FnOnce()) {
-    let failure = catch_unwind(AssertUnwindSafe(|| {
-        // `try_with`, as in `Release::drop`: without FRAMES (a job run from
-        // a thread-local destructor) the job cannot be failed by message.
-        let pushed = FRAMES
-            .try_with(|f| {
-                f.borrow_mut().push(Frame {
-                    system: serial,
-                    failure: None,
-                    release: false,
-                })
-            })
-            .is_ok();
-        call();
-        if !pushed {
-            return None;
-        }
-        FRAMES
-            .try_with(|f| f.borrow_mut().pop())
-            .ok()
-            .flatten()
-            .and_then(|f| f.failure)
-    }));
+    let failure = catch_unwind(AssertUnwindSafe(|| in_frame(serial, false, call)));
     match failure {
         Ok(None) => {}
         // No panic hook runs for `resume_unwind`: nothing is printed.
@@ -188,19 +219,26 @@ pub unsafe extern "C" fn jobsys_fail(message: *const c_char) -> Code {
                 .to_string_lossy()
                 .into_owned()
         };
-        let frames = FRAMES.try_with(|f| match f.borrow_mut().last_mut() {
-            Some(frame) if frame.release => Err(Error::new(
-                Code::BadState,
-                "called from a release callback: the job is already done (fail it from its function)",
-            )),
-            Some(frame) => {
-                frame.failure.get_or_insert(message);
-                Ok(())
+        let frames = TOP.try_with(|t| {
+            let top = t.get();
+            if top.is_null() {
+                return Err(Error::new(
+                    Code::BadState,
+                    "not called from inside a jobsys job",
+                ));
             }
-            None => Err(Error::new(
-                Code::BadState,
-                "not called from inside a jobsys job",
-            )),
+            // SAFETY: the innermost frame of this thread, alive while it is
+            // linked (`in_frame`); no other reference to it is live now
+            // (its job's C function is what called us).
+            let frame = unsafe { &mut *top };
+            if frame.release {
+                return Err(Error::new(
+                    Code::BadState,
+                    "called from a release callback: the job is already done (fail it from its function)",
+                ));
+            }
+            frame.failure.get_or_insert(message);
+            Ok(())
         });
         frames.unwrap_or_else(|_| {
             Err(Error::new(
@@ -228,18 +266,63 @@ fn intern(name: &CStr) -> &'static str {
     s
 }
 
-/// The library's description and the release callback of `*desc` (NULL:
-/// unnamed, normal priority, no release).
+/// `*desc` checked (NULL: the defaults).
 ///
 /// # Safety
-/// `desc` is NULL or points to a `jobsys_job_desc` whose `name` is NULL or
-/// NUL-terminated.
-unsafe fn read_desc(desc: *const JobDesc) -> Result<(jobsys::JobDesc, Option<ReleaseFn>)> {
+/// `desc` is NULL or points to `desc->size` readable bytes that start with
+/// a `jobsys_job_desc` of at least this version's size (checked) whose
+/// `name` is NULL or NUL-terminated and whose `deps` holds `ndeps` handles.
+unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<Desc<'a>> {
     if desc.is_null() {
-        return Ok((jobsys::JobDesc::default(), None));
+        return Ok(Desc {
+            desc: jobsys::JobDesc::default(),
+            batched: false,
+            pin: None,
+            deps: &[],
+            data_size: 0,
+            release: None,
+        });
     }
-    // SAFETY: non-NULL, points to a desc as the caller promises.
+    // SAFETY: non-NULL; the caller promises at least `size` readable bytes,
+    // and `size` (the first field) is always there.
+    let size = unsafe { desc.cast::<u32>().read() } as usize;
+    if size < DESC_SIZE {
+        return Err(Error::new(
+            Code::InvalidArgument,
+            format!(
+                "desc->size = {size}, less than sizeof(jobsys_job_desc) = {DESC_SIZE}: set it to sizeof(jobsys_job_desc) (JOBSYS_JOB_DESC_INIT does)"
+            ),
+        ));
+    }
+    if size > DESC_SIZE {
+        // A newer header's desc: accepted only if what this library does
+        // not know is zero (an option it would silently drop otherwise).
+        // SAFETY: `size` bytes are readable, as the caller promises.
+        let extra = unsafe {
+            std::slice::from_raw_parts(desc.cast::<u8>().add(DESC_SIZE), size - DESC_SIZE)
+        };
+        if let Some(at) = extra.iter().position(|&b| b != 0) {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!(
+                    "desc->size = {size}: byte {} is set, in a field this version of jobsys does not know (a newer header's option); sizeof(jobsys_job_desc) here is {DESC_SIZE}",
+                    DESC_SIZE + at
+                ),
+            ));
+        }
+    }
+    // SAFETY: non-NULL, at least `DESC_SIZE` readable bytes (checked above).
     let d = unsafe { desc.read() };
+    if d.flags & !KNOWN_FLAGS != 0 {
+        return Err(Error::new(
+            Code::InvalidArgument,
+            format!(
+                "desc->flags = {:#x} has bits that are no jobsys_job_flags ({:#x})",
+                d.flags,
+                d.flags & !KNOWN_FLAGS
+            ),
+        ));
+    }
     let priority = match d.priority {
         PRIORITY_NORMAL => Priority::Normal,
         PRIORITY_HIGH => Priority::High,
@@ -251,99 +334,235 @@ unsafe fn read_desc(desc: *const JobDesc) -> Result<(jobsys::JobDesc, Option<Rel
             ))
         }
     };
-    let out = if d.name.is_null() {
+    let jdesc = if d.name.is_null() {
         jobsys::JobDesc::default().with_priority(priority)
     } else {
         // SAFETY: NUL-terminated, as the caller promises.
         jobsys::JobDesc::named(intern(unsafe { CStr::from_ptr(d.name) })).with_priority(priority)
     };
-    Ok((out, d.release))
+    let pin = if d.flags & JOB_PINNED != 0 {
+        Some(s.pin(d.pin)?)
+    } else {
+        None
+    };
+    let deps = if d.ndeps == 0 {
+        &[][..]
+    } else {
+        non_null(d.deps, "desc->deps (with desc->ndeps > 0)")?;
+        // SAFETY: non-NULL, `ndeps` readable handles as the caller promises.
+        unsafe { std::slice::from_raw_parts(d.deps, d.ndeps) }
+    };
+    Ok(Desc {
+        desc: jdesc,
+        batched: d.flags & JOB_BATCHED != 0,
+        pin,
+        deps,
+        data_size: d.data_size,
+        release: d.release,
+    })
 }
 
-/// `deps[..n]`; NULL is fine when `n` is 0.
-///
-/// # Safety
-/// `deps` is NULL or points to `n` handles.
-unsafe fn handle_slice<'a>(deps: *const Handle, n: usize) -> Result<&'a [Handle]> {
-    if n == 0 {
-        return Ok(&[]);
+/// Where a C job's data is; the pointer its function and release get.
+trait Payload: Send + Sync + 'static {
+    fn ptr(&self) -> *mut c_void;
+}
+
+/// The caller's own pointer (`data_size == 0`).
+struct Ptr(*mut c_void);
+// SAFETY: the header makes the caller promise that `data` may be used from
+// any thread (jobs run on workers); jobsys itself never dereferences it.
+unsafe impl Send for Ptr {}
+// SAFETY: as for Send; a parallel_for passes it to several threads at once,
+// which the header also states.
+unsafe impl Sync for Ptr {}
+impl Payload for Ptr {
+    fn ptr(&self) -> *mut c_void {
+        self.0
     }
-    non_null(deps, "the handle array (with a count > 0)")?;
-    // SAFETY: non-NULL, `n` readable handles as the caller promises.
-    Ok(unsafe { std::slice::from_raw_parts(deps, n) })
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Mode {
-    Normal,
-    Batched,
-    Pinned(Pin),
+/// A byte copy of up to `INLINE_DATA` bytes, 8-aligned, held in the job.
+/// In an `UnsafeCell`: C writes through the pointer it gets.
+struct Inline(UnsafeCell<[MaybeUninit<u64>; INLINE_DATA / 8]>);
+// SAFETY: plain bytes the caller promised are usable from any thread (and,
+// for a parallel_for, from several at once: the header's contract).
+unsafe impl Send for Inline {}
+// SAFETY: as for Send.
+unsafe impl Sync for Inline {}
+impl Payload for Inline {
+    fn ptr(&self) -> *mut c_void {
+        self.0.get().cast()
+    }
 }
 
-/// The body of the six `jobsys_schedule*` functions.
+/// A byte copy of any size, on the heap.
+struct Heap(Box<[UnsafeCell<MaybeUninit<u64>>]>);
+// SAFETY: as for `Inline`.
+unsafe impl Send for Heap {}
+// SAFETY: as for `Inline`.
+unsafe impl Sync for Heap {}
+impl Payload for Heap {
+    fn ptr(&self) -> *mut c_void {
+        // `UnsafeCell<MaybeUninit<u64>>` has the layout of `u64`, and the
+        // cells are contiguous: the first one's pointer covers them all.
+        UnsafeCell::raw_get(self.0.as_ptr()).cast()
+    }
+}
+
+/// Copy `size` bytes of `data` into `dst` (at least `size` bytes).
 ///
 /// # Safety
-/// The promises of `jobsys_schedule_after`.
-#[allow(clippy::too_many_arguments)]
+/// `data` is readable for `size` bytes; `dst` writable for `size` bytes.
+unsafe fn copy_in(data: *const c_void, dst: *mut c_void, size: usize) {
+    // SAFETY: as the caller promises; a fresh `dst` cannot overlap `data`.
+    unsafe { std::ptr::copy_nonoverlapping(data.cast::<u8>(), dst.cast::<u8>(), size) };
+}
+
+/// A C job's release callback and data: calls `release` with the data's
+/// address when dropped, i.e. when the library drops the job (after it
+/// ran, or unrun when it was skipped). The call counts as part of the job
+/// of system `serial`: a `jobsys_destroy` of that system from the callback
+/// gets `JOBSYS_ERR_BAD_STATE`, as from the job itself.
+struct CJob<P: Payload> {
+    release: Option<ReleaseFn>,
+    serial: u32,
+    data: P,
+}
+
+impl<P: Payload> Drop for CJob<P> {
+    fn drop(&mut self) {
+        if let Some(f) = self.release {
+            let data = self.data.ptr();
+            // In a release frame: part of the job for `running_in`, and
+            // `jobsys_fail` refuses. A C function does not unwind.
+            // SAFETY: the caller of `jobsys_schedule`/`jobsys_parallel_for`
+            // passed `f` for exactly this call with this data (or its
+            // copy), made once.
+            in_frame(self.serial, true, || unsafe { f(data) });
+        }
+    }
+}
+
+/// What to do with a checked desc: one job or a loop.
+#[derive(Clone, Copy)]
+enum Body {
+    Job(JobFn),
+    Range {
+        f: RangeFn,
+        begin: usize,
+        end: usize,
+        batch: usize,
+    },
+}
+
+/// Schedule `body` as `d` says, with `payload` as its data.
+fn submit<P: Payload>(s: &System, d: &Desc<'_>, body: Body, payload: P) -> Result<Handle> {
+    let job = CJob {
+        release: d.release,
+        serial: s.serial,
+        data: payload,
+    };
+    let mut b = s.js.job().desc(d.desc);
+    if d.batched {
+        b = b.batched();
+    }
+    if let Some(pin) = d.pin {
+        b = b.pin(pin);
+    }
+    with_jobs(&s.js, d.deps, |deps| {
+        let b = b.after(deps);
+        let h = match body {
+            Body::Job(f) => b.schedule(move || {
+                // Dropped when the job is done: calls `release`.
+                let job = job;
+                // SAFETY: the caller of `jobsys_schedule` promised `f(data)`
+                // may be called once, from any thread.
+                run_c(job.serial, || unsafe { f(job.data.ptr()) });
+            }),
+            Body::Range {
+                f,
+                begin,
+                end,
+                batch,
+            } => {
+                let batch = match batch {
+                    0 => Batch::Auto,
+                    n => Batch::Fixed(n),
+                };
+                b.parallel_for_chunked(begin..end, batch, move |r| {
+                    // SAFETY: the caller promised `f` may be called on
+                    // disjoint pieces of the range from several threads at
+                    // once.
+                    run_c(job.serial, || unsafe { f(job.data.ptr(), r.start, r.end) });
+                })
+            }
+        };
+        Handle::from_job(h)
+    })
+}
+
+/// The body of `jobsys_schedule` and `jobsys_parallel_for`.
+///
+/// # Safety
+/// The promises of `jobsys_schedule`: `sys` NULL or live, `desc` NULL or
+/// valid (`read_desc`), `data` readable for `desc->data_size` bytes when
+/// that is not 0, `out` NULL or writable.
 unsafe fn schedule(
     name: &str,
-    mode: Mode,
     sys: *const System,
     desc: *const JobDesc,
-    deps: *const Handle,
-    ndeps: usize,
-    f: Option<JobFn>,
+    body: Option<Body>,
     data: *mut c_void,
     out: *mut Handle,
 ) -> Code {
     ffi(name, || {
         // SAFETY: `sys` is NULL or a live system, as the caller promises.
         let s = unsafe { system(sys) }?;
-        let f = f.ok_or_else(|| Error::new(Code::NullArgument, "fn is NULL"))?;
-        // SAFETY: `desc` is NULL or a valid desc, as the caller promises.
-        let (jdesc, release) = unsafe { read_desc(desc) }?;
-        if mode == Mode::Batched && jdesc != jobsys::JobDesc::default() {
-            return Err(Error::new(
-                Code::InvalidArgument,
-                "batched jobs cannot have a name or a priority (the library has no such form yet): pass a desc with name NULL and priority NORMAL",
-            ));
+        let body = body.ok_or_else(|| Error::new(Code::NullArgument, "fn is NULL"))?;
+        if let Body::Range { begin, end, .. } = body {
+            if begin > end {
+                return Err(Error::new(
+                    Code::InvalidArgument,
+                    format!("begin {begin} > end {end}"),
+                ));
+            }
         }
-        let pin = match mode {
-            Mode::Pinned(p) => Some(s.pin(p)?),
-            _ => None,
+        // SAFETY: `desc` is NULL or a valid desc, as the caller promises.
+        let d = unsafe { read_desc(s, desc) }?;
+        let h = match d.data_size {
+            0 => submit(s, &d, body, Ptr(data))?,
+            n => {
+                non_null(data, "data (with desc->data_size > 0)")?;
+                if n <= INLINE_DATA {
+                    let copy = Inline(UnsafeCell::new([MaybeUninit::uninit(); INLINE_DATA / 8]));
+                    // SAFETY: `data` holds `n` readable bytes (the caller's
+                    // promise); the copy has room for INLINE_DATA >= n.
+                    unsafe { copy_in(data, copy.ptr(), n) };
+                    submit(s, &d, body, copy)?
+                } else {
+                    let words = n.div_ceil(8);
+                    let copy = Heap(
+                        (0..words)
+                            .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+                            .collect(),
+                    );
+                    // SAFETY: as above; the copy has `8 * words >= n` bytes.
+                    unsafe { copy_in(data, copy.ptr(), n) };
+                    submit(s, &d, body, copy)?
+                }
+            }
         };
-        // SAFETY: the array holds `n` handles (or `n` is 0), as the caller promises.
-        let deps = s.resolve(unsafe { handle_slice(deps, ndeps) }?)?;
-        let serial = s.serial;
-        let data = UserData(data);
-        let release = Release {
-            f: release,
-            data,
-            serial,
-        };
-        let job = move || {
-            // Dropped when the job is done: calls `release`.
-            let _release = release;
-            // SAFETY: the caller of `jobsys_schedule*` promised `f(data)`
-            // may be called once, from any thread.
-            run_c(serial, || unsafe { f(data.ptr()) });
-        };
-        let h = match (mode, pin) {
-            (Mode::Batched, _) => s.js.job().batched().after(&deps).schedule(job),
-            (_, Some(pin)) => s.js.job().pin(pin).desc(jdesc).after(&deps).schedule(job),
-            _ => s.js.job().desc(jdesc).after(&deps).schedule(job),
-        };
-        let h = s.record(h);
         // SAFETY: the out-parameter is NULL or writable, as the caller promises.
         unsafe { write_opt(out, h) };
         Ok(())
     })
 }
 
-/// Schedule `fn(data)`.
+/// Schedule `fn(data)` as one job described by `*desc`.
 ///
 /// # Safety
-/// See the header: `sys` live or NULL, `desc` NULL or valid, `out` NULL or
+/// See the header: `sys` live or NULL, `desc` NULL or valid, `data`
+/// readable for `desc->data_size` bytes (when not 0), `out` NULL or
 /// writable, `fn(data)` callable once from any thread.
 #[no_mangle]
 pub unsafe extern "C" fn jobsys_schedule(
@@ -354,237 +573,7 @@ pub unsafe extern "C" fn jobsys_schedule(
     out: *mut Handle,
 ) -> Code {
     // SAFETY: the caller's promises.
-    unsafe {
-        schedule(
-            "jobsys_schedule",
-            Mode::Normal,
-            sys,
-            desc,
-            std::ptr::null(),
-            0,
-            f,
-            data,
-            out,
-        )
-    }
-}
-
-/// Schedule `fn(data)` to run after `deps[..ndeps]`.
-///
-/// # Safety
-/// As `jobsys_schedule`; `deps` NULL (with `ndeps` 0) or `ndeps` handles.
-#[no_mangle]
-pub unsafe extern "C" fn jobsys_schedule_after(
-    sys: *const System,
-    desc: *const JobDesc,
-    deps: *const Handle,
-    ndeps: usize,
-    f: Option<JobFn>,
-    data: *mut c_void,
-    out: *mut Handle,
-) -> Code {
-    // SAFETY: the caller's promises.
-    unsafe {
-        schedule(
-            "jobsys_schedule_after",
-            Mode::Normal,
-            sys,
-            desc,
-            deps,
-            ndeps,
-            f,
-            data,
-            out,
-        )
-    }
-}
-
-/// `jobsys_schedule` without waking a worker until `jobsys_flush`.
-///
-/// # Safety
-/// As `jobsys_schedule`.
-#[no_mangle]
-pub unsafe extern "C" fn jobsys_schedule_batched(
-    sys: *const System,
-    desc: *const JobDesc,
-    f: Option<JobFn>,
-    data: *mut c_void,
-    out: *mut Handle,
-) -> Code {
-    // SAFETY: the caller's promises.
-    unsafe {
-        schedule(
-            "jobsys_schedule_batched",
-            Mode::Batched,
-            sys,
-            desc,
-            std::ptr::null(),
-            0,
-            f,
-            data,
-            out,
-        )
-    }
-}
-
-/// `jobsys_schedule_after` without waking a worker until `jobsys_flush`.
-///
-/// # Safety
-/// As `jobsys_schedule_after`.
-#[no_mangle]
-pub unsafe extern "C" fn jobsys_schedule_batched_after(
-    sys: *const System,
-    desc: *const JobDesc,
-    deps: *const Handle,
-    ndeps: usize,
-    f: Option<JobFn>,
-    data: *mut c_void,
-    out: *mut Handle,
-) -> Code {
-    // SAFETY: the caller's promises.
-    unsafe {
-        schedule(
-            "jobsys_schedule_batched_after",
-            Mode::Batched,
-            sys,
-            desc,
-            deps,
-            ndeps,
-            f,
-            data,
-            out,
-        )
-    }
-}
-
-/// Schedule `fn(data)` to run on the thread `pin` names only.
-///
-/// # Safety
-/// As `jobsys_schedule`.
-#[no_mangle]
-pub unsafe extern "C" fn jobsys_schedule_pinned(
-    sys: *const System,
-    pin: Pin,
-    desc: *const JobDesc,
-    f: Option<JobFn>,
-    data: *mut c_void,
-    out: *mut Handle,
-) -> Code {
-    // SAFETY: the caller's promises.
-    unsafe {
-        schedule(
-            "jobsys_schedule_pinned",
-            Mode::Pinned(pin),
-            sys,
-            desc,
-            std::ptr::null(),
-            0,
-            f,
-            data,
-            out,
-        )
-    }
-}
-
-/// `jobsys_schedule_pinned` after `deps[..ndeps]`.
-///
-/// # Safety
-/// As `jobsys_schedule_after`.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn jobsys_schedule_pinned_after(
-    sys: *const System,
-    pin: Pin,
-    desc: *const JobDesc,
-    deps: *const Handle,
-    ndeps: usize,
-    f: Option<JobFn>,
-    data: *mut c_void,
-    out: *mut Handle,
-) -> Code {
-    // SAFETY: the caller's promises.
-    unsafe {
-        schedule(
-            "jobsys_schedule_pinned_after",
-            Mode::Pinned(pin),
-            sys,
-            desc,
-            deps,
-            ndeps,
-            f,
-            data,
-            out,
-        )
-    }
-}
-
-/// The body of both `jobsys_parallel_for*` functions.
-///
-/// # Safety
-/// The promises of `jobsys_parallel_for_after`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn parallel_for(
-    name: &str,
-    sys: *const System,
-    desc: *const JobDesc,
-    deps: *const Handle,
-    ndeps: usize,
-    begin: u32,
-    end: u32,
-    batch: u32,
-    f: Option<RangeFn>,
-    data: *mut c_void,
-    out: *mut Handle,
-) -> Code {
-    ffi(name, || {
-        // SAFETY: `sys` is NULL or a live system, as the caller promises.
-        let s = unsafe { system(sys) }?;
-        let f = f.ok_or_else(|| Error::new(Code::NullArgument, "fn is NULL"))?;
-        if begin > end {
-            return Err(Error::new(
-                Code::InvalidArgument,
-                format!("begin {begin} > end {end}"),
-            ));
-        }
-        // SAFETY: `desc` is NULL or a valid desc, as the caller promises.
-        let (jdesc, release) = unsafe { read_desc(desc) }?;
-        // SAFETY: the array holds `n` handles (or `n` is 0), as the caller promises.
-        let deps = s.resolve(unsafe { handle_slice(deps, ndeps) }?)?;
-        // Cut the range into pieces here and let the library hand out piece
-        // numbers one by one, so `f` sees whole pieces and the job still
-        // carries its name and priority. Auto: the library's own rule,
-        // about 16 pieces per thread.
-        let len = (end - begin) as usize;
-        let piece = match batch {
-            0 => len.div_ceil(16 * (s.js.workers() + 1)).max(1),
-            n => n as usize,
-        };
-        let pieces = len.div_ceil(piece);
-        let serial = s.serial;
-        let data = UserData(data);
-        let release = Release {
-            f: release,
-            data,
-            serial,
-        };
-        let body = move |p: usize| {
-            let _ = &release;
-            let b = begin as usize + p * piece;
-            let e = (b + piece).min(end as usize);
-            // SAFETY: the caller promised `f` may be called on disjoint
-            // pieces of the range from several threads at once.
-            run_c(serial, || unsafe { f(data.ptr(), b as u32, e as u32) });
-        };
-        let h =
-            s.js.job()
-                .desc(jdesc)
-                .after(&deps)
-                .parallel_for(0..pieces, Batch::Fixed(1), body);
-        let h = s.record(h);
-        // SAFETY: the out-parameter is NULL or writable, as the caller promises.
-        unsafe { write_opt(out, h) };
-        Ok(())
-    })
+    unsafe { schedule("jobsys_schedule", sys, desc, f.map(Body::Job), data, out) }
 }
 
 /// Run `fn(data, b, e)` over pieces covering `[begin, end)`.
@@ -595,67 +584,71 @@ unsafe fn parallel_for(
 pub unsafe extern "C" fn jobsys_parallel_for(
     sys: *const System,
     desc: *const JobDesc,
-    begin: u32,
-    end: u32,
-    batch: u32,
+    begin: usize,
+    end: usize,
+    batch: usize,
     f: Option<RangeFn>,
     data: *mut c_void,
     out: *mut Handle,
 ) -> Code {
+    let body = f.map(|f| Body::Range {
+        f,
+        begin,
+        end,
+        batch,
+    });
     // SAFETY: the caller's promises.
-    unsafe {
-        parallel_for(
-            "jobsys_parallel_for",
-            sys,
-            desc,
-            std::ptr::null(),
-            0,
-            begin,
-            end,
-            batch,
-            f,
-            data,
-            out,
-        )
-    }
+    unsafe { schedule("jobsys_parallel_for", sys, desc, body, data, out) }
 }
 
-/// `jobsys_parallel_for` after `deps[..ndeps]`.
+/// Run `a(a_data)` and `b(b_data)`, potentially in parallel; return when
+/// both have.
 ///
 /// # Safety
-/// As `jobsys_parallel_for`; `deps` NULL (with `ndeps` 0) or `ndeps` handles.
+/// `sys` live or NULL; `a(a_data)` callable once from any thread, `b(b_data)`
+/// once on this one.
 #[no_mangle]
-pub unsafe extern "C" fn jobsys_parallel_for_after(
+pub unsafe extern "C" fn jobsys_join(
     sys: *const System,
-    desc: *const JobDesc,
-    deps: *const Handle,
-    ndeps: usize,
-    begin: u32,
-    end: u32,
-    batch: u32,
-    f: Option<RangeFn>,
-    data: *mut c_void,
-    out: *mut Handle,
+    a: Option<JobFn>,
+    a_data: *mut c_void,
+    b: Option<JobFn>,
+    b_data: *mut c_void,
 ) -> Code {
-    // SAFETY: the caller's promises.
-    unsafe {
-        parallel_for(
-            "jobsys_parallel_for_after",
-            sys,
-            desc,
-            deps,
-            ndeps,
-            begin,
-            end,
-            batch,
-            f,
-            data,
-            out,
-        )
-    }
+    ffi("jobsys_join", || {
+        // SAFETY: `sys` is NULL or a live system, as the caller promises.
+        let s = unsafe { system(sys) }?;
+        let a = a.ok_or_else(|| Error::new(Code::NullArgument, "a is NULL"))?;
+        let b = b.ok_or_else(|| Error::new(Code::NullArgument, "b is NULL"))?;
+        let serial = s.serial;
+        let (ad, bd) = (Ptr(a_data), Ptr(b_data));
+        let joined = catch_unwind(AssertUnwindSafe(|| {
+            s.js.join(
+                // SAFETY: the caller promised `a(a_data)` may be called
+                // once, from any thread.
+                move || run_c(serial, || unsafe { a(ad.ptr()) }),
+                // SAFETY: the caller promised `b(b_data)` may be called
+                // once, here.
+                move || run_c(serial, || unsafe { b(bd.ptr()) }),
+            )
+        }));
+        match joined {
+            Ok(_) => Ok(()),
+            // `run_c` ends a failed half with its `jobsys_fail` message
+            // (a `String`); the library's join re-raises it (a's first)
+            // after both halves are done.
+            Err(p) => match p.downcast::<String>() {
+                Ok(message) => Err(Error::new(
+                    Code::JobFailed,
+                    format!("a job of jobsys_join failed: {message}"),
+                )),
+                Err(p) => resume_unwind(p),
+            },
+        }
+    })
 }
 
-/// One handle for all of `handles[..n]`.
+/// One handle for all of `handles[..n]` (zeroed ones skipped).
 ///
 /// # Safety
 /// `sys` live or NULL; `handles` NULL (with `n` 0) or `n` handles; `out`
@@ -671,9 +664,14 @@ pub unsafe extern "C" fn jobsys_combine(
         // SAFETY: `sys` is NULL or a live system, as the caller promises.
         let s = unsafe { system(sys) }?;
         non_null(out, "out")?;
-        // SAFETY: the array holds `n` handles (or `n` is 0), as the caller promises.
-        let jobs = s.resolve(unsafe { handle_slice(handles, n) }?)?;
-        let h = s.record(s.js.combine(&jobs));
+        let hs = if n == 0 {
+            &[][..]
+        } else {
+            non_null(handles, "handles (with n > 0)")?;
+            // SAFETY: non-NULL, `n` readable handles as the caller promises.
+            unsafe { std::slice::from_raw_parts(handles, n) }
+        };
+        let h = with_jobs(&s.js, hs, |jobs| Handle::from_job(s.js.combine(jobs)))?;
         // SAFETY: checked non-NULL above, and writable as the caller promises.
         unsafe { out.write(h) };
         Ok(())
@@ -689,23 +687,14 @@ pub unsafe extern "C" fn jobsys_complete(sys: *const System, h: Handle) -> Code 
     ffi("jobsys_complete", || {
         // SAFETY: as promised by the caller.
         let s = unsafe { system(sys) }?;
-        let job = match s.lookup(h)? {
-            Lookup::Live(job) => job,
-            Lookup::Done => return Ok(()),
-            Lookup::Unknown => return Err(outcome_unknown()),
-        };
-        s.js.try_complete(job)
-            .map_err(|e| crate::errors::from_job_error(&e))
+        match job_of(&s.js, h)? {
+            None => Ok(()),
+            Some(job) => {
+                s.js.try_complete(job)
+                    .map_err(|e| crate::errors::from_job_error(&e))
+            }
+        }
     })
-}
-
-/// `jobsys_complete` of a handle whose failed entry was recycled.
-fn outcome_unknown() -> Error {
-    Error::new(
-        Code::OutcomeUnknown,
-        "the job finished, but whether it failed is no longer known: its failure was \
-         recycled after newer ones (see jobsys_handle in jobsys.h)",
-    )
 }
 
 /// `*done` = has `h` finished (successfully or not)? Never blocks.
@@ -722,9 +711,9 @@ pub unsafe extern "C" fn jobsys_is_complete(
         // SAFETY: `sys` is NULL or a live system, as the caller promises.
         let s = unsafe { system(sys) }?;
         non_null(done, "done")?;
-        let d = match s.lookup(h)? {
-            Lookup::Live(job) => s.js.is_complete(job),
-            Lookup::Done | Lookup::Unknown => true,
+        let d = match job_of(&s.js, h)? {
+            None => true,
+            Some(job) => s.js.is_complete(job),
         };
         // SAFETY: checked non-NULL above, and writable as the caller promises.
         unsafe { done.write(d) };
@@ -742,12 +731,11 @@ pub unsafe extern "C" fn jobsys_cancel(sys: *const System, h: Handle, stopped: *
     ffi("jobsys_cancel", || {
         // SAFETY: `sys` is NULL or a live system, as the caller promises.
         let s = unsafe { system(sys) }?;
-        // The table's lock is not held here: the closures of the cancelled
-        // jobs are dropped in this call, and their release callbacks may
-        // schedule jobs.
-        let st = match s.lookup(h)? {
-            Lookup::Live(job) => s.js.cancel(job),
-            Lookup::Done | Lookup::Unknown => false,
+        // The closures of the cancelled jobs are dropped in this call, and
+        // their release callbacks may schedule jobs: nothing is locked here.
+        let st = match job_of(&s.js, h)? {
+            None => false,
+            Some(job) => s.js.cancel(job),
         };
         // SAFETY: NULL or writable, as the caller promises.
         unsafe { write_opt(stopped, st) };

@@ -18,7 +18,8 @@
 //!
 //! Modules: `config` (jobsys_config), `system` (create/destroy, hot zones,
 //! flush, stats), `jobs` (schedule, parallel_for, combine, complete,
-//! jobsys_fail), `handles` (jobsys_handle and the table behind it),
+//! jobsys_fail, jobsys_join), `handles` (jobsys_handle: the library's own
+//! handle as bits, checked against the system's pages),
 //! `trace` (trace start/stop/write), `profiler` (jobsys_profiler_callbacks),
 //! `engine` (pins, registered threads, thread indices, active workers), `errors` (codes, last-error message,
 //! the panic guard).

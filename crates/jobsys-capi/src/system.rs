@@ -1,26 +1,24 @@
 //! `jobsys_system`: create/destroy, hot zones, flush, worker count, stats.
 //!
-//! A `jobsys_system*` is a `Box<System>` handed to C. Every job scheduled
-//! through it is recorded in its handle table, which is what lets
-//! `jobsys_destroy` run every scheduled job *while the system is still
-//! whole* (jobs may call back into it) before it drops the `JobSystem`,
-//! whose own shutdown then finds nothing left to run and joins the workers.
+//! A `jobsys_system*` is a `Box<System>` handed to C. `jobsys_destroy`
+//! first runs every job still outstanding *while the system is still
+//! whole* (jobs may call back into it: `JobSystem::drain_outstanding`),
+//! then drops the `JobSystem`, whose own shutdown finds nothing left to
+//! run and joins the workers.
 
 use crate::config::Config;
 use crate::errors::{ffi, non_null, Code, Error, Result};
-use crate::handles::{next_serial, shards_from_env, Handle, Lookup, Table, STATS_ENV};
 use crate::jobs::running_in;
 use jobsys::trace::Trace;
-use jobsys::{HotZone, JobHandle, JobSystem};
+use jobsys::{HotZone, JobSystem};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// What a `jobsys_system*` points to.
 pub struct System {
     pub js: JobSystem,
-    /// Identifies this system's handles (see `handles`).
+    /// Identifies this system's C jobs (`jobs::running_in`).
     pub serial: u32,
-    /// Sharded: each shard locks itself (see `handles`).
-    handles: Table,
     /// Open hot zones; `jobsys_hot_zone_end` drops the newest.
     hot_zones: Mutex<Vec<HotZone>>,
     /// The last capture `jobsys_trace_stop` took.
@@ -39,49 +37,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl System {
-    /// Record a job just scheduled on this system; its C handle.
-    pub fn record(&self, job: JobHandle) -> Handle {
-        self.handles.insert(&self.js, job)
-    }
+/// Serials of systems created so far (0 is never used).
+static NEXT_SERIAL: AtomicU32 = AtomicU32::new(1);
 
+impl System {
     /// The last stopped capture (see `trace`).
     pub fn last_trace(&self) -> MutexGuard<'_, Option<Trace>> {
         lock(&self.last_trace)
-    }
-
-    pub fn lookup(&self, h: Handle) -> Result<Lookup> {
-        self.handles.lookup(h)
-    }
-
-    pub fn resolve(&self, hs: &[Handle]) -> Result<Vec<JobHandle>> {
-        if hs.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.handles.resolve(hs)
-    }
-
-    /// Wait (helping) until every job recorded so far, and every job those
-    /// schedule, has finished. Failures are not reported here.
-    ///
-    /// A wait that can never end (this thread is inside one of the jobs,
-    /// e.g. in a `release` callback the library calls for it) is
-    /// `BadState` instead of a loop that retries it forever.
-    fn drain(&self) -> Result<()> {
-        loop {
-            let pending = self.handles.pending_jobs();
-            if pending.iter().all(|&h| self.js.is_complete(h)) {
-                return Ok(());
-            }
-            for h in pending {
-                if let Err(jobsys::JobError::WaitOnSelf) = self.js.try_complete(h) {
-                    return Err(Error::new(
-                        Code::BadState,
-                        "a job of this system cannot finish while this thread waits (called from inside one of its jobs); destroy it from outside",
-                    ));
-                }
-            }
-        }
     }
 }
 
@@ -122,7 +84,6 @@ pub unsafe extern "C" fn jobsys_create(config: *const Config, out: *mut *mut Sys
             // SAFETY: non-NULL; the caller promises it points to a config.
             unsafe { config.read() }
         };
-        let shards = shards_from_env()?;
         let mut builder = config.builder()?;
         // SAFETY: `config.profiler` is NULL or points to a table whose
         // callbacks keep the header's contract, as the caller promises.
@@ -132,11 +93,10 @@ pub unsafe extern "C" fn jobsys_create(config: *const Config, out: *mut *mut Sys
         let js = builder
             .build()
             .map_err(|e| Error::new(Code::Config, e.to_string()))?;
-        let serial = next_serial();
+        let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed).max(1);
         let sys = Box::new(System {
             js,
             serial,
-            handles: Table::new(serial, shards),
             hot_zones: Mutex::new(Vec::new()),
             last_trace: Mutex::new(None),
         });
@@ -169,15 +129,12 @@ pub unsafe extern "C" fn jobsys_destroy(sys: *mut System) -> Code {
         // other outside threads can never run, and the drain waited for
         // them for ever. Cancelled as the Rust system's shutdown does.
         s.js.shutdown_cancel_pinned_elsewhere();
-        s.drain()?;
-        if std::env::var_os(STATS_ENV).is_some() {
-            eprintln!(
-                "jobsys: handle table of system #{}: {} shard(s), {} lock acquisitions found the lock held",
-                s.serial,
-                s.handles.shards(),
-                s.handles.contended()
-            );
-        }
+        s.js.drain_outstanding().map_err(|_| {
+            Error::new(
+                Code::BadState,
+                "a job of this system cannot finish while this thread waits (called from inside one of its jobs); destroy it from outside",
+            )
+        })?;
         // SAFETY: `sys` came from `Box::into_raw` in `jobsys_create` and is
         // destroyed once; no job of this system is left to use it (drained)
         // and the caller promises nobody else does.

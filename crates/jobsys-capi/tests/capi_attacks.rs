@@ -11,14 +11,13 @@
 
 mod common;
 
-use common::abi::{create, watchdog};
+use common::abi::{create, jobsys_schedule_after, watchdog};
 use jobsys_capi::engine::{jobsys_register_thread, jobsys_run_pinned, Pin, PIN_THREAD};
 use jobsys_capi::errors::Code;
 use jobsys_capi::handles::Handle;
 use jobsys_capi::jobs::{
     jobsys_cancel, jobsys_combine, jobsys_complete, jobsys_fail, jobsys_is_complete,
-    jobsys_schedule, jobsys_schedule_after, jobsys_schedule_batched, jobsys_schedule_pinned,
-    JobDesc,
+    jobsys_schedule, JobDesc, JOB_BATCHED, JOB_PINNED,
 };
 use jobsys_capi::system::{jobsys_destroy, jobsys_hot_zone_end, System};
 use std::ffi::c_void;
@@ -38,6 +37,30 @@ fn counter() -> &'static AtomicUsize {
 
 fn data(c: &'static AtomicUsize) -> *mut c_void {
     c as *const AtomicUsize as *mut c_void
+}
+
+/// `jobsys_schedule` with `desc` (NULL: the defaults) pinned to `pin`.
+///
+/// # Safety
+/// As `jobsys_schedule`.
+unsafe fn jobsys_schedule_pinned(
+    sys: *mut System,
+    pin: Pin,
+    desc: *const JobDesc,
+    f: Option<unsafe extern "C" fn(*mut c_void)>,
+    data: *mut c_void,
+    out: *mut Handle,
+) -> Code {
+    let mut d = if desc.is_null() {
+        JobDesc::default()
+    } else {
+        // SAFETY: a valid desc, as the caller promises.
+        unsafe { desc.read() }
+    };
+    d.flags |= JOB_PINNED;
+    d.pin = pin;
+    // SAFETY: the caller's promises.
+    unsafe { jobsys_schedule(sys, &d, f, data, out) }
 }
 
 /// Schedule `count(c)` on `sys`; its handle.
@@ -94,22 +117,45 @@ fn handles_completed_twice_or_on_the_wrong_system_are_clear() {
             );
             let c2 = counter();
             assert_eq!(
-                jobsys_schedule_after(b, null(), &h, 1, Some(count), data(c2), &mut out),
+                jobsys_schedule_after(b, &h, 1, Some(count), data(c2), &mut out),
                 Code::ForeignHandle
             );
-            // Zeroed and forged handles.
+            // The zeroed handle names no job: complete at once.
             let zero = Handle::default();
-            assert_eq!(jobsys_complete(a, zero), Code::InvalidHandle);
+            assert_eq!(jobsys_complete(a, zero), Code::Ok);
+            // Forged handles: a generation the slot never reached, an
+            // address inside a slot, one in no page of the system, and a
+            // system id no system has.
+            for forged in [
+                Handle {
+                    id: h.id,
+                    gen: h.gen + 1_000_000,
+                },
+                Handle {
+                    id: h.id + 8,
+                    gen: h.gen,
+                },
+                Handle {
+                    id: 0x1000,
+                    gen: h.gen,
+                },
+                Handle {
+                    id: u64::MAX,
+                    gen: h.gen,
+                },
+            ] {
+                assert_eq!(
+                    jobsys_complete(a, forged),
+                    Code::InvalidHandle,
+                    "{forged:?}"
+                );
+                assert_eq!(jobsys_cancel(a, forged, &mut stopped), Code::InvalidHandle);
+            }
             let forged = Handle {
                 id: h.id,
-                gen: h.gen + 1_000_000,
+                gen: (h.gen & 0xFFFF_FFFF) | (0xFFFF_FFFF << 32),
             };
-            assert_eq!(jobsys_complete(a, forged), Code::InvalidHandle);
-            let forged = Handle {
-                id: h.id | 0x03FF_FFFF,
-                gen: 1,
-            };
-            assert_eq!(jobsys_complete(a, forged), Code::InvalidHandle);
+            assert_eq!(jobsys_complete(a, forged), Code::ForeignHandle);
             // NULL arguments.
             assert_eq!(jobsys_complete(null(), h), Code::NullArgument);
             assert_eq!(jobsys_is_complete(a, h, null_mut()), Code::NullArgument);
@@ -140,18 +186,16 @@ fn destroy_with_queued_jobs_runs_them_all_first() {
                 unsafe {
                     let code = match i % 3 {
                         0 => jobsys_schedule(sys, null(), Some(count), data(c), &mut last),
-                        1 => jobsys_schedule_batched(sys, null(), Some(count), data(c), null_mut()),
+                        1 => {
+                            let d = JobDesc {
+                                flags: JOB_BATCHED,
+                                ..JobDesc::default()
+                            };
+                            jobsys_schedule(sys, &d, Some(count), data(c), null_mut())
+                        }
                         _ => {
                             let dep = last;
-                            jobsys_schedule_after(
-                                sys,
-                                null(),
-                                &dep,
-                                1,
-                                Some(count),
-                                data(c),
-                                &mut last,
-                            )
+                            jobsys_schedule_after(sys, &dep, 1, Some(count), data(c), &mut last)
                         }
                     };
                     assert_eq!(code, Code::Ok);
@@ -198,9 +242,8 @@ fn destroy_with_a_job_pinned_to_an_idle_registered_thread_returns() {
         };
         let mut h = Handle::default();
         let desc = JobDesc {
-            name: null(),
-            priority: 0,
             release: None,
+            ..JobDesc::default()
         };
         // SAFETY: live system, valid pointers.
         unsafe {
@@ -265,9 +308,8 @@ unsafe fn schedule_chain(
         generation,
     }));
     let desc = JobDesc {
-        name: null(),
-        priority: 0,
         release: Some(chain_release),
+        ..JobDesc::default()
     };
     // SAFETY: live system (the caller's promise), valid desc and data.
     unsafe {
@@ -367,9 +409,8 @@ fn a_pinned_job_cancelled_at_its_thread_exit_is_released() {
             let idx = idx_rx.recv().unwrap();
             let (c, released) = (counter(), counter());
             let desc = JobDesc {
-                name: null(),
-                priority: 0,
                 release: Some(count_release),
+                ..JobDesc::default()
             };
             let pin = Pin {
                 kind: PIN_THREAD,
@@ -435,9 +476,8 @@ fn release_error_at_thread_exit_child() {
     });
     let idx = idx_rx.recv().unwrap();
     let desc = JobDesc {
-        name: null(),
-        priority: 0,
         release: Some(fail_in_release),
+        ..JobDesc::default()
     };
     let pin = Pin {
         kind: PIN_THREAD,

@@ -121,7 +121,7 @@ fn the_header_constants_match_the_rust_side() {
     let constants = constants();
     assert_eq!(
         constants.len(),
-        14 + 5 + 3 + 4,
+        14 + 5 + 3 + 4 + 2,
         "constants found in jobsys.h: {constants:?}"
     );
     for (name, value) in constants {
@@ -142,6 +142,8 @@ fn the_header_constants_match_the_rust_side() {
             "JOBSYS_PIN_WORKER" => engine::PIN_WORKER,
             "JOBSYS_PIN_THREAD" => engine::PIN_THREAD,
             "JOBSYS_PIN_REGISTERED" => engine::PIN_REGISTERED,
+            "JOBSYS_JOB_BATCHED" => jobs::JOB_BATCHED as i32,
+            "JOBSYS_JOB_PINNED" => jobs::JOB_PINNED as i32,
             other => panic!("{other}: a constant this test does not know; add it"),
         };
         assert_eq!(rust, value, "{name}");
@@ -149,5 +151,14 @@ fn the_header_constants_match_the_rust_side() {
     assert_eq!(
         error_name(Code::OutcomeUnknown as i32 + 1),
         "JOBSYS_ERR_UNKNOWN"
+    );
+    let header = read("include/jobsys.h");
+    assert!(
+        header.contains(&format!(
+            "#define JOBSYS_INLINE_DATA {}\n",
+            jobs::INLINE_DATA
+        )),
+        "JOBSYS_INLINE_DATA in jobsys.h is not the library's {}",
+        jobs::INLINE_DATA
     );
 }

@@ -36,9 +36,7 @@ fn memcheck(source: &str, args: &[&str]) -> Option<String> {
         common::crate_dir().join("tests/valgrind.supp").display()
     ))
     .arg(exe)
-    .args(args)
-    // The shard count is the program's choice (shards_test checks it).
-    .env_remove("JOBSYS_CAPI_HANDLE_SHARDS");
+    .args(args);
     Some(common::run(cmd, 300))
 }
 

@@ -2,7 +2,7 @@
 //! bits): a real handle comes back whole; anything else is refused with
 //! `ForeignHandle` before any slot is read, never UB and never a hang.
 
-use jobsys::{JobError, JobSystem};
+use jobsys::{HandleBits, JobError, JobSystem};
 
 fn system(workers: usize) -> JobSystem {
     JobSystem::builder().workers(workers).build().unwrap()
@@ -39,8 +39,8 @@ fn real_handles_come_back_whole_live_or_stale() {
     assert!(matches!(js.try_complete(back), Err(JobError::Panicked(_))));
 }
 
-/// Proves: zeroed, random, misaligned, out-of-page, future-generation and
-/// other-system bits are refused with `ForeignHandle`.
+/// Proves: zeroed, random, misaligned, out-of-page and future-generation
+/// bits are refused as `Invalid`, other systems' as `Foreign`.
 #[test]
 fn forged_bits_are_refused() {
     let js = system(1);
@@ -50,13 +50,16 @@ fn forged_bits_are_refused() {
     let [addr, tail] = h.to_bits();
     let gen = tail as u32;
     let sys = tail >> 32;
-    let refused = |bits: [u64; 2], what: &str| {
-        assert!(
-            matches!(js.handle_from_bits(bits), Err(JobError::ForeignHandle)),
-            "{what}: {bits:x?} accepted"
+    let refused_as = |bits: [u64; 2], why: HandleBits, what: &str| {
+        assert_eq!(
+            js.handle_from_bits(bits).err(),
+            Some(why),
+            "{what}: {bits:x?}"
         );
     };
-    refused([0, 0], "zero");
+    let refused = |bits: [u64; 2], what: &str| refused_as(bits, HandleBits::Invalid, what);
+    refused_as([0, 0], HandleBits::Foreign, "zero (system 0)");
+    refused([0, tail], "address zero");
     refused(
         [addr, (sys << 32) | u64::from(gen.wrapping_add(1000))],
         "a future generation",
@@ -64,13 +67,14 @@ fn forged_bits_are_refused() {
     refused([addr + 1, tail], "between slots");
     refused([addr + 8, tail], "inside a slot");
     refused([addr ^ (1 << 40), tail], "outside every page");
-    refused(
+    refused_as(
         [addr, ((sys + 1) << 32) | u64::from(gen)],
+        HandleBits::Foreign,
         "another system's id",
     );
     let oh = other.schedule(|| {});
     other.complete(oh);
-    refused(oh.to_bits(), "another system's handle");
+    refused_as(oh.to_bits(), HandleBits::Foreign, "another system's handle");
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     for _ in 0..100_000 {
         x ^= x << 13;
@@ -97,8 +101,5 @@ fn a_dropped_systems_handles_are_refused_by_the_next() {
     };
     let js = system(0);
     js.complete(js.schedule(|| {}));
-    assert!(matches!(
-        js.handle_from_bits(bits),
-        Err(JobError::ForeignHandle)
-    ));
+    assert_eq!(js.handle_from_bits(bits).err(), Some(HandleBits::Foreign));
 }

@@ -3,7 +3,10 @@
 
 use jobsys_capi::config::{jobsys_config_init, Config};
 use jobsys_capi::errors::Code;
+use jobsys_capi::handles::Handle;
+use jobsys_capi::jobs::{jobsys_schedule, JobDesc};
 use jobsys_capi::system::{jobsys_create, System};
+use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -35,4 +38,25 @@ pub fn create(workers: i32) -> *mut System {
     // SAFETY: valid config and out-pointer.
     assert_eq!(unsafe { jobsys_create(&c, &mut sys) }, Code::Ok);
     sys
+}
+
+/// `jobsys_schedule` of a job that runs after `deps[..n]`.
+///
+/// # Safety
+/// As `jobsys_schedule`; `deps` holds `n` handles.
+pub unsafe fn jobsys_schedule_after(
+    sys: *mut System,
+    deps: *const Handle,
+    n: usize,
+    f: Option<unsafe extern "C" fn(*mut c_void)>,
+    data: *mut c_void,
+    out: *mut Handle,
+) -> Code {
+    let d = JobDesc {
+        deps,
+        ndeps: n,
+        ..JobDesc::default()
+    };
+    // SAFETY: the caller's promises.
+    unsafe { jobsys_schedule(sys, &d, f, data, out) }
 }
