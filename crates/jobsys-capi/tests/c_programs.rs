@@ -192,6 +192,16 @@ fn cpp_wrapper_test_passes() {
     assert!(capture.frames.iter().all(|f| f.begin_ns <= f.end_ns));
 }
 
+/// `jobsys.hpp` stores small trivially copyable lambdas in the job itself:
+/// no `operator new` across schedules, `after(...)`, `parallel_for`,
+/// `join` and a `Scope`; a big lambda is boxed, one allocation per job,
+/// each freed (`tests/cpp/alloc_test.cpp`).
+#[test]
+fn cpp_small_lambdas_allocate_nothing() {
+    let exe = build_cpp("tests/cpp/alloc_test.cpp");
+    assert_eq!(run(Command::new(&exe), 60), "alloc_test: ok\n");
+}
+
 /// The sharded handle table from 8 C threads at once (20 000 jobs each,
 /// every one run exactly once), handles completed on other threads and
 /// after their thread exited, failures reported from any thread, 300
