@@ -30,32 +30,43 @@ pub struct Handle {
 
 impl Handle {
     /// The C form of a library handle.
+    #[inline]
     pub fn from_job(h: JobHandle) -> Handle {
         let [id, gen] = h.to_bits();
         Handle { id, gen }
     }
 
     /// Is this the zeroed handle (no job)?
+    #[inline]
     pub fn is_none(self) -> bool {
         self.id == 0 && self.gen == 0
     }
 }
 
 /// The library handle `h` names in `js`; `None` for the zeroed handle.
+#[inline]
 pub fn job_of(js: &JobSystem, h: Handle) -> Result<Option<JobHandle>> {
     if h.is_none() {
         return Ok(None);
     }
     match js.handle_from_bits([h.id, h.gen]) {
         Ok(job) => Ok(Some(job)),
-        Err(HandleBits::Foreign) => Err(Error::new(
+        Err(why) => Err(refused(why)),
+    }
+}
+
+/// The error for bits `handle_from_bits` refused.
+#[cold]
+fn refused(why: HandleBits) -> Error {
+    match why {
+        HandleBits::Foreign => Error::new(
             Code::ForeignHandle,
             "the handle belongs to another (or a destroyed) system",
-        )),
-        Err(HandleBits::Invalid) => Err(Error::new(
+        ),
+        HandleBits::Invalid => Error::new(
             Code::InvalidHandle,
             "not a handle this system gave out (forged or corrupted)",
-        )),
+        ),
     }
 }
 

@@ -145,6 +145,7 @@ thread_local! {
 /// or a C callback: it does not unwind, and a Rust panic in our wrapper
 /// aborts before anything could outlive the frame); while it is linked,
 /// only this thread reads or writes it, through `TOP`.
+#[inline]
 fn in_frame(serial: u32, release: bool, call: impl FnOnce()) -> Option<String> {
     let mut frame = Frame {
         system: serial,
@@ -188,19 +189,15 @@ pub fn running_in(serial: u32) -> bool {
 }
 
 /// Run the C function `call` as a job of system `serial` (see the module
-/// comment).
+/// comment). Nothing here can panic (`in_frame` uses `try_with`, and a C
+/// function does not unwind), so no `catch_unwind` is needed to keep an
+/// unwind away from C frames: the only unwind starts below, after the C
+/// function returned.
+#[inline]
 fn run_c(serial: u32, call: impl FnOnce()) {
-    let failure = catch_unwind(AssertUnwindSafe(|| in_frame(serial, false, call)));
-    match failure {
-        Ok(None) => {}
+    if let Some(message) = in_frame(serial, false, call) {
         // No panic hook runs for `resume_unwind`: nothing is printed.
-        Ok(Some(message)) => resume_unwind(Box::new(message)),
-        Err(_) => {
-            eprintln!(
-                "jobsys: fatal: a Rust panic in the wrapper of a C job; aborting, because it must not unwind into C code"
-            );
-            std::process::abort();
-        }
+        resume_unwind(Box::new(message));
     }
 }
 
@@ -455,6 +452,20 @@ enum Body {
     },
 }
 
+/// The closure of a C job: `f` on the job's data, once; then `job` drops,
+/// which calls `release`.
+///
+/// # Safety
+/// `f` may be called once with the data, from any thread.
+#[inline(always)]
+unsafe fn one_call<P: Payload>(f: JobFn, job: CJob<P>) -> impl FnOnce() + Send {
+    move || {
+        let job = job;
+        // SAFETY: as the caller promises.
+        run_c(job.serial, || unsafe { f(job.data.ptr()) });
+    }
+}
+
 /// Schedule `body` as `d` says, with `payload` as its data.
 fn submit<P: Payload>(s: &System, d: &Desc<'_>, body: Body, payload: P) -> Result<Handle> {
     let job = CJob {
@@ -472,13 +483,9 @@ fn submit<P: Payload>(s: &System, d: &Desc<'_>, body: Body, payload: P) -> Resul
     with_jobs(&s.js, d.deps, |deps| {
         let b = b.after(deps);
         let h = match body {
-            Body::Job(f) => b.schedule(move || {
-                // Dropped when the job is done: calls `release`.
-                let job = job;
-                // SAFETY: the caller of `jobsys_schedule` promised `f(data)`
-                // may be called once, from any thread.
-                run_c(job.serial, || unsafe { f(job.data.ptr()) });
-            }),
+            // SAFETY: the caller of `jobsys_schedule` promised `f(data)`
+            // may be called once, from any thread.
+            Body::Job(f) => b.schedule(unsafe { one_call(f, job) }),
             Body::Range {
                 f,
                 begin,
@@ -572,6 +579,29 @@ pub unsafe extern "C" fn jobsys_schedule(
     data: *mut c_void,
     out: *mut Handle,
 ) -> Code {
+    if desc.is_null() && !sys.is_null() {
+        if let Some(f) = f {
+            // The common case, without a desc to read: the library's
+            // shortcut with the caller's pointer. Nothing in it fails, and
+            // a panic would be a jobsys bug: the guard stays.
+            return ffi("jobsys_schedule", || {
+                // SAFETY: non-NULL and live, as the caller promises.
+                let s = unsafe { &*sys };
+                let job = CJob {
+                    release: None,
+                    serial: s.serial,
+                    data: Ptr(data),
+                };
+                // SAFETY: the caller promised `f(data)` may be called once,
+                // from any thread.
+                let h = s.js.schedule(unsafe { one_call(f, job) });
+                // SAFETY: the out-parameter is NULL or writable, as the
+                // caller promises.
+                unsafe { write_opt(out, Handle::from_job(h)) };
+                Ok(())
+            });
+        }
+    }
     // SAFETY: the caller's promises.
     unsafe { schedule("jobsys_schedule", sys, desc, f.map(Body::Job), data, out) }
 }
