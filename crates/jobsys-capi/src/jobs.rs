@@ -422,8 +422,8 @@ unsafe fn copy_in(data: *const c_void, dst: *mut c_void, size: usize) {
     // overlapping, and no loop (which the compiler would turn back into a
     // `memcpy` call).
     let (src, dst) = (data.cast::<u8>(), dst.cast::<u8>());
-    // SAFETY (every piece below): it lies inside both `size`-byte ranges
-    // (checked by its condition); unaligned reads and writes.
+    // SAFETY: every piece below lies inside both `size`-byte ranges
+    // (checked by its condition); the reads and writes are unaligned.
     unsafe {
         if size >= 8 {
             let w8 = |at: usize| {
