@@ -34,9 +34,9 @@
 
 use crate::engine::Pin;
 use crate::errors::{ffi, non_null, Code, Error, Result};
-use crate::handles::{job_of, with_jobs, Handle};
+use crate::handles::{job_of, Handle, Resolved};
 use crate::system::{system, write_opt, System};
-use jobsys::{Batch, Priority};
+use jobsys::{Batch, JobHandle, Priority};
 use std::cell::{Cell, UnsafeCell};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_void, CStr};
@@ -145,6 +145,7 @@ thread_local! {
 /// or a C callback: it does not unwind, and a Rust panic in our wrapper
 /// aborts before anything could outlive the frame); while it is linked,
 /// only this thread reads or writes it, through `TOP`.
+#[inline]
 fn in_frame(serial: u32, release: bool, call: impl FnOnce()) -> Option<String> {
     let mut frame = Frame {
         system: serial,
@@ -188,19 +189,15 @@ pub fn running_in(serial: u32) -> bool {
 }
 
 /// Run the C function `call` as a job of system `serial` (see the module
-/// comment).
+/// comment). Nothing here can panic (`in_frame` uses `try_with`, and a C
+/// function does not unwind), so no `catch_unwind` is needed to keep an
+/// unwind away from C frames: the only unwind starts below, after the C
+/// function returned.
+#[inline]
 fn run_c(serial: u32, call: impl FnOnce()) {
-    let failure = catch_unwind(AssertUnwindSafe(|| in_frame(serial, false, call)));
-    match failure {
-        Ok(None) => {}
+    if let Some(message) = in_frame(serial, false, call) {
         // No panic hook runs for `resume_unwind`: nothing is printed.
-        Ok(Some(message)) => resume_unwind(Box::new(message)),
-        Err(_) => {
-            eprintln!(
-                "jobsys: fatal: a Rust panic in the wrapper of a C job; aborting, because it must not unwind into C code"
-            );
-            std::process::abort();
-        }
+        resume_unwind(Box::new(message));
     }
 }
 
@@ -413,9 +410,50 @@ impl Payload for Heap {
 ///
 /// # Safety
 /// `data` is readable for `size` bytes; `dst` writable for `size` bytes.
+#[inline]
 unsafe fn copy_in(data: *const c_void, dst: *mut c_void, size: usize) {
-    // SAFETY: as the caller promises; a fresh `dst` cannot overlap `data`.
-    unsafe { std::ptr::copy_nonoverlapping(data.cast::<u8>(), dst.cast::<u8>(), size) };
+    if size > INLINE_DATA {
+        // SAFETY: as the caller promises; a fresh `dst` cannot overlap `data`.
+        unsafe { std::ptr::copy_nonoverlapping(data.cast::<u8>(), dst.cast::<u8>(), size) };
+        return;
+    }
+    // A few words, inline: a call to `memcpy` with a run-time size costs as
+    // much as the rest of a C job's scheduling. Fixed-size pieces, some
+    // overlapping, and no loop (which the compiler would turn back into a
+    // `memcpy` call).
+    let (src, dst) = (data.cast::<u8>(), dst.cast::<u8>());
+    // SAFETY: every piece below lies inside both `size`-byte ranges
+    // (checked by its condition); the reads and writes are unaligned.
+    unsafe {
+        if size >= 8 {
+            let w8 = |at: usize| {
+                let v = src.add(at).cast::<u64>().read_unaligned();
+                dst.add(at).cast::<u64>().write_unaligned(v);
+            };
+            for at in [0, 8, 16, 24] {
+                if at + 8 < size {
+                    w8(at);
+                }
+            }
+            w8(size - 8);
+        } else if size >= 4 {
+            let w4 = |at: usize| {
+                let v = src.add(at).cast::<u32>().read_unaligned();
+                dst.add(at).cast::<u32>().write_unaligned(v);
+            };
+            w4(0);
+            w4(size - 4);
+        } else if size >= 2 {
+            let w2 = |at: usize| {
+                let v = src.add(at).cast::<u16>().read_unaligned();
+                dst.add(at).cast::<u16>().write_unaligned(v);
+            };
+            w2(0);
+            w2(size - 2);
+        } else if size == 1 {
+            dst.write(src.read());
+        }
+    }
 }
 
 /// A C job's release callback and data: calls `release` with the data's
@@ -455,50 +493,85 @@ enum Body {
     },
 }
 
+/// The closure of a C job: `f` on the job's data, once; then `job` drops,
+/// which calls `release`.
+///
+/// # Safety
+/// `f` may be called once with the data, from any thread.
+#[inline(always)]
+unsafe fn one_call<P: Payload>(f: JobFn, job: CJob<P>) -> impl FnOnce() + Send {
+    move || {
+        let job = job;
+        // SAFETY: as the caller promises.
+        run_c(job.serial, || unsafe { f(job.data.ptr()) });
+    }
+}
+
 /// Schedule `body` as `d` says, with `payload` as its data.
+#[inline]
 fn submit<P: Payload>(s: &System, d: &Desc<'_>, body: Body, payload: P) -> Result<Handle> {
-    let job = CJob {
-        release: d.release,
-        serial: s.serial,
-        data: payload,
-    };
-    let mut b = s.js.job().desc(d.desc);
+    if d.deps.is_empty() {
+        return Ok(submit_after(s, d, &[], body, payload));
+    }
+    submit_resolving(s, d, body, payload)
+}
+
+/// `submit` with dependencies to resolve first.
+#[inline(never)]
+fn submit_resolving<P: Payload>(
+    s: &System,
+    d: &Desc<'_>,
+    body: Body,
+    payload: P,
+) -> Result<Handle> {
+    let mut deps = Resolved::new();
+    deps.fill(&s.js, d.deps)?;
+    Ok(submit_after(s, d, deps.as_slice(), body, payload))
+}
+
+/// `submit` after the library handles `deps`.
+#[inline(always)]
+fn submit_after<P: Payload>(
+    s: &System,
+    d: &Desc<'_>,
+    deps: &[JobHandle],
+    body: Body,
+    payload: P,
+) -> Handle {
+    let mut b = s.js.job().desc(d.desc).after(deps);
     if d.batched {
         b = b.batched();
     }
     if let Some(pin) = d.pin {
         b = b.pin(pin);
     }
-    with_jobs(&s.js, d.deps, |deps| {
-        let b = b.after(deps);
-        let h = match body {
-            Body::Job(f) => b.schedule(move || {
-                // Dropped when the job is done: calls `release`.
-                let job = job;
-                // SAFETY: the caller of `jobsys_schedule` promised `f(data)`
-                // may be called once, from any thread.
-                run_c(job.serial, || unsafe { f(job.data.ptr()) });
-            }),
-            Body::Range {
-                f,
-                begin,
-                end,
-                batch,
-            } => {
-                let batch = match batch {
-                    0 => Batch::Auto,
-                    n => Batch::Fixed(n),
-                };
-                b.parallel_for_chunked(begin..end, batch, move |r| {
-                    // SAFETY: the caller promised `f` may be called on
-                    // disjoint pieces of the range from several threads at
-                    // once.
-                    run_c(job.serial, || unsafe { f(job.data.ptr(), r.start, r.end) });
-                })
-            }
-        };
-        Handle::from_job(h)
-    })
+    let job = CJob {
+        release: d.release,
+        serial: s.serial,
+        data: payload,
+    };
+    let h = match body {
+        // SAFETY: the caller of `jobsys_schedule` promised `f(data)` may be
+        // called once, from any thread.
+        Body::Job(f) => b.schedule(unsafe { one_call(f, job) }),
+        Body::Range {
+            f,
+            begin,
+            end,
+            batch,
+        } => {
+            let batch = match batch {
+                0 => Batch::Auto,
+                n => Batch::Fixed(n),
+            };
+            b.parallel_for_chunked(begin..end, batch, move |r| {
+                // SAFETY: the caller promised `f` may be called on disjoint
+                // pieces of the range from several threads at once.
+                run_c(job.serial, || unsafe { f(job.data.ptr(), r.start, r.end) });
+            })
+        }
+    };
+    Handle::from_job(h)
 }
 
 /// The body of `jobsys_schedule` and `jobsys_parallel_for`.
@@ -572,6 +645,29 @@ pub unsafe extern "C" fn jobsys_schedule(
     data: *mut c_void,
     out: *mut Handle,
 ) -> Code {
+    if desc.is_null() && !sys.is_null() {
+        if let Some(f) = f {
+            // The common case, without a desc to read: the library's
+            // shortcut with the caller's pointer. Nothing in it fails, and
+            // a panic would be a jobsys bug: the guard stays.
+            return ffi("jobsys_schedule", || {
+                // SAFETY: non-NULL and live, as the caller promises.
+                let s = unsafe { &*sys };
+                let job = CJob {
+                    release: None,
+                    serial: s.serial,
+                    data: Ptr(data),
+                };
+                // SAFETY: the caller promised `f(data)` may be called once,
+                // from any thread.
+                let h = s.js.schedule(unsafe { one_call(f, job) });
+                // SAFETY: the out-parameter is NULL or writable, as the
+                // caller promises.
+                unsafe { write_opt(out, Handle::from_job(h)) };
+                Ok(())
+            });
+        }
+    }
     // SAFETY: the caller's promises.
     unsafe { schedule("jobsys_schedule", sys, desc, f.map(Body::Job), data, out) }
 }
@@ -671,7 +767,9 @@ pub unsafe extern "C" fn jobsys_combine(
             // SAFETY: non-NULL, `n` readable handles as the caller promises.
             unsafe { std::slice::from_raw_parts(handles, n) }
         };
-        let h = with_jobs(&s.js, hs, |jobs| Handle::from_job(s.js.combine(jobs)))?;
+        let mut jobs = Resolved::new();
+        jobs.fill(&s.js, hs)?;
+        let h = Handle::from_job(s.js.combine(jobs.as_slice()));
         // SAFETY: checked non-NULL above, and writable as the caller promises.
         unsafe { out.write(h) };
         Ok(())

@@ -467,6 +467,7 @@ impl Registry {
 
     /// Is `addr` the address of a slot in one of this registry's pages?
     /// Reads no slot.
+    #[inline]
     pub(crate) fn is_slot_address(&self, addr: usize) -> bool {
         let base = addr & !(crate::store::PAGE_BYTES - 1);
         (addr - base) % std::mem::size_of::<Slot>() == 0 && self.page_set.contains_addr(addr)

@@ -28,12 +28,15 @@ impl Table {
         }
     }
 
+    #[inline]
     fn start(&self, base: usize, page_bytes: usize) -> usize {
         // Fibonacci hashing of the page number.
-        let n = (base / page_bytes) as u64;
+        // A shift, not a division: page sizes are powers of two.
+        let n = (base >> page_bytes.trailing_zeros()) as u64;
         (n.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & (self.cells.len() - 1)
     }
 
+    #[inline]
     fn contains(&self, base: usize, page_bytes: usize) -> bool {
         let mask = self.cells.len() - 1;
         let mut i = self.start(base, page_bytes);
@@ -111,6 +114,7 @@ impl PageSet {
     }
 
     /// Is `addr` inside one of the set's pages?
+    #[inline]
     pub(crate) fn contains_addr(&self, addr: usize) -> bool {
         let base = addr & !(self.page_bytes - 1);
         if base == 0 {
