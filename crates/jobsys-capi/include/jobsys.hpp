@@ -37,9 +37,10 @@
 //   destructor, e.g. one capturing a std::string or std::shared_ptr) is
 //   moved into one `new` allocation, deleted by the job's release callback:
 //   after its last call, or without any call if a dependency failed or it
-//   was cancelled (then on the cancelling thread). Exactly once either way.
-// - Either way the job calls its own copy, not your object: what the
-//   callable captured by value is copied when schedule() returns. Jobs
+//   was cancelled (see jobsys_release_fn). Exactly once either way.
+// - Either way the job calls its own copy, not your object, made before
+//   schedule() returns (changing or destroying the original afterwards
+//   changes nothing). Jobs
 //   capturing by reference must be completed before what they reference
 //   dies (a Scope does this for you).
 // - A schedule() callable is called once, as non-const (a mutable lambda may
@@ -61,8 +62,9 @@
 //   destroyed (boxed: freed) exactly once.
 //
 // Thread-safety is the C API's: every member function may be called from
-// any thread, including from jobs, except System's destructor. A builder is
-// one thread's temporary: use it in the expression that makes it.
+// any thread, including from jobs, except System's destructor. A JobBuilder
+// is a plain value for one thread (not thread-safe); a Scope may be used
+// from any thread, its own jobs included.
 //
 // Profiler hooks: derive from jobsys::ProfilerHooks, override what your
 // profiler shows, pass it to System(config, hooks) (see ProfilerHooks).
@@ -436,7 +438,6 @@ jobsys_profiler_callbacks profiler_callbacks(H &hooks) noexcept {
 
 } // namespace detail
 
-
 class Scope;
 class System;
 
@@ -447,11 +448,18 @@ class System;
 //   js.job().name("physics").priority(jobsys::Priority::High).after(input)
 //       .schedule([&] { step(world); });
 //
-// The builder is a few dozen bytes on the stack and allocates nothing
-// unless it is given more than 8 dependencies through more than one
-// after() (see after). Names and the ranges after(Deps) views are read
-// when the job is scheduled: they must live until then (in one
-// expression, they do).
+// The builder lives on the stack (about 260 bytes: the C descriptor and
+// room for 8 dependency handles) and allocates nothing unless it gathers
+// more than 8 dependencies from several after() calls (see after). Names
+// and the ranges after(Deps) views are read when the job is scheduled:
+// they must live until then (in one expression, they do). A builder may be
+// kept and schedule several jobs with the same options.
+//
+// jobsys_job_desc.release has no option of its own: the wrapper uses it to
+// free boxed callables. What must happen when a job is dropped, run or not,
+// belongs in the destructor of something its callable holds (such a
+// callable is not trivially copyable, so it is boxed and its destructor
+// runs from the release callback).
 class JobBuilder {
 public:
     // The job's name, shown by the tracer and the profiler hooks, and in
