@@ -109,6 +109,17 @@ void round(jobsys::System &js, State &s) {
 } // namespace
 
 int main() {
+    // The count is real: this program's operator new is the one called (not
+    // so under valgrind, which replaces it), so a 0 below means something.
+    long n_before = news.load();
+    void *probe = ::operator new(16); // an explicit call: never elided
+    bool counting = news.load() == n_before + 1;
+    ::operator delete(probe);
+    if (!counting) {
+        std::fprintf(stderr, "alloc_test: the counting operator new is not in use\n");
+        return 1;
+    }
+
     jobsys::System js(2);
     State s;
     s.many.assign(4, jobsys::Handle()); // two slots set each round, two that name no job
