@@ -470,6 +470,20 @@ void test_scope(jobsys::System &js) {
     for (size_t i = 0; i < v.size(); i++) CHECK(v[i] == int(2 * i));
     CHECK(done == 21 + 5);
 
+    // A scope inside a job of a scope (on a worker): it waits there.
+    done = 0;
+    js.scope([&](jobsys::Scope &outer) {
+        for (int k = 0; k < 3; k++)
+            outer.schedule([&] {
+                std::atomic<int> mine{0};
+                js.scope([&](jobsys::Scope &inner) {
+                    for (int i = 0; i < 10; i++) inner.schedule([&] { ++mine; });
+                });
+                done += mine == 10 ? 110 : 0; // all of them done by now
+            });
+    });
+    CHECK(done == 330);
+
     // A failed job: scope() throws it (naming the job) after every job finished.
     done = 0;
     try {
