@@ -77,6 +77,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <initializer_list>
@@ -270,6 +271,24 @@ void run_range(void *p, std::size_t begin, std::size_t end) noexcept {
         } else {
             for (std::size_t i = begin; i < end; ++i) f(i);
         }
+    } catch (...) {
+        fail_with_current_exception();
+    }
+}
+
+// A callable small enough to be passed as the data pointer's own bits.
+template <class Fn>
+inline constexpr bool fits_in_pointer_v = std::is_trivially_copyable_v<Fn> &&
+                                          sizeof(Fn) <= sizeof(void *) &&
+                                          alignof(Fn) <= alignof(void *);
+
+// The trampoline of such a callable: `bits` is the callable's bytes.
+template <class Fn>
+void run_bits(void *bits) noexcept {
+    try {
+        alignas(Fn) unsigned char buf[sizeof(Fn)];
+        std::memcpy(buf, &bits, sizeof(Fn));
+        (*std::launder(reinterpret_cast<Fn *>(buf)))();
     } catch (...) {
         fail_with_current_exception();
     }
@@ -846,10 +865,23 @@ public:
     // waits for the job: complete its handle (or use scope()).
     JobBuilder job() noexcept { return JobBuilder(sys_, nullptr); }
 
-    // job().schedule(f): run f() on some thread.
+    // job().schedule(f): run f() on some thread. A callable that fits in a
+    // pointer (a lambda capturing one reference, or nothing) travels as
+    // jobsys_schedule's data itself, with no desc to read: the cheapest job.
     template <class F>
     Handle schedule(F &&f) {
-        return job().schedule(std::forward<F>(f));
+        using Fn = std::decay_t<F>;
+        if constexpr (detail::fits_in_pointer_v<Fn>) {
+            static_assert(std::is_invocable_v<Fn &>, "a job is callable with no arguments");
+            const Fn copy = f; // a function decays to its pointer here
+            void *bits = nullptr;
+            std::memcpy(&bits, &copy, sizeof(Fn));
+            jobsys_handle h{0, 0};
+            detail::check(jobsys_schedule(sys_, nullptr, &detail::run_bits<Fn>, bits, &h));
+            return Handle(h);
+        } else {
+            return job().schedule(std::forward<F>(f));
+        }
     }
 
     // job().after(deps).schedule(f): run f() after every job in deps

@@ -122,6 +122,19 @@ void test_builder_and_shortcuts(jobsys::System &js) {
     int seen = 0;
     js.complete(js.schedule([n = 41, &seen]() mutable { seen = ++n; }));
     CHECK(seen == 42);
+    // Callables that fit in a pointer travel as the job's data itself: a
+    // mutable one changes its own copy, a reference capture reaches the
+    // caller's variable, and a small value capture arrives intact.
+    auto by_ref = [&seen] { ++seen; };
+    static_assert(jobsys::detail::fits_in_pointer_v<decltype(by_ref)>);
+    js.complete(js.schedule(by_ref));
+    CHECK(seen == 43);
+    static std::atomic<int> got{0};
+    std::int32_t small = 7;
+    auto by_value = [small]() mutable { got = ++small; };
+    static_assert(jobsys::detail::fits_in_pointer_v<decltype(by_value)>);
+    js.complete(js.schedule(by_value));
+    CHECK(got == 8 && small == 7);
     // A plain function.
     static std::atomic<int> fn_ran{0};
     struct F {
