@@ -115,6 +115,11 @@ static void sleep_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
+static void slow_count(void *data) {
+    sleep_ms(1);
+    atomic_fetch_add((atomic_int *)data, 1);
+}
+
 static void slow_job(void *data) {
     (void)data;
     sleep_ms(1);
@@ -1096,6 +1101,477 @@ static void test_active_workers(void) {
     OK(jobsys_destroy(sys));
 }
 
+/* ---- The desc: size versioning, flags ------------------------------------ */
+
+static void test_desc_size_and_flags(jobsys_system *sys) {
+    atomic_int count = 0;
+    jobsys_handle h;
+    atomic_uint_fast64_t sum = 0;
+    /* size 0 (a desc not from JOBSYS_JOB_DESC_INIT) or too small: refused. */
+    jobsys_job_desc d;
+    memset(&d, 0, sizeof d);
+    EXPECT(jobsys_schedule(sys, &d, count_into, &count, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("desc->size = 0");
+    EXPECT(jobsys_parallel_for(sys, &d, 0, 10, 0, sum_range, &sum, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    d = (jobsys_job_desc)JOBSYS_JOB_DESC_INIT;
+    CHECK(d.size == sizeof(jobsys_job_desc));
+    d.size = sizeof(jobsys_job_desc) - 1;
+    EXPECT(jobsys_schedule(sys, &d, count_into, &count, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("less than sizeof(jobsys_job_desc)");
+    d.size = 4;
+    EXPECT(jobsys_schedule(sys, &d, count_into, &count, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+
+    /* A desc from a newer header: fields this library does not know after
+     * it. Zero: accepted (the defaults); set: refused, not dropped. */
+    struct {
+        jobsys_job_desc d;
+        uint64_t newer[3];
+    } big;
+    memset(&big, 0, sizeof big);
+    big.d = (jobsys_job_desc)JOBSYS_JOB_DESC_INIT;
+    big.d.size = (uint32_t)sizeof big;
+    big.d.name = "newer header";
+    OK(jobsys_schedule(sys, &big.d, count_into, &count, &h));
+    OK(jobsys_complete(sys, h));
+    OK(jobsys_parallel_for(sys, &big.d, 0, 10, 0, sum_range, &sum, &h));
+    OK(jobsys_complete(sys, h));
+    CHECK(atomic_load(&count) == 1 && atomic_load(&sum) == 45);
+    big.newer[2] = 1; /* the last byte-group of the newer fields */
+    EXPECT(jobsys_schedule(sys, &big.d, count_into, &count, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("a field this version of jobsys does not know");
+    big.newer[2] = 0;
+    big.newer[0] = UINT64_C(1) << 56;
+    EXPECT(jobsys_parallel_for(sys, &big.d, 0, 10, 0, sum_range, &sum, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+
+    /* Unknown flag bits are refused; so is a flag beside known ones. */
+    d = (jobsys_job_desc)JOBSYS_JOB_DESC_INIT;
+    d.flags = 4;
+    EXPECT(jobsys_schedule(sys, &d, count_into, &count, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("desc->flags");
+    d.flags = JOBSYS_JOB_BATCHED | JOBSYS_JOB_PINNED | 0x80000000u;
+    EXPECT(jobsys_schedule(sys, &d, count_into, &count, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    EXPECT(jobsys_parallel_for(sys, &d, 0, 10, 0, sum_range, &sum, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    /* Without JOBSYS_JOB_PINNED the pin is ignored, even a bad one. */
+    d.flags = 0;
+    d.pin = (jobsys_pin){JOBSYS_PIN_WORKER, 99};
+    OK(jobsys_schedule(sys, &d, count_into, &count, &h));
+    OK(jobsys_complete(sys, h));
+    d.flags = JOBSYS_JOB_PINNED;
+    EXPECT(jobsys_schedule(sys, &d, count_into, &count, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    CHECK(atomic_load(&count) == 2 && atomic_load(&sum) == 45);
+    check_usable(sys);
+}
+
+/* ---- Inline data: the job's own copy ----------------------------------- */
+
+/* What the calls on one copy saw. */
+struct copy_seen {
+    atomic_int calls, releases;
+    atomic_uintptr_t call_at, release_at; /* the addresses fn and release got */
+    atomic_uint_fast64_t sum;             /* of the words the calls read */
+};
+
+/* 40 bytes, JOBSYS_INLINE_DATA: the whole inline room. */
+struct payload {
+    struct copy_seen *seen;
+    uint64_t words[4];
+};
+
+static void payload_job(void *data) {
+    const struct payload *p = data;
+    CHECK((uintptr_t)data % 8 == 0);
+    atomic_store(&p->seen->call_at, (uintptr_t)data);
+    atomic_fetch_add(&p->seen->sum, p->words[0] + p->words[1] + p->words[2] + p->words[3]);
+    atomic_fetch_add(&p->seen->calls, 1);
+}
+
+static void payload_release(void *data) {
+    const struct payload *p = data;
+    atomic_store(&p->seen->release_at, (uintptr_t)data);
+    atomic_fetch_add(&p->seen->releases, 1);
+}
+
+static void payload_range(void *data, size_t begin, size_t end) {
+    const struct payload *p = data;
+    CHECK((uintptr_t)data % 8 == 0);
+    atomic_store(&p->seen->call_at, (uintptr_t)data);
+    for (size_t i = begin; i < end; i++) atomic_fetch_add(&p->seen->sum, p->words[i % 4]);
+    atomic_fetch_add(&p->seen->calls, 1);
+}
+
+/* A larger copy: allocated by jobsys, otherwise the same. */
+struct big_payload {
+    struct copy_seen *seen;
+    uint64_t words[30];
+};
+
+static void big_job(void *data) {
+    const struct big_payload *p = data;
+    CHECK((uintptr_t)data % 8 == 0);
+    uint64_t s = 0;
+    for (int i = 0; i < 30; i++) s += p->words[i];
+    atomic_store(&p->seen->call_at, (uintptr_t)data);
+    atomic_fetch_add(&p->seen->sum, s);
+    atomic_fetch_add(&p->seen->calls, 1);
+}
+
+static void big_release(void *data) {
+    const struct big_payload *p = data;
+    atomic_store(&p->seen->release_at, (uintptr_t)data);
+    atomic_fetch_add(&p->seen->releases, 1);
+}
+
+/* An odd size: 13 bytes, read byte by byte. */
+static void bytes_job(void *data) {
+    const unsigned char *b = data;
+    struct copy_seen *seen;
+    memcpy(&seen, b, sizeof seen);
+    uint64_t s = 0;
+    for (size_t i = sizeof seen; i < sizeof seen + 5; i++) s += b[i];
+    atomic_fetch_add(&seen->sum, s);
+    atomic_fetch_add(&seen->calls, 1);
+}
+
+static void test_inline_data(void) {
+    CHECK(sizeof(struct payload) == JOBSYS_INLINE_DATA);
+    /* No workers: nothing runs until this thread completes it, so every
+     * change to the caller's buffer below happens before the job reads. */
+    jobsys_system *sys = create(0);
+    jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
+    d.data_size = sizeof(struct payload);
+    d.release = payload_release;
+    jobsys_handle h;
+
+    /* The job reads its copy, not the caller's buffer (changed after the call). */
+    struct copy_seen seen = {0};
+    struct payload p = {&seen, {1, 2, 3, 4}};
+    OK(jobsys_schedule(sys, &d, payload_job, &p, &h));
+    p.words[0] = 1000;
+    p.seen = NULL;
+    OK(jobsys_complete(sys, h));
+    CHECK(atomic_load(&seen.calls) == 1 && atomic_load(&seen.sum) == 10);
+    CHECK(atomic_load(&seen.releases) == 1);
+    uintptr_t at = atomic_load(&seen.call_at);
+    CHECK(at != 0 && at != (uintptr_t)&p);
+    CHECK(atomic_load(&seen.release_at) == at); /* release gets the copy too */
+
+    /* Cancelled before it ran: release once with the copy, fn never. */
+    struct copy_seen cancelled = {0};
+    p = (struct payload){&cancelled, {1, 1, 1, 1}};
+    bool stopped = false;
+    OK(jobsys_schedule(sys, &d, payload_job, &p, &h));
+    memset(&p, 0, sizeof p);
+    OK(jobsys_cancel(sys, h, &stopped));
+    CHECK(stopped);
+    CHECK(atomic_load(&cancelled.releases) == 1 && atomic_load(&cancelled.calls) == 0);
+    CHECK(atomic_load(&cancelled.release_at) != 0);
+    CHECK(atomic_load(&cancelled.release_at) != (uintptr_t)&p);
+    CHECK(atomic_load(&cancelled.release_at) % 8 == 0);
+    EXPECT(jobsys_complete(sys, h), JOBSYS_ERR_CANCELLED);
+    CHECK(atomic_load(&cancelled.releases) == 1);
+
+    /* A dependency failed: release once with the copy, fn never. */
+    struct copy_seen skipped = {0};
+    p = (struct payload){&skipped, {1, 1, 1, 1}};
+    jobsys_handle bad;
+    OK(jobsys_schedule(sys, NULL, fail_job, "the dependency", &bad));
+    jobsys_job_desc after_bad = d;
+    after_bad.deps = &bad;
+    after_bad.ndeps = 1;
+    OK(jobsys_schedule(sys, &after_bad, payload_job, &p, &h));
+    memset(&p, 0, sizeof p);
+    EXPECT(jobsys_complete(sys, h), JOBSYS_ERR_DEPENDENCY_FAILED);
+    CHECK(atomic_load(&skipped.releases) == 1 && atomic_load(&skipped.calls) == 0);
+    CHECK(atomic_load(&skipped.release_at) != 0 && atomic_load(&skipped.release_at) % 8 == 0);
+
+    /* More than JOBSYS_INLINE_DATA: allocated, the same otherwise. */
+    struct copy_seen big_seen = {0};
+    struct big_payload big;
+    big.seen = &big_seen;
+    for (int i = 0; i < 30; i++) big.words[i] = (uint64_t)i + 1;
+    jobsys_job_desc bd = JOBSYS_JOB_DESC_INIT;
+    bd.data_size = sizeof big;
+    bd.release = big_release;
+    OK(jobsys_schedule(sys, &bd, big_job, &big, &h));
+    memset(&big, 0xff, sizeof big);
+    OK(jobsys_complete(sys, h));
+    CHECK(atomic_load(&big_seen.calls) == 1 && atomic_load(&big_seen.sum) == 30 * 31 / 2);
+    CHECK(atomic_load(&big_seen.releases) == 1);
+    CHECK(atomic_load(&big_seen.release_at) == atomic_load(&big_seen.call_at));
+    CHECK(atomic_load(&big_seen.call_at) != (uintptr_t)&big);
+    /* ... also when cancelled. */
+    big_seen = (struct copy_seen){0};
+    big.seen = &big_seen;
+    OK(jobsys_schedule(sys, &bd, big_job, &big, &h));
+    OK(jobsys_cancel(sys, h, &stopped));
+    CHECK(stopped && atomic_load(&big_seen.releases) == 1 && atomic_load(&big_seen.calls) == 0);
+
+    /* An odd size is copied exactly (13 bytes: a pointer and 5 bytes). */
+    struct copy_seen odd = {0};
+    unsigned char bytes[16];
+    struct copy_seen *odd_ptr = &odd;
+    memcpy(bytes, &odd_ptr, sizeof odd_ptr);
+    for (int i = 0; i < 5; i++) bytes[sizeof odd_ptr + (size_t)i] = (unsigned char)(10 + i);
+    jobsys_job_desc od = JOBSYS_JOB_DESC_INIT;
+    od.data_size = sizeof odd_ptr + 5;
+    OK(jobsys_schedule(sys, &od, bytes_job, bytes, &h));
+    memset(bytes, 0, sizeof bytes);
+    OK(jobsys_complete(sys, h));
+    CHECK(atomic_load(&odd.calls) == 1 && atomic_load(&odd.sum) == 10 + 11 + 12 + 13 + 14);
+
+    /* A parallel_for: every piece reads the one copy; release once. */
+    OK(jobsys_destroy(sys));
+    sys = create(2);
+    struct copy_seen loop = {0};
+    p = (struct payload){&loop, {1, 2, 3, 4}};
+    OK(jobsys_parallel_for(sys, &d, 0, 400, 7, payload_range, &p, &h));
+    memset(&p, 0, sizeof p);
+    OK(jobsys_complete(sys, h));
+    CHECK(atomic_load(&loop.sum) == 100 * (1 + 2 + 3 + 4));
+    CHECK(atomic_load(&loop.calls) == (400 + 6) / 7);
+    CHECK(atomic_load(&loop.releases) == 1);
+    CHECK(atomic_load(&loop.call_at) == atomic_load(&loop.release_at));
+    OK(jobsys_destroy(sys));
+}
+
+/* ---- Pinned, batched, deps: the flags of the desc -------------------------- */
+
+/* Where each piece of a pinned parallel_for ran, in the order they ran. */
+struct pieces {
+    jobsys_system *sys;
+    int32_t index[64];
+    size_t begin[64], end[64];
+    atomic_int n;
+};
+
+static void record_piece(void *data, size_t begin, size_t end) {
+    struct pieces *p = data;
+    int k = atomic_fetch_add(&p->n, 1);
+    CHECK(k < 64);
+    CHECK(jobsys_thread_index(p->sys, &p->index[k]) == JOBSYS_OK);
+    p->begin[k] = begin;
+    p->end[k] = end;
+}
+
+/* A pinned parallel_for ran all its pieces on thread `index`, in order,
+ * covering [0, 100) once. */
+static void check_pieces(const struct pieces *p, int32_t index) {
+    int n = atomic_load(&p->n);
+    CHECK(n == 10);
+    for (int k = 0; k < n; k++) {
+        CHECK(p->index[k] == index);
+        CHECK(p->begin[k] == (k == 0 ? 0 : p->end[k - 1]));
+        CHECK(p->end[k] == p->begin[k] + 10);
+    }
+    CHECK(p->end[n - 1] == 100);
+}
+
+/* Records that `before` had run when it ran. */
+struct ordered {
+    atomic_int *before;
+    int saw;
+};
+
+static void check_order(void *data) {
+    struct ordered *o = data;
+    o->saw = atomic_load(o->before);
+}
+
+static void test_flags_pin_batched_deps(void) {
+    jobsys_system *sys = create(2);
+    jobsys_handle h;
+
+    /* JOBSYS_JOB_PINNED parallel_for: every piece on the pinned worker. */
+    for (uint32_t w = 1; w <= 2; w++) {
+        struct pieces p;
+        memset(&p, 0, sizeof p);
+        p.sys = sys;
+        jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
+        d.flags = JOBSYS_JOB_PINNED;
+        d.pin = (jobsys_pin){JOBSYS_PIN_WORKER, w};
+        OK(jobsys_parallel_for(sys, &d, 0, 100, 10, record_piece, &p, &h));
+        OK(jobsys_complete(sys, h));
+        check_pieces(&p, (int32_t)w);
+    }
+    /* ... or on this thread (the main pin), run while it waits. */
+    struct pieces mine;
+    memset(&mine, 0, sizeof mine);
+    mine.sys = sys;
+    jobsys_job_desc on_main = JOBSYS_JOB_DESC_INIT;
+    on_main.flags = JOBSYS_JOB_PINNED;
+    OK(jobsys_parallel_for(sys, &on_main, 0, 100, 10, record_piece, &mine, &h));
+    OK(jobsys_complete(sys, h));
+    check_pieces(&mine, 0);
+
+    /* A pinned single job, after a dependency given in the same desc. */
+    atomic_int first = 0;
+    jobsys_handle dep;
+    OK(jobsys_schedule(sys, NULL, slow_count, &first, &dep));
+    struct where w = {sys, pthread_self(), -1, 0};
+    jobsys_job_desc pd = JOBSYS_JOB_DESC_INIT;
+    pd.flags = JOBSYS_JOB_PINNED;
+    pd.pin = (jobsys_pin){JOBSYS_PIN_WORKER, 2};
+    pd.deps = &dep;
+    pd.ndeps = 1;
+    OK(jobsys_schedule(sys, &pd, record_where, &w, &h));
+    OK(jobsys_complete(sys, h));
+    CHECK(w.index == 2 && atomic_load(&first) == 1);
+
+    /* Dependencies in the desc: the job runs after all of them. */
+    atomic_int done_before = 0;
+    jobsys_handle deps[8];
+    for (int i = 0; i < 8; i++) OK(jobsys_schedule(sys, NULL, slow_count, &done_before, &deps[i]));
+    struct ordered o = {&done_before, -1};
+    jobsys_job_desc dd = JOBSYS_JOB_DESC_INIT;
+    dd.deps = deps;
+    dd.ndeps = 8;
+    OK(jobsys_schedule(sys, &dd, check_order, &o, &h));
+    OK(jobsys_complete(sys, h));
+    CHECK(o.saw == 8);
+
+    /* BATCHED: published by jobsys_flush; then a worker runs it without
+     * this thread completing it (jobsys_is_complete never runs a job). */
+    atomic_int batched = 0;
+    jobsys_job_desc bd = JOBSYS_JOB_DESC_INIT;
+    bd.flags = JOBSYS_JOB_BATCHED;
+    jobsys_handle bh[4];
+    for (int i = 0; i < 4; i++) OK(jobsys_schedule(sys, &bd, count_into, &batched, &bh[i]));
+    uint32_t woken = 99;
+    OK(jobsys_flush(sys, &woken));
+    CHECK(woken <= 2);
+    for (int i = 0; i < 4; i++) {
+        bool done = false;
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (;;) {
+            OK(jobsys_is_complete(sys, bh[i], &done));
+            if (done) break;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            CHECK(t.tv_sec - t0.tv_sec < 30); /* a lost job, not a slow one */
+            sleep_ms(1);
+        }
+    }
+    CHECK(atomic_load(&batched) == 4);
+    /* BATCHED and PINNED together, and a batched parallel_for. */
+    bd.flags = JOBSYS_JOB_BATCHED | JOBSYS_JOB_PINNED;
+    bd.pin = (jobsys_pin){JOBSYS_PIN_WORKER, 1};
+    struct where bw = {sys, pthread_self(), -1, 0};
+    OK(jobsys_schedule(sys, &bd, record_where, &bw, &h));
+    OK(jobsys_flush(sys, NULL));
+    OK(jobsys_complete(sys, h));
+    CHECK(bw.index == 1);
+    atomic_uint_fast64_t sum = 0;
+    bd.flags = JOBSYS_JOB_BATCHED;
+    OK(jobsys_parallel_for(sys, &bd, 0, 100, 0, sum_range, &sum, &h));
+    OK(jobsys_complete(sys, h)); /* flushes this thread's batch first */
+    CHECK(atomic_load(&sum) == 99 * 100 / 2);
+    check_usable(sys);
+    OK(jobsys_destroy(sys));
+}
+
+/* ---- jobsys_join --------------------------------------------------------- */
+
+struct fib {
+    jobsys_system *sys;
+    unsigned n;
+    uint64_t result;
+};
+
+static void fib_job(void *data) {
+    struct fib *f = data;
+    if (f->n < 2) {
+        f->result = f->n;
+        return;
+    }
+    struct fib a = {f->sys, f->n - 1, 0}, b = {f->sys, f->n - 2, 0};
+    if (f->n < 8) { /* the leaves serially: cheap, and the recursion still nests */
+        fib_job(&a);
+        fib_job(&b);
+    } else {
+        CHECK(jobsys_join(f->sys, fib_job, &a, fib_job, &b) == JOBSYS_OK);
+    }
+    f->result = a.result + b.result;
+}
+
+/* Records which thread ran it, and fails when its data says so. */
+struct half {
+    jobsys_system *sys;
+    const char *fail_with; /* NULL: succeed */
+    atomic_int calls;
+    pthread_t thread;
+};
+
+static void half_job(void *data) {
+    struct half *h = data;
+    h->thread = pthread_self();
+    atomic_fetch_add(&h->calls, 1);
+    if (h->fail_with != NULL) CHECK(jobsys_fail(h->fail_with) == JOBSYS_OK);
+}
+
+/* A job that joins two halves (join inside a job) and reports what it got. */
+struct join_in_job {
+    jobsys_system *sys;
+    struct half a, b;
+    jobsys_error result;
+};
+
+static void joining_job(void *data) {
+    struct join_in_job *j = data;
+    j->result = jobsys_join(j->sys, half_job, &j->a, half_job, &j->b);
+}
+
+static void test_join(void) {
+    for (int32_t workers = 0; workers <= 2; workers += 2) {
+        jobsys_system *sys = create(workers);
+        /* Both run once; b on the calling thread. */
+        struct half a = {sys, NULL, 0, pthread_self()}, b = {sys, NULL, 0, pthread_self()};
+        OK(jobsys_join(sys, half_job, &a, half_job, &b));
+        CHECK(atomic_load(&a.calls) == 1 && atomic_load(&b.calls) == 1);
+        CHECK(pthread_equal(b.thread, pthread_self()));
+        if (workers == 0) CHECK(pthread_equal(a.thread, pthread_self()));
+
+        /* A failure of either is JOB_FAILED, after both returned. */
+        a = (struct half){sys, "a failed", 0, pthread_self()};
+        b = (struct half){sys, NULL, 0, pthread_self()};
+        EXPECT(jobsys_join(sys, half_job, &a, half_job, &b), JOBSYS_ERR_JOB_FAILED);
+        MESSAGE_HAS("a failed");
+        CHECK(atomic_load(&a.calls) == 1 && atomic_load(&b.calls) == 1);
+        a = (struct half){sys, NULL, 0, pthread_self()};
+        b = (struct half){sys, "b failed", 0, pthread_self()};
+        EXPECT(jobsys_join(sys, half_job, &a, half_job, &b), JOBSYS_ERR_JOB_FAILED);
+        MESSAGE_HAS("b failed");
+        CHECK(atomic_load(&a.calls) == 1 && atomic_load(&b.calls) == 1);
+        a = (struct half){sys, "first", 0, pthread_self()};
+        b = (struct half){sys, "second", 0, pthread_self()};
+        EXPECT(jobsys_join(sys, half_job, &a, half_job, &b), JOBSYS_ERR_JOB_FAILED);
+        MESSAGE_HAS("first"); /* a's message when both failed */
+        CHECK(atomic_load(&a.calls) == 1 && atomic_load(&b.calls) == 1);
+
+        /* Inside a job: a failed half is the join's result there, and does
+         * not fail the job that joined (it returned normally). */
+        struct join_in_job j;
+        memset(&j, 0, sizeof j);
+        j.sys = sys;
+        j.a.fail_with = "inner";
+        jobsys_handle h;
+        OK(jobsys_schedule(sys, NULL, joining_job, &j, &h));
+        OK(jobsys_complete(sys, h));
+        CHECK(j.result == JOBSYS_ERR_JOB_FAILED);
+        CHECK(atomic_load(&j.a.calls) == 1 && atomic_load(&j.b.calls) == 1);
+
+        /* Nested: recursive Fibonacci by join, from this thread and from a job. */
+        struct fib f = {sys, 24, 0};
+        OK(jobsys_join(sys, fib_job, &f, count_job, NULL));
+        CHECK(f.result == 46368);
+        struct fib g = {sys, 20, 0};
+        OK(jobsys_schedule(sys, NULL, fib_job, &g, &h));
+        OK(jobsys_complete(sys, h));
+        CHECK(g.result == 6765);
+        check_usable(sys);
+        OK(jobsys_destroy(sys));
+    }
+}
+
 static void test_destroy_while_running(void) {
     jobsys_system *sys = create(2);
     atomic_store(&ran, 0);
@@ -1141,6 +1617,12 @@ int main(void) {
     test_dense_thread_indices();
     test_cancel();
     test_active_workers();
+    jobsys_system *again = create(2);
+    test_desc_size_and_flags(again);
+    OK(jobsys_destroy(again));
+    test_inline_data();
+    test_flags_pin_batched_deps();
+    test_join();
 
     printf("api_test: ok\n");
     return 0;
