@@ -73,29 +73,67 @@ fn refused(why: HandleBits) -> Error {
 /// Dependencies up to this many are resolved on the stack.
 const ON_STACK: usize = 16;
 
-/// Call `f` with the library handles of `hs` (zeroed ones skipped): on the
-/// stack for up to [`ON_STACK`] of them, so scheduling with a few
-/// dependencies allocates nothing.
-pub fn with_jobs<R>(js: &JobSystem, hs: &[Handle], f: impl FnOnce(&[JobHandle]) -> R) -> Result<R> {
-    if hs.len() > ON_STACK {
-        let mut v = Vec::with_capacity(hs.len());
+/// The library handles of a list of C handles (zeroed ones skipped): on
+/// the stack for up to [`ON_STACK`] of them, so scheduling with a few
+/// dependencies allocates nothing. Built in place (`Resolved::new`, then
+/// `fill`): the array is never moved.
+pub struct Resolved {
+    small: [MaybeUninit<JobHandle>; ON_STACK],
+    /// How many of `small` are written.
+    n: usize,
+    /// More than `ON_STACK` handles: all of them, here instead.
+    big: Vec<JobHandle>,
+}
+
+impl Resolved {
+    #[inline]
+    pub fn new() -> Resolved {
+        Resolved {
+            small: [MaybeUninit::uninit(); ON_STACK],
+            n: 0,
+            big: Vec::new(),
+        }
+    }
+
+    /// Resolve `hs` (the first refused one is the error).
+    #[inline]
+    pub fn fill(&mut self, js: &JobSystem, hs: &[Handle]) -> Result<()> {
+        if hs.is_empty() {
+            return Ok(());
+        }
+        self.fill_some(js, hs)
+    }
+
+    #[inline(never)]
+    fn fill_some(&mut self, js: &JobSystem, hs: &[Handle]) -> Result<()> {
+        let big = hs.len() > ON_STACK;
         for &h in hs {
             if let Some(j) = job_of(js, h)? {
-                v.push(j);
+                if big {
+                    self.big.push(j);
+                } else {
+                    self.small[self.n].write(j);
+                    self.n += 1;
+                }
             }
         }
-        return Ok(f(&v));
+        Ok(())
     }
-    let mut buf = [MaybeUninit::<JobHandle>::uninit(); ON_STACK];
-    let mut n = 0;
-    for &h in hs {
-        if let Some(j) = job_of(js, h)? {
-            buf[n].write(j);
-            n += 1;
+
+    /// The handles resolved.
+    #[inline]
+    pub fn as_slice(&self) -> &[JobHandle] {
+        if !self.big.is_empty() {
+            return &self.big;
         }
+        // SAFETY: the first `n` elements were written by `fill_some` (`n`
+        // counts them), and `JobHandle` is `Copy`, so no drop is skipped.
+        unsafe { std::slice::from_raw_parts(self.small.as_ptr().cast::<JobHandle>(), self.n) }
     }
-    // SAFETY: the first `n` elements were written just above (`n` counts
-    // them), and `JobHandle` is `Copy`, so no drop is skipped.
-    let jobs = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<JobHandle>(), n) };
-    Ok(f(jobs))
+}
+
+impl Default for Resolved {
+    fn default() -> Resolved {
+        Resolved::new()
+    }
 }

@@ -34,9 +34,9 @@
 
 use crate::engine::Pin;
 use crate::errors::{ffi, non_null, Code, Error, Result};
-use crate::handles::{job_of, with_jobs, Handle};
+use crate::handles::{job_of, Handle, Resolved};
 use crate::system::{system, write_opt, System};
-use jobsys::{Batch, Priority};
+use jobsys::{Batch, JobHandle, Priority};
 use std::cell::{Cell, UnsafeCell};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_void, CStr};
@@ -410,9 +410,50 @@ impl Payload for Heap {
 ///
 /// # Safety
 /// `data` is readable for `size` bytes; `dst` writable for `size` bytes.
+#[inline]
 unsafe fn copy_in(data: *const c_void, dst: *mut c_void, size: usize) {
-    // SAFETY: as the caller promises; a fresh `dst` cannot overlap `data`.
-    unsafe { std::ptr::copy_nonoverlapping(data.cast::<u8>(), dst.cast::<u8>(), size) };
+    if size > INLINE_DATA {
+        // SAFETY: as the caller promises; a fresh `dst` cannot overlap `data`.
+        unsafe { std::ptr::copy_nonoverlapping(data.cast::<u8>(), dst.cast::<u8>(), size) };
+        return;
+    }
+    // A few words, inline: a call to `memcpy` with a run-time size costs as
+    // much as the rest of a C job's scheduling. Fixed-size pieces, some
+    // overlapping, and no loop (which the compiler would turn back into a
+    // `memcpy` call).
+    let (src, dst) = (data.cast::<u8>(), dst.cast::<u8>());
+    // SAFETY: every piece below lies inside both `size`-byte ranges
+    // (checked by its condition); the reads and writes are unaligned.
+    unsafe {
+        if size >= 8 {
+            let w8 = |at: usize| {
+                let v = src.add(at).cast::<u64>().read_unaligned();
+                dst.add(at).cast::<u64>().write_unaligned(v);
+            };
+            for at in [0, 8, 16, 24] {
+                if at + 8 < size {
+                    w8(at);
+                }
+            }
+            w8(size - 8);
+        } else if size >= 4 {
+            let w4 = |at: usize| {
+                let v = src.add(at).cast::<u32>().read_unaligned();
+                dst.add(at).cast::<u32>().write_unaligned(v);
+            };
+            w4(0);
+            w4(size - 4);
+        } else if size >= 2 {
+            let w2 = |at: usize| {
+                let v = src.add(at).cast::<u16>().read_unaligned();
+                dst.add(at).cast::<u16>().write_unaligned(v);
+            };
+            w2(0);
+            w2(size - 2);
+        } else if size == 1 {
+            dst.write(src.read());
+        }
+    }
 }
 
 /// A C job's release callback and data: calls `release` with the data's
@@ -467,45 +508,70 @@ unsafe fn one_call<P: Payload>(f: JobFn, job: CJob<P>) -> impl FnOnce() + Send {
 }
 
 /// Schedule `body` as `d` says, with `payload` as its data.
+#[inline]
 fn submit<P: Payload>(s: &System, d: &Desc<'_>, body: Body, payload: P) -> Result<Handle> {
-    let job = CJob {
-        release: d.release,
-        serial: s.serial,
-        data: payload,
-    };
-    let mut b = s.js.job().desc(d.desc);
+    if d.deps.is_empty() {
+        return Ok(submit_after(s, d, &[], body, payload));
+    }
+    submit_resolving(s, d, body, payload)
+}
+
+/// `submit` with dependencies to resolve first.
+#[inline(never)]
+fn submit_resolving<P: Payload>(
+    s: &System,
+    d: &Desc<'_>,
+    body: Body,
+    payload: P,
+) -> Result<Handle> {
+    let mut deps = Resolved::new();
+    deps.fill(&s.js, d.deps)?;
+    Ok(submit_after(s, d, deps.as_slice(), body, payload))
+}
+
+/// `submit` after the library handles `deps`.
+#[inline(always)]
+fn submit_after<P: Payload>(
+    s: &System,
+    d: &Desc<'_>,
+    deps: &[JobHandle],
+    body: Body,
+    payload: P,
+) -> Handle {
+    let mut b = s.js.job().desc(d.desc).after(deps);
     if d.batched {
         b = b.batched();
     }
     if let Some(pin) = d.pin {
         b = b.pin(pin);
     }
-    with_jobs(&s.js, d.deps, |deps| {
-        let b = b.after(deps);
-        let h = match body {
-            // SAFETY: the caller of `jobsys_schedule` promised `f(data)`
-            // may be called once, from any thread.
-            Body::Job(f) => b.schedule(unsafe { one_call(f, job) }),
-            Body::Range {
-                f,
-                begin,
-                end,
-                batch,
-            } => {
-                let batch = match batch {
-                    0 => Batch::Auto,
-                    n => Batch::Fixed(n),
-                };
-                b.parallel_for_chunked(begin..end, batch, move |r| {
-                    // SAFETY: the caller promised `f` may be called on
-                    // disjoint pieces of the range from several threads at
-                    // once.
-                    run_c(job.serial, || unsafe { f(job.data.ptr(), r.start, r.end) });
-                })
-            }
-        };
-        Handle::from_job(h)
-    })
+    let job = CJob {
+        release: d.release,
+        serial: s.serial,
+        data: payload,
+    };
+    let h = match body {
+        // SAFETY: the caller of `jobsys_schedule` promised `f(data)` may be
+        // called once, from any thread.
+        Body::Job(f) => b.schedule(unsafe { one_call(f, job) }),
+        Body::Range {
+            f,
+            begin,
+            end,
+            batch,
+        } => {
+            let batch = match batch {
+                0 => Batch::Auto,
+                n => Batch::Fixed(n),
+            };
+            b.parallel_for_chunked(begin..end, batch, move |r| {
+                // SAFETY: the caller promised `f` may be called on disjoint
+                // pieces of the range from several threads at once.
+                run_c(job.serial, || unsafe { f(job.data.ptr(), r.start, r.end) });
+            })
+        }
+    };
+    Handle::from_job(h)
 }
 
 /// The body of `jobsys_schedule` and `jobsys_parallel_for`.
@@ -701,7 +767,9 @@ pub unsafe extern "C" fn jobsys_combine(
             // SAFETY: non-NULL, `n` readable handles as the caller promises.
             unsafe { std::slice::from_raw_parts(handles, n) }
         };
-        let h = with_jobs(&s.js, hs, |jobs| Handle::from_job(s.js.combine(jobs)))?;
+        let mut jobs = Resolved::new();
+        jobs.fill(&s.js, hs)?;
+        let h = Handle::from_job(s.js.combine(jobs.as_slice()));
         // SAFETY: checked non-NULL above, and writable as the caller promises.
         unsafe { out.write(h) };
         Ok(())
