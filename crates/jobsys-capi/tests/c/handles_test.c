@@ -225,7 +225,7 @@ static void expect_refused(jobsys_system *sys, jobsys_handle bad, jobsys_error c
     jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
     d.deps = deps;
     d.ndeps = 3;
-    if (0) d.release = refused_release; /* not called: nothing was scheduled */ /*TEMP*/
+    d.release = refused_release; /* not called: nothing was scheduled */
     EXPECT(jobsys_schedule(sys, &d, refused_job, NULL, &out), code);
     EXPECT(jobsys_parallel_for(sys, &d, 0, 10, 0, refused_range, NULL, &out), code);
     EXPECT(jobsys_combine(sys, deps, 3, &out), code);
