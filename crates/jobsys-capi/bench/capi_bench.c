@@ -14,9 +14,7 @@
  *                                       job 65 000 times; one warm-up
  *                                       iteration, then SAMPLES timed ones.
  *
- * The handle table's shard count comes from $JOBSYS_CAPI_HANDLE_SHARDS
- * (unset: 32; 1 is the single-lock table). Every job bumps a counter of its
- * scheduling thread; the total is checked, so a run that lost or repeated a
+ * Every job bumps a counter of its scheduling thread; the total is checked, so a run that lost or repeated a
  * job fails. Output: one line of `key=value` pairs (ns_per_job: one number
  * per sample, comma-separated).
  */
@@ -70,11 +68,6 @@ static jobsys_system *create(int32_t workers) {
     jobsys_system *sys;
     CHECK_OK(jobsys_create(&cfg, &sys));
     return sys;
-}
-
-static const char *shards_env(void) {
-    const char *s = getenv("JOBSYS_CAPI_HANDLE_SHARDS");
-    return s ? s : "32";
 }
 
 /* ---- threads ------------------------------------------------------------ */
@@ -132,8 +125,7 @@ static int bench_threads(unsigned threads, unsigned long jobs, int32_t workers) 
         fprintf(stderr, "%lu jobs ran, expected %lu\n", ran, per * threads);
         return 1;
     }
-    printf("mode=threads shards=%s threads=%u workers=%d jobs=%lu ns_per_job=%.1f\n", shards_env(),
-           threads, workers, per * threads, ns / (double)(per * threads));
+    printf("mode=threads threads=%u workers=%d jobs=%lu ns_per_job=%.1f\n", threads, workers, per * threads, ns / (double)(per * threads));
     CHECK_OK(jobsys_destroy(sys));
     pthread_barrier_destroy(&start);
     free(args);
@@ -158,7 +150,7 @@ __attribute__((noinline)) void w1_iteration(jobsys_system *sys, counter *c) {
 static int bench_w1(unsigned samples) {
     jobsys_system *sys = create(0);
     static counter c;
-    printf("mode=w1 shards=%s workers=0 jobs=%d ns_per_job=", shards_env(), W1_JOBS);
+    printf("mode=w1 workers=0 jobs=%d ns_per_job=", W1_JOBS);
     for (unsigned i = 0; i < samples + 1; i++) {
         uint_fast64_t before = atomic_load(&c.n);
         double t0 = now_ns();

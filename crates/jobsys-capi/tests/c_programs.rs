@@ -202,18 +202,31 @@ fn cpp_small_lambdas_allocate_nothing() {
     assert_eq!(run(Command::new(&exe), 60), "alloc_test: ok\n");
 }
 
-/// The sharded handle table from 8 C threads at once (20 000 jobs each,
-/// every one run exactly once), handles completed on other threads and
-/// after their thread exited, failures reported from any thread, 300
-/// short-lived threads and the drain of `jobsys_destroy`, forged shard
-/// numbers, and `JOBSYS_CAPI_HANDLE_SHARDS=1`.
+/// Handles from C threads (`tests/c/handles_test.c`): 8 threads scheduling
+/// and completing at once (20 000 jobs each, every one run exactly once),
+/// handles completed on other threads and after their thread exited,
+/// failures reported from any thread, 300 short-lived threads and the
+/// drain of `jobsys_destroy`; handles of another or a destroyed system
+/// (FOREIGN_HANDLE), forged ones (random bits, flipped bits, addresses
+/// inside a slot: INVALID_HANDLE or FOREIGN_HANDLE), stale ones (slots
+/// reused many times: complete, or the job's failure) and the zeroed one.
 #[test]
-fn c_shards_test_passes() {
-    let exe = build_c("tests/c/shards_test.c");
-    let mut cmd = Command::new(exe);
-    cmd.env_remove("JOBSYS_CAPI_HANDLE_SHARDS");
-    let out = run(cmd, 120);
-    assert_eq!(out, "shards_test: ok\n");
+fn c_handles_test_passes() {
+    let exe = build_c("tests/c/handles_test.c");
+    let out = run(Command::new(exe), 120);
+    assert_eq!(out, "handles_test: ok\n");
+}
+
+/// `jobsys_schedule` with inline data and `jobsys_join` allocate nothing,
+/// counted from C (`tests/c/zero_alloc_test.c` defines malloc and friends
+/// and counts every allocation of the process), after a warm-up, at 0, 1
+/// and 2 workers; a copy past `JOBSYS_INLINE_DATA` allocates (the control).
+/// glibc only: the counting allocator forwards to its `__libc_*` functions.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn c_zero_alloc_test_passes() {
+    let exe = build_c("tests/c/zero_alloc_test.c");
+    assert_eq!(run(Command::new(exe), 60), "zero_alloc_test: ok\n");
 }
 
 /// `jobsys_profiler_callbacks` from C (`tests/c/profiler_test.c`): every

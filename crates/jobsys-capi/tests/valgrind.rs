@@ -1,4 +1,4 @@
-//! The C API tests (`tests/c/api_test.c`, `shards_test.c`,
+//! The C API tests (`tests/c/api_test.c`, `handles_test.c`,
 //! `profiler_test.c`) under valgrind memcheck: no invalid reads or writes,
 //! no leaks. Allocations that live as long as the process and that
 //! memcheck misclassifies are suppressed in `tests/valgrind.supp`, each
@@ -47,12 +47,13 @@ fn c_api_test_is_clean_under_valgrind() {
     }
 }
 
-/// `tests/c/shards_test.c` (8 threads at once, handles across threads and
-/// thread exits, the drain) under memcheck, with 500 jobs per thread.
+/// `tests/c/handles_test.c` (8 threads at once, handles across threads and
+/// thread exits, the drain, foreign, forged and stale handles) under
+/// memcheck, with 500 jobs per thread.
 #[test]
-fn c_shards_test_is_clean_under_valgrind() {
-    if let Some(out) = memcheck("tests/c/shards_test.c", &["500"]) {
-        assert!(out.ends_with("shards_test: ok\n"), "{out}");
+fn c_handles_test_is_clean_under_valgrind() {
+    if let Some(out) = memcheck("tests/c/handles_test.c", &["500"]) {
+        assert!(out.ends_with("handles_test: ok\n"), "{out}");
     }
 }
 

@@ -45,9 +45,9 @@ static void input(void *data) {
     world.seed = world.checksum ^ ((world.frame + 1) * UINT64_C(0x9E3779B97F4A7C15));
 }
 
-static void physics(void *data, uint32_t begin, uint32_t end) {
+static void physics(void *data, size_t begin, size_t end) {
     (void)data;
-    for (uint32_t i = begin; i < end; i++)
+    for (size_t i = begin; i < end; i++)
         world.vel[i] = world.vel[i] * UINT64_C(6364136223846793005) + (world.seed ^ i);
 }
 
@@ -57,9 +57,9 @@ static void ai(void *data) {
         world.ai = world.ai * UINT64_C(2862933555777941757) + UINT64_C(3037000493) + world.seed;
 }
 
-static void animation(void *data, uint32_t begin, uint32_t end) {
+static void animation(void *data, size_t begin, size_t end) {
     (void)data;
-    for (uint32_t i = begin; i < end; i++) world.pos[i] += (world.vel[i] >> 17) + i;
+    for (size_t i = begin; i < end; i++) world.pos[i] += (world.vel[i] >> 17) + i;
 }
 
 static void render(void *data) {
@@ -67,6 +67,17 @@ static void render(void *data) {
     uint64_t h = world.checksum;
     for (uint32_t i = 0; i < PARTICLES; i++) h = (h ^ world.pos[i]) * UINT64_C(0x100000001b3);
     world.checksum = h ^ world.ai;
+}
+
+/* A job's name, priority and dependencies, the rest defaults. */
+static jobsys_job_desc desc(const char *name, jobsys_priority priority, const jobsys_handle *deps,
+                            size_t ndeps) {
+    jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
+    d.name = name;
+    d.priority = priority;
+    d.deps = deps;
+    d.ndeps = ndeps;
+    return d;
 }
 
 int main(void) {
@@ -82,20 +93,19 @@ int main(void) {
     world.ai = 1;
     world.checksum = UINT64_C(0xcbf29ce484222325);
 
-    static const jobsys_job_desc input_desc = {"input", JOBSYS_PRIORITY_HIGH, NULL};
-    static const jobsys_job_desc physics_desc = {"physics", JOBSYS_PRIORITY_HIGH, NULL};
-    static const jobsys_job_desc ai_desc = {"ai", JOBSYS_PRIORITY_LOW, NULL};
-    static const jobsys_job_desc animation_desc = {"animation", JOBSYS_PRIORITY_NORMAL, NULL};
-    static const jobsys_job_desc render_desc = {"render", JOBSYS_PRIORITY_NORMAL, NULL};
-
     for (world.frame = 0; world.frame < FRAMES; world.frame++) {
         jobsys_handle in, phys, brain, anim, frame;
-        check(jobsys_schedule(js, &input_desc, input, NULL, &in), "input");
-        check(jobsys_parallel_for_after(js, &physics_desc, &in, 1, 0, PARTICLES, 0, physics, NULL, &phys), "physics");
-        check(jobsys_schedule_after(js, &ai_desc, &in, 1, ai, NULL, &brain), "ai");
-        check(jobsys_parallel_for_after(js, &animation_desc, &phys, 1, 0, PARTICLES, 256, animation, NULL, &anim), "animation");
+        jobsys_job_desc d = desc("input", JOBSYS_PRIORITY_HIGH, NULL, 0);
+        check(jobsys_schedule(js, &d, input, NULL, &in), "input");
+        d = desc("physics", JOBSYS_PRIORITY_HIGH, &in, 1);
+        check(jobsys_parallel_for(js, &d, 0, PARTICLES, 0, physics, NULL, &phys), "physics");
+        d = desc("ai", JOBSYS_PRIORITY_LOW, &in, 1);
+        check(jobsys_schedule(js, &d, ai, NULL, &brain), "ai");
+        d = desc("animation", JOBSYS_PRIORITY_NORMAL, &phys, 1);
+        check(jobsys_parallel_for(js, &d, 0, PARTICLES, 256, animation, NULL, &anim), "animation");
         jobsys_handle before_render[2] = {anim, brain};
-        check(jobsys_schedule_after(js, &render_desc, before_render, 2, render, NULL, &frame), "render");
+        d = desc("render", JOBSYS_PRIORITY_NORMAL, before_render, 2);
+        check(jobsys_schedule(js, &d, render, NULL, &frame), "render");
         check(jobsys_complete(js, frame), "jobsys_complete");
     }
 

@@ -81,9 +81,9 @@ static void on_render_thread(void) {
     atomic_fetch_add(&render.pinned_ran, 1);
 }
 
-static void simulate(void *data, uint32_t begin, uint32_t end) {
+static void simulate(void *data, size_t begin, size_t end) {
     struct frame *f = data;
-    for (uint32_t i = begin; i < end; i++)
+    for (size_t i = begin; i < end; i++)
         f->objects[i] = (f->number + 1) * UINT64_C(0x9E3779B97F4A7C15) ^ ((uint64_t)i * i);
 }
 
@@ -153,8 +153,14 @@ int main(void) {
     pthread_mutex_unlock(&mailbox.mu);
     const jobsys_pin on_render = {JOBSYS_PIN_THREAD, (uint32_t)render.index};
 
-    static const jobsys_job_desc sim_desc = {"simulate", JOBSYS_PRIORITY_HIGH, unref_frame};
-    static const jobsys_job_desc present_desc = {"present", JOBSYS_PRIORITY_NORMAL, unref_frame};
+    /* simulate runs anywhere; upload, draw and present only on the render thread. */
+    jobsys_job_desc sim_desc = JOBSYS_JOB_DESC_INIT;
+    sim_desc.name = "simulate";
+    sim_desc.priority = JOBSYS_PRIORITY_HIGH;
+    sim_desc.release = unref_frame;
+    jobsys_job_desc pinned = JOBSYS_JOB_DESC_INIT;
+    pinned.flags = JOBSYS_JOB_PINNED;
+    pinned.pin = on_render;
     for (uint64_t n = 0; n < FRAMES; n++) {
         struct frame *f = calloc(1, sizeof *f);
         if (f == NULL) return 1;
@@ -162,11 +168,17 @@ int main(void) {
         f->number = n;
         jobsys_handle sim, render_jobs[3], group;
         check(jobsys_parallel_for(js, &sim_desc, 0, OBJECTS, 256, simulate, f, &sim), "simulate");
-        check(jobsys_schedule_pinned(js, on_render, NULL, upload, f, &render_jobs[0]), "upload");
+        jobsys_job_desc d = pinned;
+        check(jobsys_schedule(js, &d, upload, f, &render_jobs[0]), "upload");
         jobsys_handle before_draw[2] = {sim, render_jobs[0]};
-        check(jobsys_schedule_pinned_after(js, on_render, NULL, before_draw, 2, draw, f, &render_jobs[1]), "draw");
-        check(jobsys_schedule_pinned_after(js, on_render, &present_desc, &render_jobs[1], 1, present, f,
-                                           &render_jobs[2]), "present");
+        d.deps = before_draw;
+        d.ndeps = 2;
+        check(jobsys_schedule(js, &d, draw, f, &render_jobs[1]), "draw");
+        d.name = "present";
+        d.release = unref_frame;
+        d.deps = &render_jobs[1];
+        d.ndeps = 1;
+        check(jobsys_schedule(js, &d, present, f, &render_jobs[2]), "present");
         if (n == CANCELLED_FRAME) {
             /* The render thread has not seen this frame yet: nothing of it started. */
             bool stopped;

@@ -126,7 +126,8 @@ int main(void) {
         check(jobsys_frame_begin(sys), "jobsys_frame_begin");
         jobsys_handle hs[JOBS_PER_FRAME];
         for (int i = 0; i < JOBS_PER_FRAME; i++) {
-            jobsys_job_desc d = {names[i % 4], JOBSYS_PRIORITY_NORMAL, NULL};
+            jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
+            d.name = names[i % 4];
             check(jobsys_schedule(sys, &d, work, (void *)(uintptr_t)i, &hs[i]), "jobsys_schedule");
         }
         jobsys_handle all;

@@ -163,9 +163,9 @@ static void pinned_fn(void *data) {
     OK(jobsys_thread_index(p->sys, &p->index));
 }
 
-static void pfor_fn(void *data, uint32_t b, uint32_t e) {
+static void pfor_fn(void *data, size_t b, size_t e) {
     atomic_uint_fast64_t *sum = data;
-    for (uint32_t i = b; i < e; i++) atomic_fetch_add(sum, i);
+    for (size_t i = b; i < e; i++) atomic_fetch_add(sum, i);
 }
 
 static int name_is(const event *e, const char *s) {
@@ -215,13 +215,16 @@ static void run_recorded(int njobs) {
         int half = njobs / 2, lo = frame ? half : 0, hi = frame ? njobs : half;
         for (int i = lo; i < hi; i++) {
             snprintf(jobs[i].name, sizeof jobs[i].name, "job-%d", i);
-            jobsys_job_desc d = {jobs[i].name, JOBSYS_PRIORITY_NORMAL, NULL};
-            if (i > lo && i % 4 == 0) /* some jobs depend on the one before */
-                OK(jobsys_schedule_after(sys, &d, &hs[i - 1], 1, job_fn, &jobs[i], &hs[i]));
-            else
-                OK(jobsys_schedule(sys, &d, job_fn, &jobs[i], &hs[i]));
+            jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
+            d.name = jobs[i].name;
+            if (i > lo && i % 4 == 0) { /* some jobs depend on the one before */
+                d.deps = &hs[i - 1];
+                d.ndeps = 1;
+            }
+            OK(jobsys_schedule(sys, &d, job_fn, &jobs[i], &hs[i]));
         }
-        jobsys_job_desc pd = {"pfor", JOBSYS_PRIORITY_NORMAL, NULL};
+        jobsys_job_desc pd = JOBSYS_JOB_DESC_INIT;
+        pd.name = "pfor";
         OK(jobsys_parallel_for(sys, &pd, 0, 1000, 10, pfor_fn, &sum, &hs[njobs]));
         jobsys_handle all;
         OK(jobsys_combine(sys, &hs[lo], (size_t)(hi - lo), &all));
@@ -237,9 +240,12 @@ static void run_recorded(int njobs) {
         p->sys = sys;
         p->index = -1;
         snprintf(p->name, sizeof p->name, "pinned-%u", w);
-        jobsys_job_desc d = {p->name, JOBSYS_PRIORITY_NORMAL, NULL};
+        jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
+        d.name = p->name;
+        d.flags = JOBSYS_JOB_PINNED;
+        d.pin = (jobsys_pin){JOBSYS_PIN_WORKER, w};
         jobsys_handle h;
-        OK(jobsys_schedule_pinned(sys, (jobsys_pin){JOBSYS_PIN_WORKER, w}, &d, pinned_fn, p, &h));
+        OK(jobsys_schedule(sys, &d, pinned_fn, p, &h));
         OK(jobsys_complete(sys, h));
     }
     OK(jobsys_set_active_workers(sys, 1));

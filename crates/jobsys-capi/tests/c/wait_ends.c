@@ -79,7 +79,7 @@ static void gated_job(void *data) {
     atomic_fetch_add(&c->calls, 1);
 }
 
-static void gated_piece(void *data, uint32_t begin, uint32_t end) {
+static void gated_piece(void *data, size_t begin, size_t end) {
     struct job_ctx *c = data;
     wait_ready(c);
     atomic_fetch_add(&c->calls, (int)(end - begin));
@@ -122,8 +122,13 @@ static void run(enum shape shape, jobsys_release_fn release, jobsys_error want,
     struct job_ctx c;
     memset(&c, 0, sizeof c);
     c.sys = create(workers);
-    jobsys_job_desc desc = {"released", JOBSYS_PRIORITY_NORMAL, release};
+    jobsys_job_desc desc = JOBSYS_JOB_DESC_INIT;
+    desc.name = "released";
+    desc.release = release;
     jobsys_handle dep, h;
+    jobsys_job_desc after = desc; /* the same, after dep */
+    after.deps = &dep;
+    after.ndeps = 1;
     int skipped = shape == SINGLE_SKIPPED || shape == LOOP_SKIPPED;
     int cancelled = shape == SINGLE_CANCELLED || shape == LOOP_CANCELLED;
     /* The cancel scenarios' dependency: holds the job back until after the cancel. */
@@ -136,17 +141,17 @@ static void run(enum shape shape, jobsys_release_fn release, jobsys_error want,
         OK(jobsys_schedule(c.sys, &desc, gated_job, &c, &h));
         break;
     case SINGLE_SKIPPED:
-        OK(jobsys_schedule_after(c.sys, &desc, &dep, 1, gated_job, &c, &h));
+        OK(jobsys_schedule(c.sys, &after, gated_job, &c, &h));
         break;
     case LOOP:
         OK(jobsys_parallel_for(c.sys, &desc, 0, 8, 1, gated_piece, &c, &h));
         break;
     case LOOP_SKIPPED:
     case LOOP_CANCELLED:
-        OK(jobsys_parallel_for_after(c.sys, &desc, &dep, 1, 0, 8, 1, gated_piece, &c, &h));
+        OK(jobsys_parallel_for(c.sys, &after, 0, 8, 1, gated_piece, &c, &h));
         break;
     case SINGLE_CANCELLED:
-        OK(jobsys_schedule_after(c.sys, &desc, &dep, 1, gated_job, &c, &h));
+        OK(jobsys_schedule(c.sys, &after, gated_job, &c, &h));
         break;
     }
     c.self = h;

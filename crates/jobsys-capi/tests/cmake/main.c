@@ -11,12 +11,15 @@ int main(void) {
     jobsys_config cfg;
     jobsys_system *js = NULL;
     jobsys_handle a, b;
+    jobsys_job_desc after_a = JOBSYS_JOB_DESC_INIT;
     int value = 4;
+    after_a.deps = &a; /* read when b is scheduled, after a's handle is written */
+    after_a.ndeps = 1;
     if (jobsys_config_init(&cfg) != JOBSYS_OK) return 1;
     cfg.workers = 2;
     if (jobsys_create(&cfg, &js) != JOBSYS_OK ||
         jobsys_schedule(js, NULL, add_one, &value, &a) != JOBSYS_OK ||
-        jobsys_schedule_after(js, NULL, &a, 1, times_ten, &value, &b) != JOBSYS_OK ||
+        jobsys_schedule(js, &after_a, times_ten, &value, &b) != JOBSYS_OK ||
         jobsys_complete(js, b) != JOBSYS_OK) {
         fprintf(stderr, "cmake test (C): %s\n", jobsys_last_error_message());
         return 1;
