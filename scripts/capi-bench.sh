@@ -1,40 +1,32 @@
 #!/usr/bin/env bash
 # The C API's cost, before/after in one run (docs/c-api.md, "Cost"):
 #
-# 1. Handle-table contention: crates/jobsys-capi/bench/capi_bench.c
+# 1. Threads at once: crates/jobsys-capi/bench/capi_bench.c
 #    `threads 8 1000000 W`: 8 pthreads at once, each scheduling and
 #    completing 125 000 empty jobs one by one through jobsys_schedule +
-#    jobsys_complete, on one system with W workers (W = 2, then 0). "Before"
-#    is the single-lock table (JOBSYS_CAPI_HANDLE_SHARDS=1), "after" the
-#    sharded one (32 shards, the default), same binary; the two alternate
-#    within each round (order flipped every round). Figure: median over the
-#    rounds of wall-clock ns per job.
+#    jobsys_complete, on one system with W workers (W = 2, then 0). Figure:
+#    median over the rounds of wall-clock ns per job.
 # 2. W1 "single" (schedule + complete of an empty job, 65 000 times, 0
 #    workers) through the C API (`capi_bench w1`) against the same kernel
 #    in Rust (crates/jobsys-w1 `--case single`, built with jobsys's `trace`
 #    feature as the C API's library is), alternating, 5 samples each per
 #    round. Figure: median of all samples, ns per job.
 # 3. PERF=1 (default 1 when `perf` works): every run of step 1 under
-#    `perf stat`: CPU time of all its threads per job (spinning on a lock
-#    counts; less sensitive to other load than wall-clock time) and futex
-#    syscalls per job (sleeping on a lock), medians over the rounds. Every
-#    run also sets JOBSYS_CAPI_HANDLE_STATS=1: jobsys_destroy then prints
-#    how many table lock acquisitions found the lock held ("held/job", the
-#    contention itself; the BASE build has no such count).
-# 4. CALLGRIND=1 (default 1 when valgrind is installed): instructions per
-#    job of both W1 kernels, counted by callgrind (independent of load;
-#    the difference of a 5-sample and a 1-sample run over 4 x 65 000 jobs,
-#    as scripts/w1-instructions.sh counts the Rust W1).
+#    `perf stat`: CPU time of all its threads per job and futex syscalls
+#    per job, medians over the rounds.
+# 4. BASE=REV (optional): the same C program linked against the C API of
+#    commit REV (e.g. b5abc84, the last with the handle table), built from
+#    `git archive REV` in a temporary directory with its own target
+#    directory, as a variant "base" of steps 1 and 2 in the same rounds
+#    (the program must build against both headers: it uses only
+#    jobsys_schedule with a NULL desc and jobsys_complete).
 #
-# 5. BASE=REV (optional): also the same C program linked against the C API
-#    of commit REV (e.g. the last commit with the single-lock table,
-#    f227029), built from `git archive REV` in a temporary directory with
-#    its own target directory, as a third variant "base" of step 1, in the
-#    same rounds: checks that JOBSYS_CAPI_HANDLE_SHARDS=1 stands for the old
-#    table.
+# Instructions per job (independent of load): scripts/w1-instructions.sh
+# for the Rust kernel; for the C one, callgrind on `capi_bench w1` (the
+# difference of a 5-sample and a 1-sample run).
 #
 # Usage: bash scripts/capi-bench.sh            (ROUNDS=7 THREADS=8 JOBS=1000000 WORKERS="2 0")
-#        BASE=f227029 bash scripts/capi-bench.sh
+#        BASE=b5abc84 bash scripts/capi-bench.sh
 # The machine's load (/proc/loadavg) is printed before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +46,7 @@ cc -std=c11 -O2 -g -Wall -Wextra -Werror -I crates/jobsys-capi/include \
   crates/jobsys-capi/bench/capi_bench.c "$target/release/libjobsys_capi.a" \
   -lpthread -ldl -lm -o "$bin"
 
-variants="1 32"
+variants="now"
 if [ -n "${BASE:-}" ]; then
   mkdir "$out/base"
   git archive "$BASE" | tar -x -C "$out/base"
@@ -62,29 +54,24 @@ if [ -n "${BASE:-}" ]; then
   cc -std=c11 -O2 -g -Wall -Wextra -Werror -I "$out/base/crates/jobsys-capi/include" \
     crates/jobsys-capi/bench/capi_bench.c "$target/capi-bench-base/release/libjobsys_capi.a" \
     -lpthread -ldl -lm -o "$out/capi_bench_base"
-  variants="base 1 32"
+  variants="base now"
 fi
 perf=0
 if [ "${PERF:-1}" = 1 ] && perf stat -e syscalls:sys_enter_futex true >/dev/null 2>&1; then perf=1; fi
-# run_variant V ARGS...: capi_bench with the table variant V (under perf
-# stat if PERF), one line: its own, tagged, plus cpu_ns_per_job and
-# futex_per_job.
+# run_variant V ARGS...: capi_bench of variant V (under perf stat if PERF),
+# one line: its own, tagged, plus cpu_ns_per_job and futex_per_job.
 run_variant() {
   local v=$1 cmd line
   shift
-  if [ "$v" = base ]; then cmd=("$out/capi_bench_base"); else cmd=(env "JOBSYS_CAPI_HANDLE_SHARDS=$v" "$bin"); fi
+  if [ "$v" = base ]; then cmd=("$out/capi_bench_base"); else cmd=("$bin"); fi
   if [ "$perf" = 1 ]; then
-    line=$(JOBSYS_CAPI_HANDLE_STATS=1 perf stat -x, -e task-clock,syscalls:sys_enter_futex -o "$out/perf" \
+    line=$(perf stat -x, -e task-clock,syscalls:sys_enter_futex -o "$out/perf" \
       "${cmd[@]}" "$@" 2>"$out/err")
     line+=$(awk -F, -v j="$jobs" '/task-clock/ { t = $1 } /sys_enter_futex/ { f = $1 }
       END { printf " cpu_ns_per_job=%.1f futex_per_job=%.4f", t * 1e6 / j, f / j }' "$out/perf")
   else
-    line=$(JOBSYS_CAPI_HANDLE_STATS=1 "${cmd[@]}" "$@" 2>"$out/err")
+    line=$("${cmd[@]}" "$@" 2>"$out/err")
   fi
-  # The lock acquisitions that found the lock held (not printed by a BASE
-  # build): per job.
-  line+=$(sed -n 's/.* \([0-9]*\) lock acquisitions found the lock held/\1/p' "$out/err" |
-    awk -v j="$jobs" '{ n = $1; ok = 1 } END { if (ok) printf " contended_per_job=%.4f", n / j }')
   echo "variant=$v $line"
 }
 
@@ -104,6 +91,7 @@ for r in $(seq "$rounds"); do
     "$rust_w1" --case single --workers 0 --warmup 1 --samples 5 >>"$out/w1-rust"
     "$bin" w1 5 >>"$out/w1-c"
   fi
+  if [ -n "${BASE:-}" ]; then "$out/capi_bench_base" w1 5 >>"$out/w1-base"; fi
 done
 echo "load after: $(cat /proc/loadavg)"
 
@@ -112,8 +100,8 @@ median() { sort -g | awk -v f="${1:-%.2f}" '{ v[NR] = $1 } END { m = NR % 2 ? v[
 minmax() { sort -g | awk -v f="${1:-%.2f}" 'NR == 1 { lo = $1 } { hi = $1 } END { printf f "-" f, lo, hi }'; }
 
 echo
-echo "table: base = commit ${BASE:-(none)}, 1 = one shard (the single lock), 32 = sharded"
-echo "handle table: $threads threads x $((jobs / threads)) jobs at once, wall ns/job, median of $rounds rounds (range)"
+echo "variants: now = this tree${BASE:+, base = commit $BASE}"
+echo "threads at once: $threads threads x $((jobs / threads)) jobs at once, wall ns/job, median of $rounds rounds (range)"
 for w in $workers; do
   for v in $variants; do
     lines=$(grep "^variant=$v .* workers=$w " "$out/threads")
@@ -123,10 +111,6 @@ for w in $workers; do
       cpu=$(sed 's/.*cpu_ns_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
       fx=$(sed 's/.*futex_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
       printf '   cpu ns/job %s (%s)   futex/job %s' "$(median <<<"$cpu")" "$(minmax <<<"$cpu")" "$(median <<<"$fx")"
-    fi
-    if grep -q contended_per_job <<<"$lines"; then
-      ct=$(sed 's/.*contended_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
-      printf "   held/job %s (%s)" "$(median %.5f <<<"$ct")" "$(minmax %.5f <<<"$ct")"
     fi
     echo
   done
@@ -155,4 +139,8 @@ if [ "${CALLGRIND:-1}" = 1 ] && command -v valgrind >/dev/null; then
   r1=$(count '*w1_kernels::iteration*' 1 "$rust_w1" --case single --workers 0 --warmup 1 --samples)
   awk -v a="$c5" -v b="$c1" 'BEGIN { printf "  C API: %.1f\n", (a - b) / 4 / 65000 }'
   awk -v a="$r5" -v b="$r1" 'BEGIN { printf "  Rust:  %.1f\n", (a - b) / 4 / 65000 }'
+fi
+if [ -n "${BASE:-}" ]; then
+  bs=$(sed 's/.*ns_per_job=//' "$out/w1-base" | tr ',' '\n')
+  printf '  C API of %s:                       %s  (%s)\n' "$BASE" "$(median <<<"$bs")" "$(minmax <<<"$bs")"
 fi
