@@ -106,7 +106,7 @@ for w in $workers; do
   for v in $variants; do
     lines=$(grep "^variant=$v .* workers=$w " "$out/threads")
     vals=$(sed 's/.* ns_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
-    printf '  workers %s, table %-4s: %s  (%s)' "$w" "$v" "$(median <<<"$vals")" "$(minmax <<<"$vals")"
+    printf '  workers %s, %-4s: %s  (%s)' "$w" "$v" "$(median <<<"$vals")" "$(minmax <<<"$vals")"
     if [ "$perf" = 1 ]; then
       cpu=$(sed 's/.*cpu_ns_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
       fx=$(sed 's/.*futex_per_job=\([0-9.]*\).*/\1/' <<<"$lines")
@@ -122,6 +122,10 @@ c=$(sed 's/.*ns_per_job=//' "$out/w1-c" | tr ',' '\n')
 rs=$(sed 's/.*"samples":\[\([^]]*\)\].*/\1/' "$out/w1-rust" | tr ',' '\n')
 printf '  C API (jobsys_schedule/jobsys_complete): %s  (%s)\n' "$(median <<<"$c")" "$(minmax <<<"$c")"
 printf '  Rust (js.schedule/js.try_complete):      %s  (%s)\n' "$(median <<<"$rs")" "$(minmax <<<"$rs")"
+if [ -n "${BASE:-}" ]; then
+  bs=$(sed 's/.*ns_per_job=//' "$out/w1-base" | tr ',' '\n')
+  printf '  C API of %s:                     %s  (%s)\n' "$BASE" "$(median <<<"$bs")" "$(minmax <<<"$bs")"
+fi
 
 if [ "${CALLGRIND:-1}" = 1 ] && command -v valgrind >/dev/null; then
   echo
@@ -139,8 +143,4 @@ if [ "${CALLGRIND:-1}" = 1 ] && command -v valgrind >/dev/null; then
   r1=$(count '*w1_kernels::iteration*' 1 "$rust_w1" --case single --workers 0 --warmup 1 --samples)
   awk -v a="$c5" -v b="$c1" 'BEGIN { printf "  C API: %.1f\n", (a - b) / 4 / 65000 }'
   awk -v a="$r5" -v b="$r1" 'BEGIN { printf "  Rust:  %.1f\n", (a - b) / 4 / 65000 }'
-fi
-if [ -n "${BASE:-}" ]; then
-  bs=$(sed 's/.*ns_per_job=//' "$out/w1-base" | tr ',' '\n')
-  printf '  C API of %s:                       %s  (%s)\n' "$BASE" "$(median <<<"$bs")" "$(minmax <<<"$bs")"
 fi
