@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # AddressSanitizer over jobsys (nightly, -Zbuild-std so that std is
-# instrumented too): the crate's unit tests (src/tests.rs) and every
+# instrumented too): the crate's unit tests (src/tests/) and every
 # integration test in crates/jobsys/tests/, wait_ends.rs,
 # wait_and_drop_races.rs and thread_exit_and_shutdown.rs (the lifecycle
 # regressions: a scope returning while its job lived was a

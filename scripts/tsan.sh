@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ThreadSanitizer over jobsys (nightly, -Zbuild-std so that std is
-# instrumented too): the crate's unit tests (src/tests.rs), every integration
+# instrumented too): the crate's unit tests (src/tests/), every integration
 # test in crates/jobsys/tests/ (concurrency, random_graphs, panics, lifecycle,
 # policies, priorities, parallel_for, handles, ...), and, when
 # `jobsys-bench soak` exists, a short soak built with TSan as well.
