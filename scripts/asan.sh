@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # AddressSanitizer over jobsys (nightly, -Zbuild-std so that std is
-# instrumented too): the crate's unit tests (src/tests.rs) and every
-# integration test in crates/jobsys/tests/, wait_ends.rs and the lifecycle
-# and teardown attacks (the lifecycle
+# instrumented too): the crate's unit tests (src/tests/) and every
+# integration test in crates/jobsys/tests/, wait_ends.rs,
+# wait_and_drop_races.rs and thread_exit_and_shutdown.rs (the lifecycle
 # regressions: a scope returning while its job lived was a
 # stack-use-after-return that TSan, Miri and loom all missed) first.
 #
@@ -35,7 +35,7 @@ cargo_asan() {
 }
 cargo_asan test -p jobsys --no-run -q
 failed=0
-for t in wait_ends lifecycle_attacks teardown_attacks --lib concurrency handles panics lifecycle parallel_for bad_input \
+for t in wait_ends wait_and_drop_races thread_exit_and_shutdown --lib concurrency handles panics lifecycle parallel_for bad_input \
   engine_cancel engine_pinned engine_threads engine_active access outcomes; do
   if [ "$t" = --lib ]; then sel=(--lib); else sel=(--test "$t"); fi
   echo "== asan: jobsys ${sel[*]}"

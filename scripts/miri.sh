@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Miri over the unsafe core (crates/jobsys/src/tests.rs: slots, generations,
+# Miri over the unsafe core (crates/jobsys/src/tests/: slots, generations,
 # remote frees, edge blocks, parallel_for pieces, stack jobs, failures), with
 # small sizes and several scheduling seeds.
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ThreadSanitizer over jobsys (nightly, -Zbuild-std so that std is
-# instrumented too): the crate's unit tests (src/tests.rs), every integration
+# instrumented too): the crate's unit tests (src/tests/), every integration
 # test in crates/jobsys/tests/ (concurrency, random_graphs, panics, lifecycle,
 # policies, priorities, parallel_for, handles, ...), and, when
 # `jobsys-bench soak` exists, a short soak built with TSan as well.
@@ -49,7 +49,7 @@ export RUST_BACKTRACE=0
 # workers: 52 s alone under TSan here (2026-11-27), past its 30 s watchdog,
 # which then aborted the binary although no wait was stuck.
 export WAIT_ENDS_WATCHDOG_SECS=300
-# Every other watchdog (tests/common watchdog), 3x: feature_attacks.rs's
+# Every other watchdog (tests/common watchdog), 3x: feature_edges.rs's
 # 300,000-job chains took 68 s of their 60 under TSan on a loaded 2-core
 # machine, although nothing was stuck.
 export JOBSYS_WATCHDOG_SCALE=3

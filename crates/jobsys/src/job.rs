@@ -37,21 +37,43 @@ impl<F: FnOnce()> SingleVTable for SingleBoxed<F> {
     };
 }
 
+/// The vtable's `run` of a closure stored inline.
+///
+/// # Safety
+/// `p` is the payload of a slot where `write_single` stored an `F` inline,
+/// still initialised; this call moves it out, so the caller makes it the
+/// payload's only read: no other `run` or `drop` of it, before or after.
 unsafe fn run_inline<F: FnOnce()>(p: *mut u8) {
     // SAFETY: `p` holds an initialised `F` written by `write_single`; the
     // claim guarantees this is the only read, which moves it out.
     let f = unsafe { ptr::read(p.cast::<F>()) };
     f();
 }
+/// The vtable's `drop` of a closure stored inline.
+///
+/// # Safety
+/// As for `run_inline`: an initialised `F` written inline by
+/// `write_single`, and this is the payload's only read or drop.
 unsafe fn drop_inline<F: FnOnce()>(p: *mut u8) {
     // SAFETY: as in `run_inline`: an initialised `F`, read exactly once.
     unsafe { ptr::drop_in_place(p.cast::<F>()) };
 }
+/// The vtable's `run` of a closure too big for the payload.
+///
+/// # Safety
+/// `p` is the payload of a slot where `write_single` stored a `Box<F>`,
+/// still initialised; this call moves it out, so the caller makes it the
+/// payload's only read: no other `run` or `drop` of it, before or after.
 unsafe fn run_boxed<F: FnOnce()>(p: *mut u8) {
     // SAFETY: `p` holds a `Box<F>` written by `write_single`, read once.
     let f = unsafe { ptr::read(p.cast::<Box<F>>()) };
     f();
 }
+/// The vtable's `drop` of a boxed closure.
+///
+/// # Safety
+/// As for `run_boxed`: an initialised `Box<F>` written by `write_single`,
+/// and this is the payload's only read or drop.
 unsafe fn drop_boxed<F: FnOnce()>(p: *mut u8) {
     // SAFETY: as in `run_boxed`.
     unsafe { ptr::drop_in_place(p.cast::<Box<F>>()) };

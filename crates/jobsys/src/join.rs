@@ -52,6 +52,13 @@ struct StackJob<F, R> {
     result: UnsafeCell<MaybeUninit<thread::Result<R>>>,
 }
 
+/// A stack job's `run`: runs `f`, writes the result, sets the latch.
+///
+/// # Safety
+/// `h` is the header of a live `StackJob<F, R>` (the `F` and `R` it was
+/// built with) whose latch is not set yet, and the caller is its only
+/// runner: it took the job's deque entry (`run_stack_job`). The job may be
+/// freed as soon as the latch is set, which this does last.
 unsafe fn execute<F: FnOnce() -> R, R>(h: *const StackHeader) {
     // SAFETY: `h` is the header of a live `StackJob<F, R>` (repr(C), header
     // first); we are its only runner (entries are taken once).

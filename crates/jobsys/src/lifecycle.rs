@@ -28,6 +28,7 @@ use crate::handle::JobHandle;
 use crate::job::Entry;
 use crate::registry::Registry;
 use crate::slot::*;
+use crate::sync::fence;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
@@ -499,7 +500,7 @@ impl Registry {
         }
         // SeqCst fence: the pushes before the sleepers' state, as in
         // `Sleep::notify_work`.
-        std::sync::atomic::fence(Ordering::SeqCst);
+        fence(Ordering::SeqCst);
         let uncovered = n.saturating_sub(self.sleep.searching() as usize);
         // Each wake is recorded before the store that ends that worker's
         // park (see `Sleep::notify_work`), so its arrow never points back.
@@ -901,7 +902,7 @@ impl Registry {
             // SeqCst CAS and load alone suffice in C++20's model; the fence
             // makes that explicit and lets loom check it (loom weakens
             // SeqCst accesses, not fences).
-            crate::sync::fence(Ordering::SeqCst);
+            fence(Ordering::SeqCst);
             // Recorded before the store the waiter's park loop sees.
             self.waiters
                 .wake_target(slot, |w| crate::trace::wake_issued(self, ctx, Some(w)));

@@ -69,12 +69,22 @@ const MAX_PIECES: usize = usize::MAX / 4;
 const CLOSURE_ROOM: usize = PAYLOAD_BYTES - size_of::<Header>();
 const _: () = assert!(size_of::<Header>() % 16 == 0);
 
+/// The loop's header, at the start of its slot's payload.
+///
+/// # Safety
+/// `slot` holds a parallel_for (its payload starts with a `Header`
+/// written by `write_pfor`) and the caller holds a pin on it, so the
+/// header stays initialised for the returned borrow.
 unsafe fn header(slot: &Slot) -> &Header {
     // SAFETY: the payload of a PFOR slot starts with an initialised Header;
     // the caller holds a pin.
     unsafe { &*slot.payload_ptr().cast::<Header>() }
 }
 
+/// The `run_range` of single jobs (job.rs), never called for them.
+///
+/// # Safety
+/// None: it reads nothing.
 pub(crate) unsafe fn no_range(_: *const u8, _: usize, _: usize, _: usize, _: &AtomicUsize) {}
 
 trait RangeVTable {
@@ -83,6 +93,12 @@ trait RangeVTable {
 struct PerIndex<F, const BOXED: bool>(F);
 struct Chunked<F, const BOXED: bool>(F);
 
+/// The loop's closure from `p`, the payload past the header.
+///
+/// # Safety
+/// `p` points just past the `Header` of a payload where `write_pfor`
+/// stored the closure (`F` inline, or `Box<F>` when `BOXED`), still
+/// initialised; the pointer returned is valid while it stays so.
 unsafe fn closure<F, const BOXED: bool>(p: *const u8) -> *const F {
     if BOXED {
         // SAFETY: `p` holds a `Box<F>` written by `write_pfor`.
@@ -92,6 +108,11 @@ unsafe fn closure<F, const BOXED: bool>(p: *const u8) -> *const F {
     }
 }
 /// The vtable's `drop`: `p` is the payload (header first, then the closure).
+///
+/// # Safety
+/// `p` is the payload of a parallel_for written by `write_pfor` with the
+/// same `F` and `BOXED`, whose closure is still initialised, and this is
+/// its only drop: no piece runs now or later.
 unsafe fn drop_closure<F, const BOXED: bool>(p: *mut u8) {
     // SAFETY: the payload holds the closure written by `write_pfor` after
     // the header; the caller drops it once (job finished, or cancelled).
@@ -115,6 +136,12 @@ fn stopped(next: &AtomicUsize) -> bool {
 }
 
 /// Calls `f(i)` for every index of pieces `[a, b)`, none after `stopped`.
+///
+/// # Safety
+/// `p` points to the loop's initialised closure past the header (as for
+/// `closure`) and is only shared (`Fn`) for the call; indices `[a, b)`,
+/// whole pieces of `batch` indices (the last may be shorter), were handed
+/// to the caller alone; `next` is the same loop's dispenser.
 unsafe fn run_per_index<F: Fn(usize), const BOXED: bool>(
     p: *const u8,
     a: usize,
@@ -149,6 +176,9 @@ unsafe fn run_per_index<F: Fn(usize), const BOXED: bool>(
 /// One call per piece, so `Batch::Fixed(n)` means calls of exactly `n`
 /// indices (the last may be shorter) even when a runner grabbed several;
 /// none after `stopped`.
+///
+/// # Safety
+/// As for `run_per_index`.
 unsafe fn run_chunked<F: Fn(Range<usize>), const BOXED: bool>(
     p: *const u8,
     a: usize,
@@ -168,6 +198,10 @@ unsafe fn run_chunked<F: Fn(Range<usize>), const BOXED: bool>(
         }
     }
 }
+/// The vtable's `run` of a parallel_for: never called (it panics).
+///
+/// # Safety
+/// None: it reads nothing.
 unsafe fn unreachable_run(_: *mut u8) {
     unreachable!("a parallel_for is never claimed as a single job")
 }

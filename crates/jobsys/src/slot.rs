@@ -276,7 +276,15 @@ unsafe impl Sync for Slot {}
 // SAFETY: as above; slots move between threads only as addresses.
 unsafe impl Send for Slot {}
 
+/// `NOOP_VTABLE`'s `run` and `drop`: the slot has nothing to run or drop.
+///
+/// # Safety
+/// None beyond the vtable's: it reads nothing, so any pointer will do.
 unsafe fn noop(_: *mut u8) {}
+/// `NOOP_VTABLE`'s `run_range`, never called (no loop has this vtable).
+///
+/// # Safety
+/// None: it reads nothing.
 unsafe fn noop_range(_: *const u8, _: usize, _: usize, _: usize, _: &AtomicUsize) {}
 /// The vtable of a job with nothing to run (`combine`).
 fn combine_name() -> &'static str {

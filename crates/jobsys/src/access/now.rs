@@ -38,7 +38,15 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
+/// The `run` and `drop` of a guard's vtable: a guard has no closure.
+///
+/// # Safety
+/// None beyond the vtable's: it reads nothing, so any pointer will do.
 unsafe fn noop(_: *mut u8) {}
+/// The `run_range` of a guard's vtable, never called (a guard is no loop).
+///
+/// # Safety
+/// None: it reads nothing.
 unsafe fn noop_range(
     _: *const u8,
     _: usize,

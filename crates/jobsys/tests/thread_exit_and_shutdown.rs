@@ -3,7 +3,7 @@
 //! pinned to it (and what its thread-local teardown drops or leaves
 //! behind), the last `JobSystem` clone dropped while jobs are queued,
 //! waiting, running or pinned, and a panic payload dropped by the failure
-//! log. The lifecycle_attacks.rs counterpart covers cancels, scopes and
+//! log. The wait_and_drop_races.rs counterpart covers cancels, scopes and
 //! handles; the same rules hold: interleavings forced with channels,
 //! gates and barriers, every test under `common::watchdog`.
 //!

@@ -1,4 +1,4 @@
-//! Attacks on the features the lifecycle attacks left alone: declared
+//! Attacks on the features wait_and_drop_races.rs leaves alone: declared
 //! access guards (`read_now` / `write_now`) used in odd ways, `join`,
 //! `parallel_for` edge cases and batched scheduling.
 //!
@@ -357,7 +357,7 @@ fn a_piece_waiting_on_its_own_loop_is_wait_on_self() {
     }
 }
 
-/// The library side of capi_attacks.rs's
+/// The library side of capi_misuse.rs's
 /// `destroy_with_a_job_pinned_to_an_idle_registered_thread_returns`: a
 /// job pinned to a registered thread that is alive but never calls in
 /// again is cancelled when the last clone is dropped elsewhere; the drop

@@ -2,7 +2,7 @@
 //! cancels racing a dependency's finish, a loop's last pieces and a
 //! scope's end; closures whose `Drop` acts on the system; waits, cancels
 //! and `is_complete` on odd handles. Thread exit and shutdown are in
-//! teardown_attacks.rs.
+//! thread_exit_and_shutdown.rs.
 //!
 //! The invariant under attack: a wait on a job (a scope's wait above all,
 //! whose jobs borrow the scope's frame) returns only after the job's closure
