@@ -103,6 +103,14 @@ pub enum Command {
     /// and recording, in turns: what the tracer costs. Builds
     /// its child program `jobsys-w1` twice with cargo. Not part of `all`.
     TraceCost,
+    /// W1 (single, flat, nested) called from C++ through jobsys.hpp, beside
+    /// W1 from Rust and the C++ peers enkiTS, Taskflow and (when installed)
+    /// oneTBB, at equal thread counts (jobsys N workers + the calling thread
+    /// = a peer with N + 1 threads): median, p99, min-max and the ratio to
+    /// jobsys from Rust. Compiles cpp/w1.cpp with `c++` (and builds
+    /// libjobsys_capi.a with cargo if missing). Default workers: 0,1,2.
+    /// Not part of `all`. See crates/jobsys-bench/cpp/README.md.
+    CppW1,
     /// W3 (D = 0.5 and 1 us) with `follow_cpus` off and on while a core is
     /// taken away for the middle half of the frames (every thread of the
     /// process restricted to the other CPUs, a busy process pinned to the

@@ -3,6 +3,7 @@
 
 pub mod access_graph;
 pub mod contended;
+pub mod cpp_w1;
 pub mod follow_cpus;
 pub mod frame_graph;
 pub mod frame_graph_background;
@@ -37,6 +38,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::WakePrimitives => wake_primitives::run(ctx),
         Command::Contended => contended::run(ctx),
         Command::TraceCost => trace_cost::run(ctx),
+        Command::CppW1 => cpp_w1::run(ctx),
         Command::FollowCpus => follow_cpus::run(ctx),
         Command::Policies => policies::run(ctx),
         Command::AccessGraph => access_graph::run(ctx),
