@@ -23,13 +23,44 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
-static std::atomic<uint64_t> g_count{0};
+// One counter per thread, on its own cache lines, as the Rust side's
+// count::bump: a shared atomic would make every library's nested case a
+// measurement of that one contended line. Counters are never freed (a
+// worker's count must outlive it until the total is read).
+struct alignas(128) Counter {
+    std::atomic<uint64_t> n{0};
+};
+static std::mutex g_counters_mu;
+static std::vector<Counter *> g_counters;
 
-// The empty job: counts itself, nothing else.
-__attribute__((noinline)) static void empty_job() { g_count.fetch_add(1, std::memory_order_relaxed); }
+static Counter &my_counter() {
+    thread_local Counter *mine = [] {
+        auto *c = new Counter;
+        std::lock_guard<std::mutex> lock(g_counters_mu);
+        g_counters.push_back(c);
+        return c;
+    }();
+    return *mine;
+}
+
+// Jobs counted so far by every thread.
+static uint64_t counted() {
+    std::lock_guard<std::mutex> lock(g_counters_mu);
+    uint64_t total = 0;
+    for (Counter *c : g_counters) total += c->n.load(std::memory_order_acquire);
+    return total;
+}
+
+// The empty job: counts itself on its thread's counter (only this thread
+// writes it: a load and a store, no read-modify-write), nothing else.
+__attribute__((noinline)) static void empty_job() {
+    std::atomic<uint64_t> &n = my_counter().n;
+    n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
 
 struct Sizes {
     size_t single, flat;
@@ -211,11 +242,11 @@ int main(int argc, char **argv) {
     for (const Case &c : cases) {
         std::string out;
         for (int i = 0; i < warmup + samples; i++) {
-            uint64_t before = g_count.load();
+            uint64_t before = counted();
             auto t0 = std::chrono::steady_clock::now();
             (lib.*c.run)(s);
             auto t1 = std::chrono::steady_clock::now();
-            uint64_t ran = g_count.load() - before;
+            uint64_t ran = counted() - before;
             if (ran != c.jobs) {
                 std::fprintf(stderr, "%s %s: %llu jobs ran, expected %zu\n", LIBRARY, c.name,
                              (unsigned long long)ran, c.jobs);
