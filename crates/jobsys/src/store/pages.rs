@@ -10,6 +10,7 @@
 //! allocated until the set drops (a reader may still be probing one), so
 //! the memory is under twice the last table's, a few KiB per GiB of slots.
 
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -64,27 +65,34 @@ impl Table {
     }
 }
 
+/// A table the set owns: from `Box::leak`, freed in `PageSet::drop`.
+/// A raw pointer rather than a `Box` in the writer's list: moving a `Box`
+/// asserts unique access to the table, which readers holding `current` do
+/// not grant (Miri's aliasing model rejects it).
+struct Owned(NonNull<Table>);
+// SAFETY: a `Table` is atomics only; the pointer is freed once, by the set's
+// `Drop`, when no reader can hold it any more.
+unsafe impl Send for Owned {}
+
 /// The page bases of one registry.
 pub(crate) struct PageSet {
     page_bytes: usize,
     /// The current table; readers load it, the writer replaces it.
     current: AtomicPtr<Table>,
     /// Every table ever published (the current one last) and the count of
-    /// bases; written under this lock only. Boxed: `current` points at a
-    /// `Table`, which must not move when the list grows.
-    #[allow(clippy::vec_box)]
-    writer: Mutex<(Vec<Box<Table>>, usize)>,
+    /// bases; written under this lock only. Tables never move (they are
+    /// heap blocks owned through raw pointers) while `current` points at one.
+    writer: Mutex<(Vec<Owned>, usize)>,
 }
 
 impl PageSet {
     pub(crate) fn new(page_bytes: usize) -> PageSet {
         assert!(page_bytes.is_power_of_two());
-        let first = Box::new(Table::new(FIRST));
-        let current = AtomicPtr::new(&*first as *const Table as *mut Table);
+        let first = NonNull::from(Box::leak(Box::new(Table::new(FIRST))));
         PageSet {
             page_bytes,
-            current,
-            writer: Mutex::new((vec![first], 0)),
+            current: AtomicPtr::new(first.as_ptr()),
+            writer: Mutex::new((vec![Owned(first)], 0)),
         }
     }
 
@@ -94,8 +102,11 @@ impl PageSet {
         debug_assert!(base != 0 && base % self.page_bytes == 0);
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         let (tables, count) = &mut *w;
-        let cur = tables.last().expect("a table");
-        if (*count + 1) * 2 > cur.cells.len() {
+        let cur = tables.last().expect("a table").0;
+        // SAFETY: tables in the list are alive until the set drops, and the
+        // writer (we hold its lock) only reads them through shared references.
+        let cur = unsafe { cur.as_ref() };
+        let cur = if (*count + 1) * 2 > cur.cells.len() {
             let bigger = Box::new(Table::new(cur.cells.len() * 2));
             for c in cur.cells.iter() {
                 let b = c.load(Ordering::Relaxed);
@@ -103,12 +114,15 @@ impl PageSet {
                     bigger.insert(b, self.page_bytes);
                 }
             }
+            let bigger = NonNull::from(Box::leak(bigger));
             // Release: a reader that loads the new table sees its cells.
-            self.current
-                .store(&*bigger as *const Table as *mut Table, Ordering::Release);
-            tables.push(bigger);
-        }
-        let cur = tables.last().expect("a table");
+            self.current.store(bigger.as_ptr(), Ordering::Release);
+            tables.push(Owned(bigger));
+            // SAFETY: just leaked, owned by the list from here on.
+            unsafe { bigger.as_ref() }
+        } else {
+            cur
+        };
         cur.insert(base, self.page_bytes);
         *count += 1;
     }
@@ -125,6 +139,17 @@ impl PageSet {
         // alive.
         let t = unsafe { &*self.current.load(Ordering::Acquire) };
         t.contains(base, self.page_bytes)
+    }
+}
+
+impl Drop for PageSet {
+    fn drop(&mut self) {
+        let tables = self.writer.get_mut().unwrap_or_else(|e| e.into_inner());
+        for t in tables.0.drain(..) {
+            // SAFETY: from `Box::leak` in `new`/`insert`, in the list once,
+            // freed once here; `&mut self`: no reader can hold it now.
+            drop(unsafe { Box::from_raw(t.0.as_ptr()) });
+        }
     }
 }
 
