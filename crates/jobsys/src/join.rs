@@ -151,8 +151,8 @@ impl Registry {
         // a worker that was going to sleep as we pushed would miss the push
         // without it (tests/concurrency.rs,
         // `join_runs_a_on_another_thread_and_waits_for_it`). rayon's
-        // `new_internal_jobs` leaves it out; on this machine it costs less
-        // than the noise (W1 `floor-fence`: 0.98-1.06x serial).
+        // `new_internal_jobs` leaves it out; W1's `floor-fence` case measures
+        // it (docs/benchmarks.md), and it costs less than the noise.
         self.notify_work(ctx);
         let rb = catch_unwind(AssertUnwindSafe(b));
         let ra = if self.take_back(ctx, entry) {

@@ -353,7 +353,7 @@ impl Registry {
     /// `current_named`, and the call on the cold branch passes no argument
     /// for the name. With a `&str` it passed two registers, which changed
     /// the register allocation around the hot paths' look-up (W1 `flat`
-    /// with the tracer compiled in counted two more instructions per job).
+    /// with the tracer compiled in counted more instructions per job).
     #[inline]
     pub(crate) fn current_for(&self, call: impl Fn() -> &'static str) -> &Context {
         let (id, ctx) = CURRENT.with(|c| c.get());

@@ -261,8 +261,8 @@ impl Registry {
 
     /// Pop our own `prio` deque until an entry runs (stale ones are dropped).
     /// An empty deque costs two loads inline: a worker looks at its own
-    /// High deque before every job (`find_and_run`), and the out-of-line
-    /// call cost ~29 instructions per job when it was empty.
+    /// High deque before every job (`find_and_run`), and an out-of-line
+    /// call there showed in the W1 counts when it was empty.
     #[inline]
     pub(crate) fn pop_and_run(&self, ctx: &Context, prio: usize, searching: &mut bool) -> bool {
         // The owner's own `back` and a (possibly older, so smaller) `front`:
@@ -290,8 +290,8 @@ impl Registry {
 
     /// `run_entry` whose claim ends a search (`found_work`). A thread that
     /// is not searching (a busy worker: almost every job) passes a closure
-    /// that does nothing, whose call costs ~3 instructions instead of the
-    /// ~17 of `found_work`'s (which only finds `searching` false).
+    /// that does nothing, a few instructions, instead of `found_work`
+    /// (which would only find `searching` false).
     #[inline]
     fn run_entry_found(
         &self,

@@ -366,7 +366,7 @@ impl JobSystem {
     /// Everything `f` borrows must outlive the job (the caller waits for it).
     // Always: a few calls of glue around `submit`. With a plain `#[inline]`
     // LLVM stopped inlining it into callers once `Store::alloc` grew a cold
-    // branch (W1 single 298 -> 329 instructions per job).
+    // branch (W1 single's instruction count rose by a tenth).
     #[inline(always)]
     #[track_caller]
     pub(crate) unsafe fn schedule_unchecked<F: FnOnce() + Send>(

@@ -24,7 +24,7 @@
 //!   `schedule` followed by `complete`) starts its next spins with longer
 //!   steps ([`Backoff::contended`]): every look reads the owner's deque
 //!   indices, so each one costs the owner a cache miss on its next push or
-//!   pop (W1 single, 1 worker: ~130 ns per job).
+//!   pop (W1 single with 1 worker shows it).
 
 use std::time::{Duration, Instant};
 

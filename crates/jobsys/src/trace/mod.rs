@@ -453,8 +453,8 @@ pub(crate) struct WaitTrace<'a> {
     #[cfg(feature = "trace")]
     ctx: &'a Context,
     /// The waited job's address and generation, hashed into a `JobId` only
-    /// while recording (hashing up front cost ~21 instructions per wait
-    /// with tracing off).
+    /// while recording (hashing up front showed in the W1 counts with
+    /// tracing off).
     #[cfg(feature = "trace")]
     key: (usize, u32),
     #[cfg(not(feature = "trace"))]
