@@ -323,8 +323,12 @@ pub enum BuildError {
         /// The limit.
         max: usize,
     },
-    /// `JOBSYS_WORKERS` is set but is not a worker count.
+    /// An environment variable (`JOBSYS_WORKERS`) is set but is not a
+    /// worker count. Its `Debug` (what `unwrap` prints) names the variable
+    /// as `Display` does.
     BadEnvironment {
+        /// The variable's name.
+        variable: &'static str,
         /// The variable's value.
         value: String,
     },
@@ -356,9 +360,9 @@ impl fmt::Display for BuildError {
                 f,
                 "jobsys: {requested} workers requested, the limit is {max} (use at most the cores you have)"
             ),
-            BuildError::BadEnvironment { value } => write!(
+            BuildError::BadEnvironment { variable, value } => write!(
                 f,
-                "jobsys: JOBSYS_WORKERS={value:?} is not a worker count (expected an integer 0..={MAX_WORKERS})"
+                "jobsys: {variable}={value:?} is not a worker count (expected an integer 0..={MAX_WORKERS})"
             ),
             BuildError::BadPolicy { reason } => write!(f, "jobsys: {reason}"),
             BuildError::StackTooSmall { requested, min } => write!(
@@ -395,6 +399,7 @@ pub(crate) fn resolve_workers(requested: Option<usize>) -> Result<Option<usize>,
                 .trim()
                 .parse::<usize>()
                 .map_err(|_| BuildError::BadEnvironment {
+                    variable: "JOBSYS_WORKERS",
                     value: value.clone(),
                 })?,
             Err(_) => return Ok(None),
@@ -414,7 +419,13 @@ pub(crate) fn resolve_policy(requested: Option<IdlePolicy>) -> Result<IdlePolicy
     let policy = match requested {
         Some(p) => p,
         None => match std::env::var("JOBSYS_IDLE_POLICY") {
-            Ok(v) => v.parse()?,
+            // Name the variable: the text alone does not say where it came from.
+            Ok(v) => v.parse().map_err(|e| match e {
+                BuildError::BadPolicy { reason } => BuildError::BadPolicy {
+                    reason: format!("JOBSYS_IDLE_POLICY: {reason}"),
+                },
+                e => e,
+            })?,
             Err(_) => IdlePolicy::default(),
         },
     };

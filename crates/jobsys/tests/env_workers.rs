@@ -33,13 +33,21 @@ fn jobsys_workers_environment_variable() {
     std::env::set_var(VAR, "1");
     assert_eq!(JobSystem::new(Config::default()).unwrap().workers(), 1);
 
-    // Not a worker count: a BadEnvironment error naming the value.
+    // Not a worker count: a BadEnvironment error naming the variable and
+    // the value, in Display and in Debug (what `unwrap` prints).
     for bad in ["abc", "", "-1", "2.5", "4 workers"] {
         match workers_from_env(Some(bad)) {
-            Err(BuildError::BadEnvironment { value }) => {
+            Err(e @ BuildError::BadEnvironment { .. }) => {
+                let BuildError::BadEnvironment { variable, value } = &e else {
+                    unreachable!()
+                };
+                assert_eq!(*variable, VAR);
                 assert_eq!(value, bad);
-                let msg = BuildError::BadEnvironment { value }.to_string();
+                let msg = e.to_string();
                 assert!(msg.contains(VAR), "{msg}");
+                let debug = format!("{e:?}");
+                assert!(debug.contains(VAR), "{debug}");
+                assert!(debug.contains(&format!("{bad:?}")), "{debug}");
             }
             other => panic!("{VAR}={bad:?}: expected BadEnvironment, got {other:?}"),
         }
@@ -64,5 +72,25 @@ fn jobsys_workers_environment_variable() {
     match saved {
         Some(v) => std::env::set_var(VAR, v),
         None => std::env::remove_var(VAR),
+    }
+
+    // A bad JOBSYS_IDLE_POLICY: the error names the variable and the value
+    // in Display and in Debug. (Here, not in a test of its own: tests of
+    // one binary run at once, and every build reads both variables.)
+    const POLICY: &str = "JOBSYS_IDLE_POLICY";
+    let saved = std::env::var(POLICY).ok();
+    std::env::set_var(POLICY, "sleepy");
+    match JobSystem::builder().workers(0).build() {
+        Err(e @ BuildError::BadPolicy { .. }) => {
+            for text in [e.to_string(), format!("{e:?}")] {
+                assert!(text.contains(POLICY), "{text}");
+                assert!(text.contains("sleepy"), "{text}");
+            }
+        }
+        other => panic!("{POLICY}=sleepy: expected BadPolicy, got {:?}", other.err()),
+    }
+    match saved {
+        Some(v) => std::env::set_var(POLICY, v),
+        None => std::env::remove_var(POLICY),
     }
 }
