@@ -203,6 +203,11 @@ pub struct Config {
     /// thread of the system as it schedules, runs, waits and sleeps. See
     /// [`ProfilerHooks`](crate::ProfilerHooks) and `docs/profiling.md`.
     pub profiler: Option<std::sync::Arc<dyn crate::ProfilerHooks>>,
+    /// What to do with a job's panic that no wait read, once nothing can
+    /// read it any more (the failure log forgot it and its slot was reused,
+    /// or the system dropped). `None`: print one line to stderr naming the
+    /// job. Either way [`Stats::panics_unobserved`](crate::Stats) counts it.
+    pub on_unobserved_panic: Option<crate::PanicHandler>,
 }
 
 /// Job slots a thread keeps when idle, by default (64 pages, 2 MiB).
@@ -268,6 +273,18 @@ impl Builder {
     /// (see [`Config::failure_history`]).
     pub fn failure_history(mut self, n: usize) -> Self {
         self.config.failure_history = Some(n);
+        self
+    }
+    /// Call `f` with each job panic that no wait read, instead of printing
+    /// it (see [`Config::on_unobserved_panic`]; e.g. log it, count it, or
+    /// `std::process::abort()` in a debug build). `f` runs on whichever
+    /// thread lets go of the failure last: it must not wait on this
+    /// system's jobs nor hold a clone of the `JobSystem`.
+    pub fn on_unobserved_panic(
+        mut self,
+        f: impl Fn(&crate::JobError) + Send + Sync + 'static,
+    ) -> Self {
+        self.config.on_unobserved_panic = Some(crate::PanicHandler(std::sync::Arc::new(f)));
         self
     }
     /// Bound on unfinished jobs before new job storage waits (see

@@ -2,7 +2,8 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The panic of a job, shared by the job and everything that depended on it.
 pub(crate) struct Failure {
@@ -15,6 +16,13 @@ pub(crate) struct Failure {
     job: Option<&'static str>,
     /// The original payload; taken by the first waiter that re-raises it.
     payload: Mutex<Option<Box<dyn Any + Send>>>,
+    /// A wait read this failure (`to_error`, `to_panic`): on the job
+    /// itself or on one that inherited it (dependents share the `Arc`).
+    observed: AtomicBool,
+    /// Where a panic nobody read is reported when its last reference goes
+    /// (`Drop`): the failure log of its system, attached by
+    /// `FailureLog::record`, which `finish` calls for every failed job.
+    report: OnceLock<Arc<crate::failures::Unobserved>>,
 }
 
 /// The message of a panic payload (a placeholder for non-string ones).
@@ -48,6 +56,8 @@ impl Failure {
             kind: Kind::Panic,
             job,
             payload: Mutex::new(Some(payload)),
+            observed: AtomicBool::new(false),
+            report: OnceLock::new(),
         }
     }
 
@@ -59,6 +69,8 @@ impl Failure {
             kind: Kind::Cancelled,
             job,
             payload: Mutex::new(None),
+            observed: AtomicBool::new(false),
+            report: OnceLock::new(),
         }
     }
 
@@ -72,12 +84,23 @@ impl Failure {
             kind: Kind::Unknown,
             job: None,
             payload: Mutex::new(None),
+            observed: AtomicBool::new(false),
+            report: OnceLock::new(),
+        }
+    }
+
+    /// Report this failure to `to` if it is a panic that is dropped unread
+    /// (the first system to record it keeps it).
+    pub(crate) fn report_to(&self, to: &Arc<crate::failures::Unobserved>) {
+        if self.kind == Kind::Panic {
+            let _ = self.report.set(to.clone());
         }
     }
 
     /// What a wait on the failed job reports (`via_dependency`: the job
     /// was skipped because a dependency failed).
     pub(crate) fn to_error(&self, via_dependency: bool) -> JobError {
+        self.observed.store(true, Ordering::Relaxed);
         match self.kind {
             Kind::Cancelled => JobError::Cancelled(match self.job {
                 Some(name) => format!("{} (job \"{name}\")", self.message),
@@ -89,6 +112,9 @@ impl Failure {
     }
 
     pub(crate) fn to_panic(&self, via_dependency: bool) -> JobPanic {
+        // Relaxed: only this failure's own `Drop` reads it, after the last
+        // reference went (the `Arc` count's release/acquire orders it).
+        self.observed.store(true, Ordering::Relaxed);
         let payload = if via_dependency {
             None
         } else {
@@ -102,6 +128,20 @@ impl Failure {
             via_dependency,
             job: self.job,
             payload,
+        }
+    }
+}
+
+/// A panic that no wait read is reported as its last reference goes: when
+/// the failure log forgets it and its slot is reused, or when the system
+/// drops (`Builder::on_unobserved_panic`).
+impl Drop for Failure {
+    fn drop(&mut self) {
+        if self.kind != Kind::Panic || *self.observed.get_mut() {
+            return;
+        }
+        if let Some(to) = self.report.take() {
+            to.report(JobError::Panicked(self.to_panic(false)));
         }
     }
 }

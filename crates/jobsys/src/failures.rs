@@ -22,11 +22,64 @@
 //! about a sixth of the slots' own 128 bytes, and nothing in a program
 //! whose failures fit the log. `Stats::failures_forgotten` counts the
 //! failures pushed out.
+//!
+//! Unobserved panics: a job's panic that no wait ever read (on the job or
+//! on a job that inherited it) is reported when its last reference goes,
+//! which is when nothing can read it any more: the log pushed it out and
+//! its slot was reused, or the system dropped. `record` attaches the
+//! log's [`Unobserved`] to the failure; the failure's `Drop` reports to
+//! it. The default prints one line naming the job; `Builder::
+//! on_unobserved_panic` replaces that; `Stats::panics_unobserved` counts.
 
-use crate::error::Failure;
+use crate::error::{Failure, JobError};
 use std::collections::{HashMap, VecDeque};
+use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// What a job system does with a job's panic that no wait read
+/// ([`Builder::on_unobserved_panic`](crate::Builder::on_unobserved_panic)).
+/// It gets the error a wait would have returned (a
+/// [`JobError::Panicked`], naming the job when it has a name). It runs on
+/// whichever thread lets go of the failure last (a worker reusing the
+/// job's slot, or the thread that drops the system), so it must not wait
+/// on jobs of that system, and it should not hold a clone of the
+/// `JobSystem` (that would keep the system alive). A panic inside it is
+/// caught and printed.
+#[derive(Clone)]
+pub struct PanicHandler(pub Arc<dyn Fn(&JobError) + Send + Sync>);
+
+impl fmt::Debug for PanicHandler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PanicHandler")
+    }
+}
+
+/// Where a system's unobserved panics go: counted, then handed to the
+/// handler, or printed.
+#[derive(Default)]
+pub(crate) struct Unobserved {
+    count: AtomicU64,
+    handler: OnceLock<PanicHandler>,
+}
+
+impl Unobserved {
+    /// A failure that no wait read is dropped (`Failure`'s `Drop`).
+    pub(crate) fn report(&self, e: JobError) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        match self.handler.get() {
+            Some(h) => {
+                let call = std::panic::AssertUnwindSafe(|| (h.0)(&e));
+                if std::panic::catch_unwind(call).is_err() {
+                    eprintln!("jobsys: the unobserved-panic handler panicked (on: {e})");
+                }
+            }
+            None => eprintln!(
+                "{e} (no wait read this failure; Builder::on_unobserved_panic changes this report)"
+            ),
+        }
+    }
+}
 
 /// One recorded failure: the shared cause and the job's state flags
 /// (`POISONED`, `CANCELLED`) that say how it failed.
@@ -44,6 +97,8 @@ pub(crate) struct FailureLog {
     forgotten: AtomicU64,
     capacity: usize,
     inner: Mutex<Inner>,
+    /// Where the panics recorded here go if no wait reads them.
+    unobserved: Arc<Unobserved>,
 }
 
 #[derive(Default)]
@@ -85,6 +140,7 @@ impl FailureLog {
             forgotten: AtomicU64::new(0),
             capacity,
             inner: Mutex::new(Inner::default()),
+            unobserved: Arc::default(),
         }
     }
 
@@ -97,6 +153,7 @@ impl FailureLog {
         // last reference to a panic payload runs the user's `Drop`, which
         // may wait on a job, and a wait that fails looks up this log (it
         // locked the mutex it held: a self-deadlock).
+        rec.failure.report_to(&self.unobserved);
         let mut gone = Vec::new();
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if self.capacity == 0 {
@@ -160,6 +217,17 @@ impl FailureLog {
             .unwrap_or_else(|e| e.into_inner())
             .unknown
             .len()
+    }
+
+    /// Report unobserved panics to `h` instead of printing them (set once,
+    /// as the system is built).
+    pub(crate) fn on_unobserved(&self, h: PanicHandler) {
+        let _ = self.unobserved.handler.set(h);
+    }
+
+    /// Panics reported unobserved so far.
+    pub(crate) fn unobserved(&self) -> u64 {
+        self.unobserved.count.load(Ordering::Relaxed)
     }
 
     /// Failures dropped from the log because it was full.

@@ -79,6 +79,7 @@ pub use builder::{
 };
 pub use desc::{JobDesc, Priority};
 pub use error::{JobError, JobPanic};
+pub use failures::PanicHandler;
 pub use handle::JobHandle;
 pub use lifecycle::is_cancelled;
 pub use parallel_for::Batch;

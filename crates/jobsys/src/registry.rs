@@ -58,6 +58,10 @@ pub struct Stats {
     /// Failures dropped from the failure log (`Config::failure_history`):
     /// waits on those handles read success. A counter; system-wide only.
     pub failures_forgotten: u64,
+    /// Job panics that no wait read, reported when nothing could read them
+    /// any more (`Builder::on_unobserved_panic`). A counter; system-wide
+    /// only.
+    pub panics_unobserved: u64,
     /// Job slots reserved now (128 bytes each; a gauge, not a counter:
     /// `a - b` keeps `a`'s value). System-wide only.
     pub job_slots: u64,
@@ -80,6 +84,7 @@ impl std::ops::Sub for Stats {
             steals: self.steals - b.steals,
             failed_steals: self.failed_steals - b.failed_steals,
             failures_forgotten: self.failures_forgotten - b.failures_forgotten,
+            panics_unobserved: self.panics_unobserved - b.panics_unobserved,
             job_slots: self.job_slots,
             active_workers: self.active_workers,
         }
@@ -494,6 +499,7 @@ impl Registry {
             workers: self.num_workers,
             active_workers: self.active_workers(),
             failures_forgotten: self.failures.forgotten(),
+            panics_unobserved: self.failures.unobserved(),
             job_slots: (pages * PAGE_SLOTS) as u64,
             ..Stats::default()
         };

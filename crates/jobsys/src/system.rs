@@ -134,6 +134,9 @@ impl JobSystem {
                 .div_ceil(crate::slot::PAGE_SLOTS),
             crate::active::Active::new(workers, config.follow_cpus, config.pin_workers),
         );
+        if let Some(h) = config.on_unobserved_panic.clone() {
+            registry.failures.on_unobserved(h);
+        }
         // The building thread is `Pin::Main`, thread index 0; registered
         // before the hooks are installed so that its start reaches them
         // with that number (`docs/engine.md`, "Thread index"). Hooks next:
