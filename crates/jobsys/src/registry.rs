@@ -62,6 +62,11 @@ pub struct Stats {
     /// any more (`Builder::on_unobserved_panic`). A counter; system-wide
     /// only.
     pub panics_unobserved: u64,
+    /// Batched jobs (`JobBuilder::batched`) that no `flush` and no wait of
+    /// their thread published: the thread's exit did (they ran then, or
+    /// whenever an awake worker found them first). A counter;
+    /// system-wide only.
+    pub batched_unflushed: u64,
     /// Job slots reserved now (128 bytes each; a gauge, not a counter:
     /// `a - b` keeps `a`'s value). System-wide only.
     pub job_slots: u64,
@@ -85,6 +90,7 @@ impl std::ops::Sub for Stats {
             failed_steals: self.failed_steals - b.failed_steals,
             failures_forgotten: self.failures_forgotten - b.failures_forgotten,
             panics_unobserved: self.panics_unobserved - b.panics_unobserved,
+            batched_unflushed: self.batched_unflushed - b.batched_unflushed,
             job_slots: self.job_slots,
             active_workers: self.active_workers,
         }
@@ -155,6 +161,9 @@ pub(crate) struct Registry {
     pub(crate) urgent: std::sync::Arc<crate::context::Urgent>,
     /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
     pub hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
+    /// Batched jobs published by their thread's exit or the system's
+    /// shutdown instead of a flush or a wait (`note_unflushed`).
+    unflushed: AtomicU64,
 }
 
 thread_local! {
@@ -232,6 +241,7 @@ impl Drop for Claim {
             crate::trace::thread_stop(&reg, ctx);
             // Jobs this thread batched but never flushed must not wait for
             // a wake that nobody will issue.
+            reg.note_unflushed(ctx);
             reg.flush(ctx);
             // Jobs pinned to this thread can never run now: cancel them.
             reg.close_pinned(ctx, ctx);
@@ -318,6 +328,7 @@ impl Registry {
                 main_ctx: AtomicU32::new(crate::pinned::NO_THREAD),
                 threads: Mutex::new(crate::pinned::ThreadTable::new(num_workers)),
                 hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
+                unflushed: AtomicU64::new(0),
                 urgent,
             }
         });
@@ -343,6 +354,51 @@ impl Registry {
     }
 
     // ---- which context is this thread? ----------------------------------
+
+    /// The calling thread's context in this registry if it has one, without
+    /// claiming one (`JobSystem::is_complete`).
+    #[inline]
+    pub(crate) fn current_if_claimed(&self) -> Option<&Context> {
+        let (id, ctx) = CURRENT.with(|c| c.get());
+        if id == self.id {
+            // SAFETY: as in `current_for`.
+            return Some(unsafe { &*ctx });
+        }
+        self.claimed_slow()
+    }
+
+    #[cold]
+    fn claimed_slow(&self) -> Option<&Context> {
+        let found = with_claims(|claims| {
+            claims
+                .borrow()
+                .iter()
+                .find(|c| c.id == self.id)
+                .map(|c| c.ctx)
+        })??;
+        // SAFETY: a claim of this registry names one of its contexts, which
+        // live as long as the registry; `self` is alive.
+        Some(unsafe { &*found })
+    }
+
+    /// `ctx`'s thread (exiting, or dropping the system) still has batched
+    /// jobs that no flush or wait published: count them, and say so once
+    /// per system in a debug build (`Stats::batched_unflushed`).
+    #[cold]
+    pub(crate) fn note_unflushed(&self, ctx: &Context) {
+        let n = ctx.batch_pending() as u64;
+        if n == 0 {
+            return;
+        }
+        let before = self.unflushed.fetch_add(n, Ordering::Relaxed);
+        if cfg!(debug_assertions) && before == 0 {
+            eprintln!(
+                "jobsys: {n} batched job(s) were never published by JobSystem::flush or a wait \
+                 of their thread; its exit or the system's shutdown did (debug builds say this \
+                 once; Stats::batched_unflushed counts)"
+            );
+        }
+    }
 
     /// The calling thread's context in this registry, claiming one on first use.
     #[inline]
@@ -500,6 +556,7 @@ impl Registry {
             active_workers: self.active_workers(),
             failures_forgotten: self.failures.forgotten(),
             panics_unobserved: self.failures.unobserved(),
+            batched_unflushed: self.unflushed.load(Ordering::Relaxed),
             job_slots: (pages * PAGE_SLOTS) as u64,
             ..Stats::default()
         };

@@ -175,9 +175,12 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     }
 
     /// Wake nobody: the job waits in this thread's deque (awake workers
-    /// may take it) until [`JobSystem::flush`] — or a wait on this thread,
-    /// its exit, or shutdown — so a burst of jobs costs at most one round
-    /// of wakes.
+    /// may take it) until [`JobSystem::flush`] — or a wait on this thread
+    /// (`complete`, or an `is_complete` that finds its job unfinished), its
+    /// exit, or shutdown — so a burst of jobs costs at most one round of
+    /// wakes. Jobs that only the thread's exit or shutdown published are
+    /// counted in [`Stats::batched_unflushed`](crate::Stats) (and a debug
+    /// build says so once): a sign of a missing `flush`.
     #[inline(always)]
     pub fn batched(mut self) -> Self {
         self.batched = true;

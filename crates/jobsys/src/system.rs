@@ -50,6 +50,7 @@ impl Drop for Owner {
         // No outside thread can call in any more (that takes a JobSystem):
         // jobs pinned to one other than this thread can never run.
         let me = reg.current();
+        reg.note_unflushed(me);
         reg.close_outside_pinned(me);
         if on_own_worker || me.inside_job() {
             // Dropped from inside one of our jobs (a job on one of our
@@ -511,12 +512,25 @@ impl JobSystem {
         self.reg().wait(h)
     }
 
-    /// Has `h` finished (successfully or not)? Never blocks.
+    /// Has `h` finished (successfully or not)? Never blocks. When it has
+    /// not, this thread's batched jobs are published as by
+    /// [`flush`](Self::flush): polling is a way of waiting.
     ///
     /// # Panics
     /// If `h` belongs to another `JobSystem`.
     pub fn is_complete(&self, h: JobHandle) -> bool {
-        self.reg().is_complete(h)
+        let reg = self.reg();
+        let done = reg.is_complete(h);
+        if !done {
+            // Polling is waiting: publish this thread's batch, or a job
+            // batched with no flush would wait for a wake nobody issues.
+            if let Some(ctx) = reg.current_if_claimed() {
+                if ctx.batch_pending() != 0 {
+                    reg.flush(ctx);
+                }
+            }
+        }
+        done
     }
 
     /// Give back to the OS the job storage of the calling thread above

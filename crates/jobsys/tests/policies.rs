@@ -209,9 +209,34 @@ fn a_batch_never_flushed_still_runs_at_shutdown_and_at_thread_exit() {
             })
             .join()
             .unwrap();
+            // Its exit published them, and says so.
+            assert_eq!(js.stats().batched_unflushed, 50, "workers {workers}");
             drop(js);
             assert_eq!(ran.load(Ordering::Relaxed), 100, "workers {workers}");
         }
+    });
+}
+
+#[test]
+fn polling_is_complete_publishes_the_callers_batch() {
+    watchdog(60, || {
+        let js = JobSystem::builder()
+            .workers(1)
+            .idle_policy(IdlePolicy::SpinThenSleep {
+                spin: Duration::ZERO,
+            })
+            .build()
+            .unwrap();
+        // The worker asleep: only a wake (the flush) lets it run the job.
+        while js.stats().sleeps == 0 {
+            std::thread::yield_now();
+        }
+        let h = js.job().batched().schedule(|| {});
+        // Without the flush this polls for ever (the watchdog fails it).
+        while !js.is_complete(h) {
+            std::thread::yield_now();
+        }
+        assert_eq!(js.stats().batched_unflushed, 0);
     });
 }
 
