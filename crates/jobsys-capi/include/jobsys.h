@@ -220,6 +220,15 @@ typedef struct jobsys_config {
                                          (default false) */
     const jobsys_profiler_callbacks *profiler; /* callbacks to call (see above), copied by
                                          jobsys_create; default NULL: none */
+    void (*on_unobserved_panic)(void *user, const char *message, size_t message_len);
+                                      /* a job failure (a panic, jobsys_fail) that no
+                                         jobsys_complete read, once the system can no longer
+                                         report it (it forgot the failure, or jobsys_destroy):
+                                         called with the error text, which names the job
+                                         (not NUL-terminated). Runs on whichever jobsys thread
+                                         lets go of the failure last: must not wait on jobs.
+                                         Default NULL: the text is printed to stderr */
+    void *on_unobserved_panic_user;   /* passed first to on_unobserved_panic */
     uint32_t initialized;             /* set by jobsys_config_init; do not change */
 } jobsys_config;
 

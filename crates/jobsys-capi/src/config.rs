@@ -7,6 +7,7 @@
 
 use crate::errors::{ffi, non_null, Code, Error, Result};
 use jobsys::{Builder, IdlePolicy};
+use std::ffi::{c_char, c_void};
 use std::time::Duration;
 
 /// `jobsys_idle_policy` values.
@@ -15,6 +16,9 @@ pub const IDLE_SPIN_THEN_SLEEP: i32 = 1;
 pub const IDLE_WHIPPING_BOY: i32 = 2;
 pub const IDLE_ALWAYS_SPIN: i32 = 3;
 pub const IDLE_ADAPTIVE: i32 = 4;
+
+/// `jobsys_config.on_unobserved_panic`: (user pointer, message, length).
+pub type UnobservedFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize);
 
 /// `jobsys_config` (same field order and types as the header).
 #[repr(C)]
@@ -46,6 +50,11 @@ pub struct Config {
     /// NULL, or the `jobsys_profiler_callbacks` to call (copied by
     /// `jobsys_create`; see `profiler`).
     pub profiler: *const crate::profiler::Callbacks,
+    /// NULL (print it), or called with the text of each job failure that no
+    /// `jobsys_complete` read, once nothing can read it any more.
+    pub on_unobserved_panic: Option<UnobservedFn>,
+    /// Passed first to `on_unobserved_panic`.
+    pub on_unobserved_panic_user: *mut c_void,
     /// [`CONFIG_INITIALIZED`] when `jobsys_config_init` filled the struct;
     /// anything else (a zeroed struct) is rejected by `jobsys_create`.
     pub initialized: u32,
@@ -70,6 +79,8 @@ impl Default for Config {
             trace: 0,
             follow_cpus: 0,
             profiler: std::ptr::null(),
+            on_unobserved_panic: None,
+            on_unobserved_panic_user: std::ptr::null_mut(),
             initialized: CONFIG_INITIALIZED,
         }
     }
@@ -121,6 +132,18 @@ impl Config {
         };
         if let Some(p) = policy {
             b = b.idle_policy(p);
+        }
+        if let Some(f) = self.on_unobserved_panic {
+            // The caller promises the function and its user pointer may be
+            // used from any thread (the header says so).
+            let user = self.on_unobserved_panic_user as usize;
+            b = b.on_unobserved_panic(move |e| {
+                let text = e.to_string();
+                // SAFETY: a C function pointer the caller supplied with its
+                // user pointer; the text is valid for the call (pointer and
+                // length; no terminator promised).
+                unsafe { f(user as *mut c_void, text.as_ptr().cast(), text.len()) }
+            });
         }
         Ok(b)
     }

@@ -1594,6 +1594,46 @@ static void test_destroy_while_running(void) {
     CHECK(atomic_load(&released) == 21);
 }
 
+/* ---- Unobserved failures -------------------------------------------------
+ * A failure no jobsys_complete read reaches on_unobserved_panic (with the
+ * job's name and message) once the system can no longer report it: here at
+ * jobsys_destroy. One that was read does not. */
+
+typedef struct {
+    atomic_int calls;
+    char text[256];
+} unobserved_log;
+
+static void on_unobserved(void *user, const char *message, size_t len) {
+    unobserved_log *log = (unobserved_log *)user;
+    if (atomic_fetch_add(&log->calls, 1) == 0) {
+        size_t n = len < sizeof log->text - 1 ? len : sizeof log->text - 1;
+        memcpy(log->text, message, n);
+        log->text[n] = 0;
+    }
+}
+
+static void test_unobserved_failure(void) {
+    static unobserved_log log;
+    jobsys_config cfg;
+    OK(jobsys_config_init(&cfg));
+    CHECK(cfg.on_unobserved_panic == NULL && cfg.on_unobserved_panic_user == NULL);
+    cfg.workers = 1;
+    cfg.on_unobserved_panic = on_unobserved;
+    cfg.on_unobserved_panic_user = &log;
+    jobsys_system *sys;
+    OK(jobsys_create(&cfg, &sys));
+    jobsys_job_desc named = desc_of("orphan", JOBSYS_PRIORITY_NORMAL, NULL);
+    jobsys_handle orphan, seen;
+    OK(jobsys_schedule(sys, &named, fail_job, "nobody looked", &orphan));
+    OK(jobsys_schedule(sys, NULL, fail_job, "looked at", &seen));
+    EXPECT(jobsys_complete(sys, seen), JOBSYS_ERR_JOB_FAILED);
+    OK(jobsys_destroy(sys));
+    CHECK(atomic_load(&log.calls) == 1);
+    CHECK(strstr(log.text, "orphan") != NULL);
+    CHECK(strstr(log.text, "nobody looked") != NULL);
+}
+
 int main(void) {
     printf("sizes: config=%zu handle=%zu job_desc=%zu stats=%zu pin=%zu profiler=%zu\n",
            sizeof(jobsys_config), sizeof(jobsys_handle), sizeof(jobsys_job_desc),
@@ -1623,6 +1663,7 @@ int main(void) {
     test_inline_data();
     test_flags_pin_batched_deps();
     test_join();
+    test_unobserved_failure();
 
     printf("api_test: ok\n");
     return 0;
