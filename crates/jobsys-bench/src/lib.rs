@@ -107,7 +107,7 @@ pub fn default_workers(cores: usize, quick: bool) -> Vec<usize> {
 }
 
 /// The 1-minute load average (other work on the machine skews every figure).
-fn load_average() -> String {
+pub fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next().map(str::to_owned))
@@ -170,8 +170,25 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
         _ => {}
     }
     let cal = spin::calibrate();
+    // The frame-graph first look measures its own thread counts and one
+    // policy; it prints them in its plan line, so the header leaves out the
+    // --workers / --policy lists it does not use.
+    let own_plan = workloads == [Command::FrameGraph] && !ctx.full && !ctx.quick;
+    let selection = if own_plan {
+        String::new()
+    } else {
+        format!(
+            ", worker counts {:?}, policies {}",
+            ctx.workers,
+            ctx.policies
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     ctx.progress.print(&format!(
-        "jobsys-bench: {} cores ({}), load average {}, {} build{}, clock read {:.0} ns, worker counts {:?}, policies {}{}",
+        "jobsys-bench: {} cores ({}), load average {}, {} build{}, clock read {:.0} ns{}{}",
         ctx.machine.cores,
         ctx.machine.cpu_model,
         load_average(),
@@ -186,12 +203,7 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
             ""
         },
         cal.clock_read_ns,
-        ctx.workers,
-        ctx.policies
-            .iter()
-            .map(|p| p.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
+        selection,
         if ctx.quick { ", --quick" } else { "" },
     ));
     for w in workloads {

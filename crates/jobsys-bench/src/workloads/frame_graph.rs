@@ -18,7 +18,7 @@ use crate::graph::{FrameGraph, GraphParams, Kind};
 use crate::graph_sim;
 use crate::json::{Label, Row};
 use crate::params;
-use crate::pools::{rayon_label, semantics_note, BlockSystem, Pools};
+use crate::pools::{semantics_note, BlockSystem, Pools};
 use crate::runner::{interleave, split, Contestant, Plan};
 use crate::spin::{self, spin_ns};
 use crate::stats;
@@ -424,7 +424,7 @@ fn sweep(ctx: &Ctx) -> Sweep {
     let mut workers = if ctx.workers_given {
         ctx.workers.clone()
     } else {
-        vec![0, 1, ctx.cores()]
+        first_look_workers(ctx.cores())
     };
     workers.dedup();
     Sweep {
@@ -451,7 +451,26 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     // 20 warm-up frames for the default 20 blocks.
     let warmup = 1;
     let groups = sw.workers.len();
-    let bar = ctx.progress.bar(NAME, (sw.durations.len() * groups) as u64);
+    let load_before = crate::load_average();
+    ctx.progress
+        .print(&plan_line(&sw, blocks, per_block, groups));
+    // The ETA comes from the planned work of every step (frames x an
+    // estimated frame time), rescaled by how long the finished steps took:
+    // steps of D = 5 us cost ten times those of 0.5 us, so a per-step rate
+    // would swing.
+    let cal = spin::calibrate();
+    let mut planned = Vec::new();
+    for &d in &sw.durations {
+        let frame_s = g.total_pieces() as f64 * (cal.spin_actual_ns(d) + 50.0) / 1e9;
+        for &w in &sw.workers {
+            let threads = jobsys_threads(w).min(ctx.cores()) as f64;
+            let parallel = sw.policies.len() + 1 + static_floor::configs(w, ctx.cores()).len();
+            let counted = (warmup + 1 + blocks * (per_block + 1)) as f64;
+            let serial = (warmup + 1 + serial_share(blocks, groups) * (per_block + 1)) as f64;
+            planned.push(frame_s * (counted * parallel as f64 / threads + serial));
+        }
+    }
+    let bar = ctx.progress.bar_planned(NAME, planned);
     let mut rows = Vec::new();
     for &d in &sw.durations {
         let case = case_name(d);
@@ -459,8 +478,14 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         let work_ms = g.total_pieces() as f64 * spin::calibrate().spin_actual_ns(d) / 1e6;
         let mut serial = Vec::new();
         for &w in &sw.workers {
-            bar.message(format!("{case} workers={w}"));
-            let pools = Pools::new(&sw.policies, w)?;
+            bar.message(format!(
+                "{case} threads={} (jobsys workers={w})",
+                jobsys_threads(w)
+            ));
+            let mut pools = Pools::new(&sw.policies, w)?;
+            // Equal thread counts: jobsys's caller runs jobs in `complete`,
+            // rayon's caller only blocks in `in_place_scope`.
+            pools.rayon = crate::pools::rayon(rayon_threads_equal(w))?;
             let shape = (warmup, blocks, per_block);
             let mut cs = Vec::new();
             for sys in &pools.jobsys {
@@ -472,7 +497,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 ));
             }
             cs.push(contestant(
-                rayon_label(w),
+                rayon_label_equal(w),
                 Exec::Rayon(&pools.rayon),
                 frame,
                 shape,
@@ -493,6 +518,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 if let Some(sys) = pools.jobsys.get(k) {
                     sys.add_params(&mut params);
                 }
+                add_round_params(&mut params, &c.samples, per_block);
                 rows.push(Row::measured(
                     NAME,
                     &case,
@@ -507,11 +533,13 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             rows.push(ideal_row(ctx, NAME, &case, w, graph_params(g, d), work_ms));
             bar.inc();
         }
+        let mut params = graph_params(g, d);
+        add_round_params(&mut params, &serial, per_block);
         rows.push(Row::measured(
             NAME,
             &case,
             &Label::serial(),
-            graph_params(g, d),
+            params,
             "ms",
             &stats::summarize(&serial),
             None,
@@ -520,13 +548,17 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     }
     bar.finish();
     sort_rows(&mut rows);
-    let cal = spin::calibrate();
+    let load_after = crate::load_average();
     let notes = vec![
         graph_note(g),
         format!(
             "frame time in ms; {frames} frames per row in blocks of {per_block}, each block after one uncounted frame (jobsys: a fresh system per block), interleaved A B A B; pieces counted every frame, dependency order checked on one frame per row"
         ),
         semantics_note(),
+        "here rayon's pool has workers+1 threads (the threads column): as many threads run jobs as with jobsys's workers + calling thread, since rayon's caller only waits in in_place_scope".into(),
+        format!(
+            "round_median_min/max (JSON params) = the smallest / largest per-round median ({blocks} rounds of {per_block} frames)"
+        ),
         format!(
             "serial = same graph in schedule order on the main thread; ideal = work / min(workers+1, cores) with work = pieces x measured spin(D) ({}); xideal = median / ideal",
             sw.durations
@@ -554,61 +586,174 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     )?;
     let svg = crate::plot::frame_graph(&rows, &ctx.out)?;
     ctx.progress.print(&format!("   plot: {}\n", svg.display()));
-    ctx.progress
-        .print(&verdict(ctx, &sw, &rows, &svg, started.elapsed()));
+    ctx.progress.print(&verdict(
+        ctx,
+        &sw,
+        &rows,
+        &svg,
+        started.elapsed(),
+        (&load_before, &load_after),
+    ));
     if let Some(path) = &ctx.trace {
         trace_frames(ctx, g, path)?;
     }
     Ok(())
 }
 
+/// Threads running jobs when jobsys has `workers` workers: the workers and
+/// the calling thread, which runs jobs while it waits in `complete`.
+pub fn jobsys_threads(workers: usize) -> usize {
+    workers + 1
+}
+
+/// The rayon pool size with as many threads running jobs as jobsys with
+/// `workers` workers: rayon's caller only waits in `in_place_scope` (it is
+/// not a pool thread and runs no jobs), so the pool gets workers + 1.
+pub fn rayon_threads_equal(workers: usize) -> usize {
+    jobsys_threads(workers)
+}
+
+/// The label of the rayon rows paired with jobsys at `workers` workers.
+pub fn rayon_label_equal(workers: usize) -> Label {
+    Label {
+        imp: "rayon".into(),
+        policy: None,
+        workers: Some(workers),
+        threads: Some(rayon_threads_equal(workers)),
+    }
+}
+
+/// The first look's jobsys worker counts: 1, 2 and `cores` threads doing
+/// the work (workers = threads - 1), without repeats.
+pub fn first_look_workers(cores: usize) -> Vec<usize> {
+    let mut threads = vec![1, 2, cores.max(1)];
+    threads.sort_unstable();
+    threads.dedup();
+    threads.into_iter().map(|t| t - 1).collect()
+}
+
+/// The median of each round: `samples` in measuring order, `per_block`
+/// per round (a shorter last round counts too).
+pub fn round_medians(samples: &[f64], per_block: usize) -> Vec<f64> {
+    samples
+        .chunks(per_block.max(1))
+        .map(|c| stats::summarize(c).median)
+        .collect()
+}
+
+/// The spread the verdict prints: (min, max) of the per-round medians,
+/// each divided by `base`. `None` without rounds.
+pub fn ratio_spread(round_medians: &[f64], base: f64) -> Option<(f64, f64)> {
+    let min = round_medians.iter().copied().reduce(f64::min)?;
+    let max = round_medians.iter().copied().reduce(f64::max)?;
+    Some((min / base, max / base))
+}
+
+fn add_round_params(
+    params: &mut serde_json::Map<String, serde_json::Value>,
+    samples: &[f64],
+    per_block: usize,
+) {
+    let rm = round_medians(samples, per_block);
+    if let Some((lo, hi)) = ratio_spread(&rm, 1.0) {
+        params.insert("rounds".into(), rm.len().into());
+        params.insert("round_median_min".into(), lo.into());
+        params.insert("round_median_max".into(), hi.into());
+    }
+}
+
+/// What this run measures, from its configuration.
+fn plan_line(sw: &Sweep, blocks: usize, per_block: usize, groups: usize) -> String {
+    let threads: Vec<String> = sw
+        .workers
+        .iter()
+        .map(|&w| jobsys_threads(w).to_string())
+        .collect();
+    format!(
+        "frame-graph{}: policy {}; threads {} (jobsys n workers + the calling thread, rayon a pool of n+1, serial 1); D = {} us; {} frames per row in {} rounds of {} (serial: {} rounds of {} per thread count), contestants alternating within each round",
+        if sw.first_look { " first look" } else { "" },
+        sw.policies
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        threads.join(", "),
+        sw.durations
+            .iter()
+            .map(|&d| (d as f64 / 1000.0).to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        blocks * per_block,
+        blocks,
+        per_block,
+        serial_share(blocks, groups),
+        per_block,
+    )
+}
+
 /// The closing lines a newcomer reads: jobsys and rayon as multiples of
-/// serial per duration and worker count (lower is better), the plot, and
-/// how to run the whole sweep with a rough duration for this machine.
+/// serial per duration at equal thread counts (lower is better) with the
+/// spread over rounds, the load, the plot, and how to run the whole sweep
+/// with a rough duration for this machine.
 fn verdict(
     ctx: &Ctx,
     sw: &Sweep,
     rows: &[Row],
     svg: &std::path::Path,
     took: std::time::Duration,
+    (load_before, load_after): (&str, &str),
 ) -> String {
     let policy = sw.policies.first().map(|p| p.policy.name());
-    let median = |case: &str, imp: &str, w: Option<usize>| {
-        rows.iter()
-            .find(|r| {
-                r.case == case
-                    && r.imp == imp
-                    && r.workers == w
-                    && (imp != "jobsys" || r.policy == policy)
-            })
-            .map(|r| r.median)
+    let row = |case: &str, imp: &str, w: Option<usize>| {
+        rows.iter().find(|r| {
+            r.case == case
+                && r.imp == imp
+                && r.workers == w
+                && (imp != "jobsys" || r.policy == policy)
+        })
+    };
+    let spread = |r: &Row, base: f64| {
+        Some((
+            r.param_f64("round_median_min")? / base,
+            r.param_f64("round_median_max")? / base,
+        ))
     };
     let mut out = format!(
-        "verdict: W3 frame time / serial frame time, lower is better (jobsys: {}, n workers + the calling thread; rayon: a pool of n threads):\n",
+        "verdict: median frame time / serial median, lower is better, at equal threads running jobs (jobsys {}: n workers + the calling thread; rayon: a pool of n+1 threads, its caller only waits); spread = min-max of the per-round medians over the serial median; load average before {load_before}, after {load_after}:\n",
         sw.policies.first().map_or("", |p| p.key)
     );
+    let fmt = |name: &str, r: &Row, serial: f64| -> String {
+        let x = r.median / serial;
+        match spread(r, serial) {
+            Some((lo, hi)) => format!("{name} {x:.2}x serial (spread {lo:.2}-{hi:.2})"),
+            None => format!("{name} {x:.2}x serial"),
+        }
+    };
     for &d in &sw.durations {
         let case = case_name(d);
-        let Some(serial) = median(&case, "serial", None) else {
+        let Some(serial_row) = row(&case, "serial", None) else {
             continue;
         };
-        let cells: Vec<String> = sw
-            .workers
-            .iter()
-            .filter(|&&w| w > 0)
-            .filter_map(|&w| {
-                let j = median(&case, "jobsys", Some(w))? / serial;
-                let r = median(&case, "rayon", Some(w))? / serial;
-                Some(format!(
-                    "{w} worker{}: jobsys {j:.2}x, rayon {r:.2}x",
-                    if w == 1 { "" } else { "s" }
-                ))
-            })
-            .collect();
+        let serial = serial_row.median;
+        let serial_spread = spread(serial_row, 1.0)
+            .map(|(lo, hi)| format!(", rounds {lo:.2}-{hi:.2} ms"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  {case} ({serial:.1} ms serial): {}\n",
-            cells.join("; ")
+            "  {case} (serial {serial:.2} ms{serial_spread}):\n"
         ));
+        for &w in &sw.workers {
+            let (Some(j), Some(r)) = (row(&case, "jobsys", Some(w)), row(&case, "rayon", Some(w)))
+            else {
+                continue;
+            };
+            let t = jobsys_threads(w);
+            out.push_str(&format!(
+                "    at {t} thread{}: {}, {}\n",
+                if t == 1 { "" } else { "s" },
+                fmt("jobsys", j, serial),
+                fmt("rayon", r, serial)
+            ));
+        }
     }
     out.push_str(&format!("  plot: {}\n", svg.display()));
     if sw.first_look {
@@ -622,7 +767,7 @@ fn verdict(
         let policies = (crate::pools::policies().len() + 2) as f64 / (sw.policies.len() + 2) as f64;
         let mins = took.as_secs_f64() * durations * workers * policies * 2.0 / 60.0;
         out.push_str(&format!(
-            "  the whole sweep (D = 0.5, 1, 5, 20 us; 0..={} and {} workers; every idle policy): jobsys-bench frame-graph --full, roughly {:.0} minutes on this machine\n",
+            "  the whole sweep (D = 0.5, 1, 5, 20 us; the --workers list, by default 0..={} and {} workers; every idle policy; same equal-thread rule): jobsys-bench frame-graph --full, roughly {:.0} minutes on this machine\n",
             ctx.cores(),
             2 * ctx.cores(),
             mins.max(1.0)
@@ -736,4 +881,40 @@ pub fn sort_rows(rows: &mut [Row]) {
             .then(a.workers.cmp(&b.workers))
             .then(rank(a).cmp(&rank(b)))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rayon_gets_as_many_threads_as_jobsys_workers_plus_caller() {
+        for w in 0..6 {
+            assert_eq!(jobsys_threads(w), w + 1);
+            assert_eq!(rayon_threads_equal(w), jobsys_threads(w));
+            let l = rayon_label_equal(w);
+            assert_eq!(l.workers, Some(w));
+            assert_eq!(l.threads, Some(w + 1));
+        }
+        // First look: 1, 2 and all cores' threads, each once.
+        assert_eq!(first_look_workers(2), vec![0, 1]);
+        assert_eq!(first_look_workers(1), vec![0, 1]);
+        assert_eq!(first_look_workers(8), vec![0, 1, 7]);
+    }
+
+    #[test]
+    fn spread_is_min_max_of_round_medians_over_the_base() {
+        // Three rounds of 3 frames; the outlier 100 only moves its round's
+        // median a little, and the last, short round counts too.
+        let samples = [1.0, 2.0, 3.0, 4.0, 100.0, 5.0, 9.0];
+        let rm = round_medians(&samples, 3);
+        assert_eq!(rm, vec![2.0, 5.0, 9.0]);
+        assert_eq!(ratio_spread(&rm, 2.0), Some((1.0, 4.5)));
+        assert_eq!(ratio_spread(&[], 2.0), None);
+        let mut params = serde_json::Map::new();
+        add_round_params(&mut params, &samples, 3);
+        assert_eq!(params["rounds"], 3);
+        assert_eq!(params["round_median_min"], 2.0);
+        assert_eq!(params["round_median_max"], 9.0);
+    }
 }
