@@ -39,6 +39,7 @@ mod search;
 mod sleep;
 mod slot;
 mod spawn;
+mod start;
 mod store;
 mod sync;
 mod system;
@@ -78,8 +79,7 @@ pub use builder::{
     DEFAULT_RETAINED_SLOTS, MAX_WORKERS, MIN_STACK_SIZE,
 };
 pub use desc::{JobDesc, Priority};
-pub use error::{JobError, JobPanic};
-pub use failures::PanicHandler;
+pub use error::{JobError, JobPanic, PanicHandler};
 pub use handle::JobHandle;
 pub use lifecycle::is_cancelled;
 pub use parallel_for::Batch;
