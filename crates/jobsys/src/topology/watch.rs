@@ -342,7 +342,7 @@ mod tests {
         let mut words = Vec::new();
         for text in ["0", "0-3,8-11\n", "63-65", "5-3", "0-3,,5", "", "x", "1-"] {
             let ours = parse_list_into(text, &mut words).map(|()| count(Some(&words), None));
-            let theirs = super::super::parse_cpu_list(text)
+            let theirs = super::super::cpulist::parse_cpu_list(text)
                 .ok()
                 .filter(|s| !s.is_empty());
             assert_eq!(ours, theirs.map(|s| Some(s.len())), "{text:?}");
