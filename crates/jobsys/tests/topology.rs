@@ -712,3 +712,22 @@ fn live_negative_nice_is_applied_or_refused_clearly() {
     .join()
     .unwrap();
 }
+
+/// The CPU watch that `follow_cpus` polls (re-reading the files cheaply)
+/// counts the same usable CPUs as `detect` on every fixture tree.
+#[test]
+fn the_cpu_watch_agrees_with_detect_on_the_fixtures() {
+    for entry in std::fs::read_dir(fixture("")).unwrap() {
+        let root = entry.unwrap().path();
+        for mask in [None, Some(set("0-2,6-40"))] {
+            let topo = detect(&root, mask.clone());
+            let got = jobsys::topology::internals::watched_usable(&root, mask.as_ref());
+            assert_eq!(
+                got,
+                topo.default_workers + 1,
+                "{}: {mask:?}",
+                root.display()
+            );
+        }
+    }
+}

@@ -76,6 +76,13 @@ pub mod internals {
         EFFICIENCY_THRESHOLD_PERCENT, TIER_TOLERANCE_PERCENT,
     };
 
+    /// The usable CPUs that the running system's watch (`follow_cpus`)
+    /// counts under `root` with the given affinity mask: it must agree
+    /// with `detect` (its default workers + 1).
+    pub fn watched_usable(root: &std::path::Path, mask: Option<&super::CpuSet>) -> usize {
+        super::CpuWatch::new(root, super::MaskSource::CallingThread).poll_with_mask(mask)
+    }
+
     /// The topology as seen under `root` (a fixture tree) with the given
     /// affinity mask (`None`: unknown).
     pub fn detect(root: &std::path::Path, affinity: Option<super::CpuSet>) -> super::Topology {

@@ -87,6 +87,8 @@ mod recorded {
 
     /// One thing a thread did, as recorded (see the module docs of
     /// [`crate::trace`] for where each is recorded).
+    // Each variant's doc names its fields.
+    #[allow(missing_docs)]
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     #[non_exhaustive]
     pub enum Event {
@@ -150,7 +152,9 @@ mod recorded {
     /// An event and its time on the tracer's monotonic clock (nanoseconds).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct Record {
+        /// When, on the tracer's clock (ns).
         pub ts_ns: u64,
+        /// What happened.
         pub event: Event,
     }
 

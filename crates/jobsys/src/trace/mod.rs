@@ -3,8 +3,8 @@
 //! Each thread appends fixed-size events (32 bytes) to its own buffer
 //! (`buffer.rs`; the protocol is in `README.md` next to this file): no
 //! locks, no allocation per event, a full buffer drops and counts. A
-//! capture (`JobSystem::trace_start` … `trace_stop`) gives a [`Trace`]:
-//! every thread's raw events and names, which [`Trace::write_raw`] writes
+//! capture (`JobSystem::trace_start` … `trace_stop`) gives a `Trace`:
+//! every thread's raw events and names, which `Trace::write_raw` writes
 //! to a file (the raw capture format, specified in the README).
 //!
 //! The same sites feed a system's profiler hooks ([`ProfilerHooks`],
