@@ -6,12 +6,12 @@
 #
 # Usage: bash scripts/w1-budget.sh
 #
-# The budgets are the counts of 2026-11-24 (docs/benchmarks.md, "Speed
+# The budgets are the counts of 2026-11-24 (docs/history/benchmarks-log.md, "Speed
 # round 2: the inline finish ...") and of 2026-11-25 (nested 56.0,
 # "Speed round 3: join"; single 298, flat 330.16 and pfor-empty 18.06,
 # "Speed round 4": a cancelled loop starts no more pieces, which costs
 # pfor-empty's pieces of one index a look each) and of 2026-11-27 (nested
-# 27.75 and nested-deque 72.00, below; docs/benchmarks.md, "Speed round
+# 27.75 and nested-deque 72.00, below; docs/history/benchmarks-log.md, "Speed round
 # 5"), plus about 5 %, room for a
 # compiler update; a change that needs more should say why and raise them
 # here. `flat` is checked since the storage trim no longer gives back the

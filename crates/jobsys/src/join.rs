@@ -152,7 +152,7 @@ impl Registry {
         // without it (tests/concurrency.rs,
         // `join_runs_a_on_another_thread_and_waits_for_it`). rayon's
         // `new_internal_jobs` leaves it out; W1's `floor-fence` case measures
-        // it (docs/benchmarks.md), and it costs less than the noise.
+        // it (docs/history/benchmarks-log.md), and it costs less than the noise.
         self.notify_work(ctx);
         let rb = catch_unwind(AssertUnwindSafe(b));
         let ra = if self.take_back(ctx, entry) {
