@@ -1,7 +1,7 @@
 //! A job's life on the engine side: slot allocation (with back-pressure
 //! and trimming), submit → (dependencies) → release onto a deque → claim →
 //! run (or skip, or cancel) → finish (release dependents, wake waiters) →
-//! recycle. Every state change goes through `slot.rs`'s transitions; this
+//! recycle. Every state change goes through `slot`'s transitions (`slot/mod.rs`); this
 //! module decides which one and when.
 //!
 //! Scheduling is all or nothing: a `schedule*` call that panics leaves no
