@@ -1,7 +1,7 @@
 //! A job's life on the engine side: slot allocation (with back-pressure
 //! and trimming), submit → (dependencies) → release onto a deque → claim →
 //! run (or skip, or cancel) → finish (release dependents, wake waiters) →
-//! recycle. Every state change goes through `slot.rs`'s transitions; this
+//! recycle. Every state change goes through `slot`'s transitions (`slot/mod.rs`); this
 //! module decides which one and when.
 //!
 //! Scheduling is all or nothing: a `schedule*` call that panics leaves no
@@ -600,11 +600,11 @@ impl Registry {
         };
         let e = Entry {
             slot: NonNull::from(slot),
-            gen: gen_of(s),
+            gen: s.generation(),
         };
-        let waited = s & WAITED != 0;
+        let waited = s.is_waited();
         if let Some(target) = pinned {
-            if s & CANCELLED == 0 {
+            if !s.is_cancelled() {
                 // Only its own thread may run it; the push wakes that thread.
                 self.push_pinned(ctx, e, target);
                 return waited;
@@ -659,7 +659,7 @@ impl Registry {
         }
         let slot = e.slot();
         let s = slot.state();
-        if gen_of(s) != e.gen || phase_of(s) != RUNNABLE {
+        if !s.is_runnable_for(e.gen) {
             return false;
         }
         // A pinned job runs on its own thread only (a cancelled one, whose
@@ -667,11 +667,11 @@ impl Registry {
         // above, the meta read is another job's, and the claim below fails
         // on the generation anyway.
         if let Some(target) = slot.meta().pinned_to() {
-            if target != ctx.index && s & CANCELLED == 0 {
+            if target != ctx.index && !s.is_cancelled() {
                 return false;
             }
         }
-        if s & PFOR != 0 {
+        if s.is_pfor() {
             return self.run_pieces(ctx, slot, e.gen, on_claim);
         }
         let Some(claimed) = slot.claim(e.gen) else {
@@ -686,7 +686,7 @@ impl Registry {
     /// `Slot::claim` returned. One copy, called from every site but the
     /// wait's fast path, which inlines `run_claimed_as::<false>`.
     #[inline(never)]
-    pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32, claimed: u64) {
+    pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32, claimed: Snapshot) {
         self.run_claimed_as::<true>(ctx, slot, gen, claimed);
     }
 
@@ -701,11 +701,11 @@ impl Registry {
         ctx: &Context,
         slot: &Slot,
         gen: u32,
-        claimed: u64,
+        claimed: Snapshot,
     ) {
         let vt = slot.vtable();
         // CANCELLED is only set while WAITING, so the claim fixed it.
-        if claimed & CANCELLED != 0 {
+        if claimed.is_cancelled() {
             // The canceller dropped the closure (`cancel_unstarted`).
             self.finish(ctx, slot, gen, FAILED);
             return;
@@ -763,9 +763,8 @@ impl Registry {
         while let Some(g) = todo.pop() {
             let slot = g.slot();
             let Some(st) = slot.pin(g.gen) else { continue };
-            let is_group = phase_of(st) == WAITING
-                && st & PFOR == 0
-                && std::ptr::eq(slot.vtable(), &NOOP_VTABLE);
+            let is_group =
+                st.is_waiting() && !st.is_pfor() && std::ptr::eq(slot.vtable(), &NOOP_VTABLE);
             if is_group {
                 unfinished_group |= g == h;
                 // SAFETY: pinned and WAITING: its edges are final.
@@ -841,7 +840,7 @@ impl Registry {
             // dependency failed, skip the closure" (`run_claimed`); the
             // finishing CAS refuses while STOP is set and `finish` records
             // the cancellation then.
-            Cancel::Started if slot.state() & PFOR != 0 => self.cancel_pieces(ctx, slot, h.gen),
+            Cancel::Started if slot.state().is_pfor() => self.cancel_pieces(ctx, slot, h.gen),
             Cancel::Started => {
                 self.unpin(ctx, slot);
                 false
@@ -885,7 +884,7 @@ impl Registry {
                 }
             }
         };
-        debug_assert_eq!(gen_of(prev), gen);
+        debug_assert_eq!(prev.generation(), gen);
         bump(&ctx.counters.finished);
         if claim_dropped {
             if let Unpinned::Freed = un {
@@ -893,7 +892,7 @@ impl Registry {
             }
             return;
         }
-        if pins_of(prev) > 1 {
+        if prev.pins() > 1 {
             // Someone else holds a pin: maybe a waiter about to park. The
             // fence orders our FINISHED (the CAS above) before the load of
             // the parked count in `wake_target`; it pairs with the fence in
@@ -951,7 +950,12 @@ impl Registry {
         if let Some(failure) = slot.failure() {
             let rec = Recorded {
                 failure,
-                flags: flags | (slot.state() & CANCELLED),
+                flags: flags
+                    | if slot.state().is_cancelled() {
+                        CANCELLED
+                    } else {
+                        0
+                    },
             };
             self.failures.record(slot as *const Slot as usize, gen, rec);
         }

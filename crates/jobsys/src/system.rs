@@ -441,13 +441,10 @@ impl JobSystem {
         // `addr` is at a slot boundary in it), and pages live as long as
         // the registry, which `self` keeps alive.
         let s = unsafe { &*slot }.state();
-        use crate::slot::{gen_of, phase_of, EDGES, FREE};
-        let cur = gen_of(s);
-        // A slot's generation only grows (`slot.rs`): a handed-out job's
-        // generation is at most its slot's now, and equal only while the
-        // slot still holds that job (never FREE or EDGES under it).
-        let issued = gen < cur || (gen == cur && phase_of(s) != FREE && phase_of(s) != EDGES);
-        if !issued {
+        // A slot's generation only grows (`slot/state.rs`): a handed-out
+        // job's generation is at most its slot's now, and equal only while
+        // the slot still holds that job (never FREE or EDGES under it).
+        if !s.has_issued(gen) {
             return Err(HandleBits::Invalid);
         }
         Ok(JobHandle {
