@@ -217,7 +217,8 @@ impl Registry {
     #[inline(never)]
     fn wait_latch(&self, ctx: &Context, job: &StackHeader) {
         let _depth = DepthGuard::new(self, ctx);
-        let _trace = crate::trace::WaitTrace::of_stack(self, ctx, job);
+        let _trace =
+            crate::trace::WaitTrace::of_stack(self.site(ctx), job as *const StackHeader as usize);
         let latch = &job.latch;
         let mut backoff = self.backoff();
         loop {
@@ -243,11 +244,11 @@ impl Registry {
             if latch.compare_exchange(PENDING, SLEEPING).is_err() {
                 return; // DONE meanwhile
             }
-            crate::trace::sleep_begin(self, ctx);
+            crate::trace::sleep_begin(self.site(ctx));
             while latch.load(Ordering::Acquire) == SLEEPING {
                 latch.wait(SLEEPING);
             }
-            crate::trace::sleep_end(self, ctx);
+            crate::trace::sleep_end(self.site(ctx));
             return;
         }
     }

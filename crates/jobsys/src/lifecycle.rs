@@ -376,7 +376,9 @@ impl Registry {
     #[cold]
     #[inline(never)]
     fn submit_traced(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) -> JobHandle {
-        let flags = flags | crate::trace::job_ready_flag(self, ctx, slot, gen);
+        let traced =
+            crate::trace::job_ready_flag(self.site(ctx), slot as *const Slot as usize, gen);
+        let flags = flags | if traced { TRACED } else { 0 };
         self.submit_runnable(ctx, slot, gen, flags)
     }
 
@@ -454,7 +456,7 @@ impl Registry {
     pub(crate) fn release_hold(&self, ctx: &Context, h: JobHandle) {
         let slot = h.slot();
         if slot.dep_done() {
-            crate::trace::job_ready(self, ctx, crate::trace::JobId::of_slot(slot, h.gen));
+            crate::trace::job_ready(self.site(ctx), Registry::job_id(slot, h.gen));
             self.make_runnable(ctx, slot);
         }
     }
@@ -504,7 +506,7 @@ impl Registry {
         let uncovered = n.saturating_sub(self.sleep.searching() as usize);
         // Each wake is recorded before the store that ends that worker's
         // park (see `Sleep::notify_work`), so its arrow never points back.
-        let traced = |w| crate::trace::wake_issued(self, ctx, Some(w));
+        let traced = |w| crate::trace::wake_issued(self.site(ctx), Some(w));
         let woken = self
             .sleep
             .wake_many(uncovered.min(self.num_workers), ctx.index, traced);
@@ -649,12 +651,12 @@ impl Registry {
         if e.is_stack() {
             // Stack jobs are taken from deques exactly once: no claim.
             on_claim();
-            let id = crate::trace::JobId::of_entry(e);
-            crate::trace::job_begin(self, ctx, id, "join");
+            let id = crate::trace::JobId::new(e.slot.as_ptr() as usize, e.gen);
+            crate::trace::job_begin(self.site(ctx), id, "join");
             // SAFETY: the joiner keeps the job alive until its latch is set,
             // which `run_stack_job` does last.
             unsafe { crate::join::run_stack_job(e.stack_header(), ctx.index) };
-            crate::trace::job_end(self, ctx, id, "join");
+            crate::trace::job_end(self.site(ctx), id, "join");
             return true;
         }
         let slot = e.slot();
@@ -723,7 +725,9 @@ impl Registry {
             return;
         }
         let traced = if TRACE {
-            crate::trace::job_begin_slot(self, ctx, slot, gen)
+            crate::trace::job_begin_slot(self.site(ctx), slot as *const Slot as usize, gen, || {
+                Registry::job_name(slot)
+            })
         } else {
             None
         };
@@ -737,7 +741,7 @@ impl Registry {
         // The end is recorded before `finish`: whoever sees the job finished
         // (a waiter that then stops the capture) also sees its end event.
         if let Some(name) = traced {
-            crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
+            crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
         }
         match r {
             Ok(()) => self.finish(ctx, slot, gen, 0),
@@ -904,7 +908,7 @@ impl Registry {
             fence(Ordering::SeqCst);
             // Recorded before the store the waiter's park loop sees.
             self.waiters
-                .wake_target(slot, |w| crate::trace::wake_issued(self, ctx, Some(w)));
+                .wake_target(slot, |w| crate::trace::wake_issued(self.site(ctx), Some(w)));
         }
         let mut e = slot.close_dependents();
         let failure = if flags & FAILED != 0 {
@@ -930,7 +934,9 @@ impl Registry {
                 }
             }
             if dependent.dep_done() {
-                crate::trace::job_released_slot(self, ctx, dependent);
+                crate::trace::job_released(self.site(ctx), || {
+                    Registry::job_id(dependent, dependent.gen_now())
+                });
                 waited_buried |= top_is_waited;
                 top_is_waited = self.make_runnable(ctx, dependent);
             }
@@ -965,7 +971,7 @@ impl Registry {
     pub(crate) fn wake_parked_waiters(&self, ctx: &Context) {
         // Recorded before the store the waiter's park loop sees.
         self.waiters
-            .wake_all_parked(|w| crate::trace::wake_issued(self, ctx, Some(w)));
+            .wake_all_parked(|w| crate::trace::wake_issued(self.site(ctx), Some(w)));
     }
 }
 

@@ -342,8 +342,8 @@ impl Registry {
                     if h.done.fetch_add(n, Ordering::AcqRel) + n == h.pieces {
                         // End before finish (see `run_claimed`).
                         if let Some(name) = traced {
-                            let id = crate::trace::JobId::of_slot(slot, gen);
-                            crate::trace::job_end(self, ctx, id, name);
+                            let id = Registry::job_id(slot, gen);
+                            crate::trace::job_end(self.site(ctx), id, name);
                         }
                         return self.finish_pieces(ctx, slot, gen, st.is_cancelled(), poisoned);
                     }
@@ -363,7 +363,12 @@ impl Registry {
             if !ran {
                 ran = true;
                 on_claim();
-                traced = crate::trace::job_begin_slot(self, ctx, slot, gen);
+                traced = crate::trace::job_begin_slot(
+                    self.site(ctx),
+                    slot as *const Slot as usize,
+                    gen,
+                    || Registry::job_name(slot),
+                );
             }
             if last < h.pieces {
                 // More to hand out: let idle workers join.
@@ -397,13 +402,13 @@ impl Registry {
             if done == h.pieces {
                 // End before finish (see `run_claimed`).
                 if let Some(name) = traced {
-                    crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
+                    crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
                 }
                 return self.finish_pieces(ctx, slot, gen, st.is_cancelled(), 0);
             }
         }
         if let Some(name) = traced {
-            crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
+            crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
         }
         self.unpin(ctx, slot);
         ran

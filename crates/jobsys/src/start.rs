@@ -22,7 +22,7 @@ impl Drop for Owner {
     fn drop(&mut self) {
         // Before anything below waits for the sleepers' lock: a hook may be
         // running under it on this thread.
-        crate::trace::forbid_in_hook("JobSystem::drop (of the last clone)");
+        crate::registry::forbid_in_hook("JobSystem::drop (of the last clone)");
         let reg = &self.registry;
         reg.terminating.store(true, Ordering::SeqCst);
         reg.sleep.wake_all(true);
@@ -118,7 +118,7 @@ pub(crate) fn start(config: Config) -> Result<Owner, BuildError> {
     #[cfg(feature = "trace")]
     if let Some(h) = config.profiler {
         registry.trace.install_hooks(h);
-        crate::trace::thread_start(&registry, main_ctx);
+        crate::trace::thread_start(registry.site(main_ctx));
     }
     let mut threads = Vec::with_capacity(workers);
     for i in 0..workers {

@@ -509,7 +509,7 @@ impl Registry {
         seen: Option<Snapshot>,
         must_finish: bool,
     ) -> Result<(), JobError> {
-        let _trace = crate::trace::WaitTrace::of_handle(self, ctx, h);
+        let _trace = crate::trace::WaitTrace::of_handle(self.site(ctx), h);
         if let Some(s) = seen {
             if s.is_runnable_single() {
                 self.run_if_on_top::<true>(ctx, h);
@@ -784,13 +784,13 @@ impl Registry {
             self.unpin(ctx, slot);
             return helped.map(|_| ());
         }
-        crate::trace::sleep_begin(self, ctx);
+        crate::trace::sleep_begin(self.site(ctx));
         let mut word = ctx.park.load(Ordering::Acquire);
         while word == 0 {
             ctx.park.wait(0);
             word = ctx.park.load(Ordering::Acquire);
         }
-        crate::trace::sleep_end(self, ctx);
+        crate::trace::sleep_end(self.site(ctx));
         self.waiters.unregister(ctx);
         self.unpin(ctx, slot);
         if word == BROKEN {
