@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Fail when a W1 kernel costs more instructions per job than its budget, or
-# when the tracer compiled in but off costs more than 5 per job (issue 17's
+# when the tracer compiled in but off costs more than 5 per job (the tracer's
 # target). Counted by callgrind (scripts/w1-instructions.sh), so the check
 # does not depend on the machine's load; CI runs it.
 #
 # Usage: bash scripts/w1-budget.sh
 #
-# The budgets are the counts of 2026-11-24 (docs/benchmarks.md, "Speed
-# round 2: the inline finish ...") and of 2026-11-25 (nested 56.0,
+# The budgets are the counts of 2026-11-24 (docs/history/benchmarks-log.md,
+# "Speed round 2: the inline finish ...") and of 2026-11-25 (nested 56.0,
 # "Speed round 3: join"; single 298, flat 330.16 and pfor-empty 18.06,
 # "Speed round 4": a cancelled loop starts no more pieces, which costs
 # pfor-empty's pieces of one index a look each) and of 2026-11-27 (nested
-# 27.75 and nested-deque 72.00, below; docs/benchmarks.md, "Speed round
-# 5"), plus about 5 %, room for a
+# 27.75 and nested-deque 72.00, below; docs/history/benchmarks-log.md,
+# "Speed round 5"; the current counts are in docs/benchmarks.md, "W1
+# instruction counts"), plus about 5 %, room for a
 # compiler update; a change that needs more should say why and raise them
 # here. `flat` is checked since the storage trim no longer gives back the
 # pages of a steady frame loop (its count had moved by up to 15 % from run

@@ -13,6 +13,11 @@
  *                                       workers, schedule + complete an empty
  *                                       job 65 000 times; one warm-up
  *                                       iteration, then SAMPLES timed ones.
+ *   capi_bench w1desc SAMPLES           as w1, with a jobsys_job_desc giving
+ *                                       16 bytes of inline data (data_size).
+ *   capi_bench w1dep SAMPLES            as w1, with a desc naming one
+ *                                       dependency (the previous, finished
+ *                                       job).
  *
  * Every job bumps a counter of its scheduling thread; the total is checked, so a run that lost or repeated a
  * job fails. Output: one line of `key=value` pairs (ns_per_job: one number
@@ -147,14 +152,56 @@ __attribute__((noinline)) void w1_iteration(jobsys_system *sys, counter *c) {
     }
 }
 
-static int bench_w1(unsigned samples) {
+/* w1desc's job data: 16 bytes copied into the job. */
+typedef struct {
+    counter *c;
+    uint64_t pad;
+} w1_data;
+
+static void w1desc_job(void *data) {
+    w1_job(((w1_data *)data)->c);
+}
+
+/* w1 with a desc and 16 bytes of inline data. */
+__attribute__((noinline)) void w1desc_iteration(jobsys_system *sys, counter *c) {
+    jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
+    d.data_size = sizeof(w1_data);
+    for (int i = 0; i < W1_JOBS; i++) {
+        w1_data data = {c, (uint64_t)i};
+        jobsys_handle h;
+        CHECK_OK(jobsys_schedule(sys, &d, w1desc_job, &data, &h));
+        CHECK_OK(jobsys_complete(sys, h));
+    }
+}
+
+/* w1 with a desc naming one dependency: the previous (finished) job. */
+__attribute__((noinline)) void w1dep_iteration(jobsys_system *sys, counter *c) {
+    jobsys_handle prev;
+    CHECK_OK(jobsys_schedule(sys, NULL, w1_job, c, &prev));
+    CHECK_OK(jobsys_complete(sys, prev));
+    atomic_fetch_sub(&c->n, 1);
+    jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
+    d.deps = &prev;
+    d.ndeps = 1;
+    for (int i = 0; i < W1_JOBS; i++) {
+        jobsys_handle h;
+        CHECK_OK(jobsys_schedule(sys, &d, w1_job, c, &h));
+        CHECK_OK(jobsys_complete(sys, h));
+        prev = h;
+    }
+}
+
+static int bench_w1(const char *mode, unsigned samples) {
     jobsys_system *sys = create(0);
     static counter c;
-    printf("mode=w1 workers=0 jobs=%d ns_per_job=", W1_JOBS);
+    void (*iteration)(jobsys_system *, counter *) = w1_iteration;
+    if (strcmp(mode, "w1desc") == 0) iteration = w1desc_iteration;
+    if (strcmp(mode, "w1dep") == 0) iteration = w1dep_iteration;
+    printf("mode=%s workers=0 jobs=%d ns_per_job=", mode, W1_JOBS);
     for (unsigned i = 0; i < samples + 1; i++) {
         uint_fast64_t before = atomic_load(&c.n);
         double t0 = now_ns();
-        w1_iteration(sys, &c);
+        iteration(sys, &c);
         double ns = now_ns() - t0;
         if (atomic_load(&c.n) - before != W1_JOBS) {
             fprintf(stderr, "w1: a job was lost or repeated\n");
@@ -170,7 +217,8 @@ static int bench_w1(unsigned samples) {
 int main(int argc, char **argv) {
     if (argc == 5 && strcmp(argv[1], "threads") == 0)
         return bench_threads((unsigned)atoi(argv[2]), strtoul(argv[3], NULL, 10), atoi(argv[4]));
-    if (argc == 3 && strcmp(argv[1], "w1") == 0) return bench_w1((unsigned)atoi(argv[2]));
-    fprintf(stderr, "usage: capi_bench threads T JOBS WORKERS | capi_bench w1 SAMPLES\n");
+    if (argc == 3 && (strcmp(argv[1], "w1") == 0 || strcmp(argv[1], "w1desc") == 0 || strcmp(argv[1], "w1dep") == 0))
+        return bench_w1(argv[1], (unsigned)atoi(argv[2]));
+    fprintf(stderr, "usage: capi_bench threads T JOBS WORKERS | capi_bench w1|w1desc|w1dep SAMPLES\n");
     return 2;
 }

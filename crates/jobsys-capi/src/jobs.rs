@@ -524,9 +524,34 @@ fn submit_resolving<P: Payload>(
     body: Body,
     payload: P,
 ) -> Result<Handle> {
+    // One or two dependencies (the common cases): resolved into a small
+    // array here, without `Resolved`'s 16-handle buffer to set up.
+    match *d.deps {
+        [a] => {
+            let ja = job_of(&s.js, a)?;
+            return Ok(submit_after(s, d, one_or_none(&ja), body, payload));
+        }
+        [a, b] => {
+            let (ja, jb) = (job_of(&s.js, a)?, job_of(&s.js, b)?);
+            return Ok(match (ja, jb) {
+                (Some(x), Some(y)) => submit_after(s, d, &[x, y], body, payload),
+                (x, y) => submit_after(s, d, one_or_none(&x.or(y)), body, payload),
+            });
+        }
+        _ => {}
+    }
     let mut deps = Resolved::new();
     deps.fill(&s.js, d.deps)?;
     Ok(submit_after(s, d, deps.as_slice(), body, payload))
+}
+
+/// `o` as a slice (`Option::as_slice` is newer than the MSRV).
+#[inline(always)]
+fn one_or_none(o: &Option<JobHandle>) -> &[JobHandle] {
+    match o {
+        Some(j) => std::slice::from_ref(j),
+        None => &[],
+    }
 }
 
 /// `submit` after the library handles `deps`.

@@ -162,7 +162,7 @@ impl Registry {
             return;
         }
         self.sleep
-            .set_active(n, |w| crate::trace::wake_issued(self, ctx, Some(w)));
-        crate::trace::active_workers(self, ctx, n);
+            .set_active(n, |w| crate::trace::wake_issued(self.site(ctx), Some(w)));
+        crate::trace::active_workers(self.site(ctx), n);
     }
 }

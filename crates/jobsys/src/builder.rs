@@ -3,10 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
-/// The largest worker count `build` accepts. Anything above is almost
-/// certainly a bug (a job system with more threads than any machine has
-/// cores only adds contention), so it is an error rather than a silent clamp.
-pub const MAX_WORKERS: usize = 512;
+// Defined beside the worker-count rules that clamp to it (the topology's
+// default); `build` refuses more.
+pub use crate::topology::MAX_WORKERS;
 
 /// Smallest worker stack [`Builder::stack_size`] accepts: 64 KiB. Smaller
 /// stacks (std rounds 0 up to the platform's 16 KiB minimum) overflow in the
@@ -307,7 +306,7 @@ impl Builder {
     /// `docs/profiling.md`): every thread of the system calls them as it
     /// starts, runs jobs, waits, sleeps, wakes others and marks frames.
     /// Called only when jobsys has its `trace` feature (the default). With
-    /// the `tracy` feature, [`Builder::tracy`] installs ready ones.
+    /// the `tracy` feature, `Builder::tracy` installs ready ones.
     pub fn profiler(mut self, hooks: std::sync::Arc<dyn crate::ProfilerHooks>) -> Self {
         self.config.profiler = Some(hooks);
         self

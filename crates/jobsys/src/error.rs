@@ -2,7 +2,7 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The panic of a job, shared by the job and everything that depended on it.
@@ -22,7 +22,7 @@ pub(crate) struct Failure {
     /// Where a panic nobody read is reported when its last reference goes
     /// (`Drop`): the failure log of its system, attached by
     /// `FailureLog::record`, which `finish` calls for every failed job.
-    report: OnceLock<Arc<crate::failures::Unobserved>>,
+    report: OnceLock<Arc<Unobserved>>,
 }
 
 /// The message of a panic payload (a placeholder for non-string ones).
@@ -91,7 +91,7 @@ impl Failure {
 
     /// Report this failure to `to` if it is a panic that is dropped unread
     /// (the first system to record it keeps it).
-    pub(crate) fn report_to(&self, to: &Arc<crate::failures::Unobserved>) {
+    pub(crate) fn report_to(&self, to: &Arc<Unobserved>) {
         if self.kind == Kind::Panic {
             let _ = self.report.set(to.clone());
         }
@@ -142,6 +142,60 @@ impl Drop for Failure {
         }
         if let Some(to) = self.report.take() {
             to.report(JobError::Panicked(self.to_panic(false)));
+        }
+    }
+}
+
+/// What a job system does with a job's panic that no wait read
+/// ([`Builder::on_unobserved_panic`](crate::Builder::on_unobserved_panic)).
+/// It gets the error a wait would have returned (a
+/// [`JobError::Panicked`], naming the job when it has a name). It runs on
+/// whichever thread lets go of the failure last (a worker reusing the
+/// job's slot, or the thread that drops the system), so it must not wait
+/// on jobs of that system, and it should not hold a clone of the
+/// `JobSystem` (that would keep the system alive). A panic inside it is
+/// caught and printed.
+#[derive(Clone)]
+pub struct PanicHandler(pub Arc<dyn Fn(&JobError) + Send + Sync>);
+
+impl fmt::Debug for PanicHandler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PanicHandler")
+    }
+}
+
+/// Where a system's unobserved panics go: counted, then handed to the
+/// handler, or printed.
+#[derive(Default)]
+pub(crate) struct Unobserved {
+    count: AtomicU64,
+    handler: OnceLock<PanicHandler>,
+}
+
+impl Unobserved {
+    /// Report to `h` instead of printing (set once, as the system is built).
+    pub(crate) fn set_handler(&self, h: PanicHandler) {
+        let _ = self.handler.set(h);
+    }
+
+    /// Panics reported so far.
+    pub(crate) fn count(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// A failure that no wait read is dropped (`Failure`'s `Drop`).
+    pub(crate) fn report(&self, e: JobError) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        match self.handler.get() {
+            Some(h) => {
+                let call = std::panic::AssertUnwindSafe(|| (h.0)(&e));
+                if std::panic::catch_unwind(call).is_err() {
+                    eprintln!("jobsys: the unobserved-panic handler panicked (on: {e})");
+                }
+            }
+            None => eprintln!(
+                "{e} (no wait read this failure; Builder::on_unobserved_panic changes this report)"
+            ),
         }
     }
 }

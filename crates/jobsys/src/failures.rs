@@ -31,55 +31,10 @@
 //! it. The default prints one line naming the job; `Builder::
 //! on_unobserved_panic` replaces that; `Stats::panics_unobserved` counts.
 
-use crate::error::{Failure, JobError};
+use crate::error::{Failure, PanicHandler, Unobserved};
 use std::collections::{HashMap, VecDeque};
-use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-
-/// What a job system does with a job's panic that no wait read
-/// ([`Builder::on_unobserved_panic`](crate::Builder::on_unobserved_panic)).
-/// It gets the error a wait would have returned (a
-/// [`JobError::Panicked`], naming the job when it has a name). It runs on
-/// whichever thread lets go of the failure last (a worker reusing the
-/// job's slot, or the thread that drops the system), so it must not wait
-/// on jobs of that system, and it should not hold a clone of the
-/// `JobSystem` (that would keep the system alive). A panic inside it is
-/// caught and printed.
-#[derive(Clone)]
-pub struct PanicHandler(pub Arc<dyn Fn(&JobError) + Send + Sync>);
-
-impl fmt::Debug for PanicHandler {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("PanicHandler")
-    }
-}
-
-/// Where a system's unobserved panics go: counted, then handed to the
-/// handler, or printed.
-#[derive(Default)]
-pub(crate) struct Unobserved {
-    count: AtomicU64,
-    handler: OnceLock<PanicHandler>,
-}
-
-impl Unobserved {
-    /// A failure that no wait read is dropped (`Failure`'s `Drop`).
-    pub(crate) fn report(&self, e: JobError) {
-        self.count.fetch_add(1, Ordering::Relaxed);
-        match self.handler.get() {
-            Some(h) => {
-                let call = std::panic::AssertUnwindSafe(|| (h.0)(&e));
-                if std::panic::catch_unwind(call).is_err() {
-                    eprintln!("jobsys: the unobserved-panic handler panicked (on: {e})");
-                }
-            }
-            None => eprintln!(
-                "{e} (no wait read this failure; Builder::on_unobserved_panic changes this report)"
-            ),
-        }
-    }
-}
+use std::sync::{Arc, Mutex};
 
 /// One recorded failure: the shared cause and the job's state flags
 /// (`POISONED`, `CANCELLED`) that say how it failed.
@@ -222,12 +177,12 @@ impl FailureLog {
     /// Report unobserved panics to `h` instead of printing them (set once,
     /// as the system is built).
     pub(crate) fn on_unobserved(&self, h: PanicHandler) {
-        let _ = self.unobserved.handler.set(h);
+        self.unobserved.set_handler(h);
     }
 
     /// Panics reported unobserved so far.
     pub(crate) fn unobserved(&self) -> u64 {
-        self.unobserved.count.load(Ordering::Relaxed)
+        self.unobserved.count()
     }
 
     /// Failures dropped from the log because it was full.

@@ -152,7 +152,7 @@ impl Registry {
         // without it (tests/concurrency.rs,
         // `join_runs_a_on_another_thread_and_waits_for_it`). rayon's
         // `new_internal_jobs` leaves it out; W1's `floor-fence` case measures
-        // it (docs/benchmarks.md), and it costs less than the noise.
+        // it (docs/history/benchmarks-log.md), and it costs less than the noise.
         self.notify_work(ctx);
         let rb = catch_unwind(AssertUnwindSafe(b));
         let ra = if self.take_back(ctx, entry) {
@@ -217,7 +217,8 @@ impl Registry {
     #[inline(never)]
     fn wait_latch(&self, ctx: &Context, job: &StackHeader) {
         let _depth = DepthGuard::new(self, ctx);
-        let _trace = crate::trace::WaitTrace::of_stack(self, ctx, job);
+        let _trace =
+            crate::trace::WaitTrace::of_stack(self.site(ctx), job as *const StackHeader as usize);
         let latch = &job.latch;
         let mut backoff = self.backoff();
         loop {
@@ -243,11 +244,11 @@ impl Registry {
             if latch.compare_exchange(PENDING, SLEEPING).is_err() {
                 return; // DONE meanwhile
             }
-            crate::trace::sleep_begin(self, ctx);
+            crate::trace::sleep_begin(self.site(ctx));
             while latch.load(Ordering::Acquire) == SLEEPING {
                 latch.wait(SLEEPING);
             }
-            crate::trace::sleep_end(self, ctx);
+            crate::trace::sleep_end(self.site(ctx));
             return;
         }
     }

@@ -1,7 +1,7 @@
 //! A job's life on the engine side: slot allocation (with back-pressure
 //! and trimming), submit → (dependencies) → release onto a deque → claim →
 //! run (or skip, or cancel) → finish (release dependents, wake waiters) →
-//! recycle. Every state change goes through `slot.rs`'s transitions; this
+//! recycle. Every state change goes through `slot`'s transitions (`slot/mod.rs`); this
 //! module decides which one and when.
 //!
 //! Scheduling is all or nothing: a `schedule*` call that panics leaves no
@@ -376,7 +376,9 @@ impl Registry {
     #[cold]
     #[inline(never)]
     fn submit_traced(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) -> JobHandle {
-        let flags = flags | crate::trace::job_ready_flag(self, ctx, slot, gen);
+        let traced =
+            crate::trace::job_ready_flag(self.site(ctx), slot as *const Slot as usize, gen);
+        let flags = flags | if traced { TRACED } else { 0 };
         self.submit_runnable(ctx, slot, gen, flags)
     }
 
@@ -454,7 +456,7 @@ impl Registry {
     pub(crate) fn release_hold(&self, ctx: &Context, h: JobHandle) {
         let slot = h.slot();
         if slot.dep_done() {
-            crate::trace::job_ready(self, ctx, crate::trace::JobId::of_slot(slot, h.gen));
+            crate::trace::job_ready(self.site(ctx), Registry::job_id(slot, h.gen));
             self.make_runnable(ctx, slot);
         }
     }
@@ -504,7 +506,7 @@ impl Registry {
         let uncovered = n.saturating_sub(self.sleep.searching() as usize);
         // Each wake is recorded before the store that ends that worker's
         // park (see `Sleep::notify_work`), so its arrow never points back.
-        let traced = |w| crate::trace::wake_issued(self, ctx, Some(w));
+        let traced = |w| crate::trace::wake_issued(self.site(ctx), Some(w));
         let woken = self
             .sleep
             .wake_many(uncovered.min(self.num_workers), ctx.index, traced);
@@ -600,11 +602,11 @@ impl Registry {
         };
         let e = Entry {
             slot: NonNull::from(slot),
-            gen: gen_of(s),
+            gen: s.generation(),
         };
-        let waited = s & WAITED != 0;
+        let waited = s.is_waited();
         if let Some(target) = pinned {
-            if s & CANCELLED == 0 {
+            if !s.is_cancelled() {
                 // Only its own thread may run it; the push wakes that thread.
                 self.push_pinned(ctx, e, target);
                 return waited;
@@ -649,17 +651,17 @@ impl Registry {
         if e.is_stack() {
             // Stack jobs are taken from deques exactly once: no claim.
             on_claim();
-            let id = crate::trace::JobId::of_entry(e);
-            crate::trace::job_begin(self, ctx, id, "join");
+            let id = crate::trace::JobId::new(e.slot.as_ptr() as usize, e.gen);
+            crate::trace::job_begin(self.site(ctx), id, "join");
             // SAFETY: the joiner keeps the job alive until its latch is set,
             // which `run_stack_job` does last.
             unsafe { crate::join::run_stack_job(e.stack_header(), ctx.index) };
-            crate::trace::job_end(self, ctx, id, "join");
+            crate::trace::job_end(self.site(ctx), id, "join");
             return true;
         }
         let slot = e.slot();
         let s = slot.state();
-        if gen_of(s) != e.gen || phase_of(s) != RUNNABLE {
+        if !s.is_runnable_for(e.gen) {
             return false;
         }
         // A pinned job runs on its own thread only (a cancelled one, whose
@@ -667,11 +669,11 @@ impl Registry {
         // above, the meta read is another job's, and the claim below fails
         // on the generation anyway.
         if let Some(target) = slot.meta().pinned_to() {
-            if target != ctx.index && s & CANCELLED == 0 {
+            if target != ctx.index && !s.is_cancelled() {
                 return false;
             }
         }
-        if s & PFOR != 0 {
+        if s.is_pfor() {
             return self.run_pieces(ctx, slot, e.gen, on_claim);
         }
         let Some(claimed) = slot.claim(e.gen) else {
@@ -686,7 +688,7 @@ impl Registry {
     /// `Slot::claim` returned. One copy, called from every site but the
     /// wait's fast path, which inlines `run_claimed_as::<false>`.
     #[inline(never)]
-    pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32, claimed: u64) {
+    pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32, claimed: Snapshot) {
         self.run_claimed_as::<true>(ctx, slot, gen, claimed);
     }
 
@@ -701,11 +703,11 @@ impl Registry {
         ctx: &Context,
         slot: &Slot,
         gen: u32,
-        claimed: u64,
+        claimed: Snapshot,
     ) {
         let vt = slot.vtable();
         // CANCELLED is only set while WAITING, so the claim fixed it.
-        if claimed & CANCELLED != 0 {
+        if claimed.is_cancelled() {
             // The canceller dropped the closure (`cancel_unstarted`).
             self.finish(ctx, slot, gen, FAILED);
             return;
@@ -723,7 +725,9 @@ impl Registry {
             return;
         }
         let traced = if TRACE {
-            crate::trace::job_begin_slot(self, ctx, slot, gen)
+            crate::trace::job_begin_slot(self.site(ctx), slot as *const Slot as usize, gen, || {
+                Registry::job_name(slot)
+            })
         } else {
             None
         };
@@ -737,7 +741,7 @@ impl Registry {
         // The end is recorded before `finish`: whoever sees the job finished
         // (a waiter that then stops the capture) also sees its end event.
         if let Some(name) = traced {
-            crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
+            crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
         }
         match r {
             Ok(()) => self.finish(ctx, slot, gen, 0),
@@ -763,9 +767,8 @@ impl Registry {
         while let Some(g) = todo.pop() {
             let slot = g.slot();
             let Some(st) = slot.pin(g.gen) else { continue };
-            let is_group = phase_of(st) == WAITING
-                && st & PFOR == 0
-                && std::ptr::eq(slot.vtable(), &NOOP_VTABLE);
+            let is_group =
+                st.is_waiting() && !st.is_pfor() && std::ptr::eq(slot.vtable(), &NOOP_VTABLE);
             if is_group {
                 unfinished_group |= g == h;
                 // SAFETY: pinned and WAITING: its edges are final.
@@ -841,7 +844,7 @@ impl Registry {
             // dependency failed, skip the closure" (`run_claimed`); the
             // finishing CAS refuses while STOP is set and `finish` records
             // the cancellation then.
-            Cancel::Started if slot.state() & PFOR != 0 => self.cancel_pieces(ctx, slot, h.gen),
+            Cancel::Started if slot.state().is_pfor() => self.cancel_pieces(ctx, slot, h.gen),
             Cancel::Started => {
                 self.unpin(ctx, slot);
                 false
@@ -885,7 +888,7 @@ impl Registry {
                 }
             }
         };
-        debug_assert_eq!(gen_of(prev), gen);
+        debug_assert_eq!(prev.generation(), gen);
         bump(&ctx.counters.finished);
         if claim_dropped {
             if let Unpinned::Freed = un {
@@ -893,7 +896,7 @@ impl Registry {
             }
             return;
         }
-        if pins_of(prev) > 1 {
+        if prev.pins() > 1 {
             // Someone else holds a pin: maybe a waiter about to park. The
             // fence orders our FINISHED (the CAS above) before the load of
             // the parked count in `wake_target`; it pairs with the fence in
@@ -905,7 +908,7 @@ impl Registry {
             fence(Ordering::SeqCst);
             // Recorded before the store the waiter's park loop sees.
             self.waiters
-                .wake_target(slot, |w| crate::trace::wake_issued(self, ctx, Some(w)));
+                .wake_target(slot, |w| crate::trace::wake_issued(self.site(ctx), Some(w)));
         }
         let mut e = slot.close_dependents();
         let failure = if flags & FAILED != 0 {
@@ -931,7 +934,9 @@ impl Registry {
                 }
             }
             if dependent.dep_done() {
-                crate::trace::job_released_slot(self, ctx, dependent);
+                crate::trace::job_released(self.site(ctx), || {
+                    Registry::job_id(dependent, dependent.gen_now())
+                });
                 waited_buried |= top_is_waited;
                 top_is_waited = self.make_runnable(ctx, dependent);
             }
@@ -951,7 +956,12 @@ impl Registry {
         if let Some(failure) = slot.failure() {
             let rec = Recorded {
                 failure,
-                flags: flags | (slot.state() & CANCELLED),
+                flags: flags
+                    | if slot.state().is_cancelled() {
+                        CANCELLED
+                    } else {
+                        0
+                    },
             };
             self.failures.record(slot as *const Slot as usize, gen, rec);
         }
@@ -961,7 +971,7 @@ impl Registry {
     pub(crate) fn wake_parked_waiters(&self, ctx: &Context) {
         // Recorded before the store the waiter's park loop sees.
         self.waiters
-            .wake_all_parked(|w| crate::trace::wake_issued(self, ctx, Some(w)));
+            .wake_all_parked(|w| crate::trace::wake_issued(self.site(ctx), Some(w)));
     }
 }
 

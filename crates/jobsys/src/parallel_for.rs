@@ -294,7 +294,7 @@ impl Registry {
         // A fresh load: a waiter's walk may have marked the loop after our
         // pin. A mark that lands after this load is seen by that walk
         // itself, which offers the loop while it is RUNNABLE.
-        let waited = slot.state() & WAITED != 0;
+        let waited = slot.state().is_waited();
         self.queue_runnable(ctx, e, slot.prio(), waited);
         if waited && wake {
             self.wake_parked_waiters(ctx);
@@ -314,7 +314,7 @@ impl Registry {
             return false;
         };
         let mut traced = None;
-        if phase_of(st) != RUNNABLE {
+        if !st.is_runnable() {
             self.unpin(ctx, slot);
             return false;
         }
@@ -330,7 +330,7 @@ impl Registry {
             if cur >= h.pieces {
                 break;
             }
-            if st & CANCELLED != 0 || slot.has_failure() {
+            if st.is_cancelled() || slot.has_failure() {
                 // A piece panicked, a dependency failed before any piece
                 // ran (POISONED), or the job was cancelled before it became
                 // runnable (its closure is gone): hand out nothing more,
@@ -342,10 +342,10 @@ impl Registry {
                     if h.done.fetch_add(n, Ordering::AcqRel) + n == h.pieces {
                         // End before finish (see `run_claimed`).
                         if let Some(name) = traced {
-                            let id = crate::trace::JobId::of_slot(slot, gen);
-                            crate::trace::job_end(self, ctx, id, name);
+                            let id = Registry::job_id(slot, gen);
+                            crate::trace::job_end(self.site(ctx), id, name);
                         }
-                        return self.finish_pieces(ctx, slot, gen, st, poisoned);
+                        return self.finish_pieces(ctx, slot, gen, st.is_cancelled(), poisoned);
                     }
                 }
                 break;
@@ -363,7 +363,12 @@ impl Registry {
             if !ran {
                 ran = true;
                 on_claim();
-                traced = crate::trace::job_begin_slot(self, ctx, slot, gen);
+                traced = crate::trace::job_begin_slot(
+                    self.site(ctx),
+                    slot as *const Slot as usize,
+                    gen,
+                    || Registry::job_name(slot),
+                );
             }
             if last < h.pieces {
                 // More to hand out: let idle workers join.
@@ -397,13 +402,13 @@ impl Registry {
             if done == h.pieces {
                 // End before finish (see `run_claimed`).
                 if let Some(name) = traced {
-                    crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
+                    crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
                 }
-                return self.finish_pieces(ctx, slot, gen, st, 0);
+                return self.finish_pieces(ctx, slot, gen, st.is_cancelled(), 0);
             }
         }
         if let Some(name) = traced {
-            crate::trace::job_end(self, ctx, crate::trace::JobId::of_slot(slot, gen), name);
+            crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
         }
         self.unpin(ctx, slot);
         ran
@@ -422,7 +427,7 @@ impl Registry {
             if h.done.fetch_add(n, Ordering::AcqRel) + n == h.pieces {
                 // No piece runs: the closure is ours to drop (STOP, unlike
                 // CANCELLED, leaves it in place).
-                self.finish_pieces(ctx, slot, gen, slot.state() & !CANCELLED, 0);
+                self.finish_pieces(ctx, slot, gen, false, 0);
                 return prev == 0;
             }
         }
@@ -431,15 +436,23 @@ impl Registry {
     }
 
     /// The last piece is done: drop the closure and finish the job. The
-    /// caller's pin is dropped by `finish`. `st` is the state the caller
-    /// pinned (`CANCELLED` there means the closure was dropped already).
+    /// caller's pin is dropped by `finish`. `closure_dropped`: the state
+    /// the caller pinned was `CANCELLED` (the closure was dropped already;
+    /// a loop's cancel after it started, `STOP`, leaves it in place).
     ///
     /// The closure is dropped as part of the job: the slot is on this
     /// thread's `running` stack meanwhile, so a `Drop` that waits on the
     /// job's own handle gets `WaitOnSelf` instead of parking forever, and a
     /// panic in that `Drop` fails the job like a panic in a piece.
-    fn finish_pieces(&self, ctx: &Context, slot: &Slot, gen: u32, st: u64, poisoned: u64) -> bool {
-        if st & CANCELLED == 0 {
+    fn finish_pieces(
+        &self,
+        ctx: &Context,
+        slot: &Slot,
+        gen: u32,
+        closure_dropped: bool,
+        poisoned: u64,
+    ) -> bool {
+        if !closure_dropped {
             // SAFETY: every piece is done or abandoned, so no thread uses the
             // closure any more; it is dropped exactly once, here.
             if let Err(p) = unsafe { crate::lifecycle::drop_as_job(ctx, slot, gen) } {

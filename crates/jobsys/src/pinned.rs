@@ -49,6 +49,14 @@ use crate::sync::{lock, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
+// Every thread index is below the tracer's base of unindexed threads: at
+// most the workers, the building thread and one registered thread per
+// context.
+const _: () = assert!(
+    crate::MAX_WORKERS + 1 + crate::slot::MAX_PIN_CONTEXTS
+        < crate::trace::UNINDEXED_THREAD_BASE as usize
+);
+
 /// The pin target of a job whose thread was gone when it was scheduled
 /// (`Registry::pin_target`): no context has this index (`Registry::new`
 /// keeps them below it), so the job is cancelled where it would be queued.
@@ -591,12 +599,12 @@ impl Registry {
     /// Pairs with the owner's re-check of `has_any` after registering as
     /// asleep (both sides order through the sleepers / waiters lock).
     fn wake_pinned_owner(&self, ctx: &Context, t: &Context) {
-        let traced = |w| crate::trace::wake_issued(self, ctx, Some(w));
+        let traced = |w| crate::trace::wake_issued(self.site(ctx), Some(w));
         if t.is_worker && self.sleep.wake_worker(t.index, traced) {
             crate::context::bump(&ctx.counters.wakes);
         }
         self.waiters
-            .wake_ctx(t, |w| crate::trace::wake_issued(self, ctx, Some(w)));
+            .wake_ctx(t, |w| crate::trace::wake_issued(self.site(ctx), Some(w)));
     }
 
     /// Run the calling thread's ready pinned jobs: at most as many as were

@@ -12,6 +12,7 @@ use crate::failures::FailureLog;
 use crate::sleep::{Futex, Sleep};
 use crate::slot::{Slot, PAGE_SLOTS};
 use crate::store::Page;
+use crate::trace::{HookMark, JobId, Site, TraceHost};
 use crate::wait::Waiters;
 use std::cell::{Cell, RefCell};
 use std::ptr;
@@ -191,7 +192,8 @@ fn with_claims<R>(f: impl FnOnce(&RefCell<Vec<Claim>>) -> R) -> Option<R> {
 }
 
 /// Mark this thread as inside the profiler hook `method` for the length
-/// of the hook (`trace::hooks::call`): the context cache holds
+/// of the hook (`trace::hooks::call`, through `TraceHost::enter_hook`):
+/// the context cache holds
 /// `(0, method)` instead of a context, and the value it held is returned
 /// for `leave_hook`. No registry has id 0, so every look-up misses and
 /// takes `current_named`, which refuses it (`in_hook`). The mark lives in
@@ -227,6 +229,78 @@ pub(crate) fn in_hook() -> Option<&'static str> {
     Some(unsafe { *mark.cast::<&'static str>() })
 }
 
+/// Panic if this thread is inside a profiler hook: `call` (e.g.
+/// `"JobSystem::hot_zone"`) is being made from it, and is formatted only
+/// then. For the calls that take a lock a hook's caller may hold before
+/// they look up the thread's context; the others are refused by
+/// `Registry::current_named`.
+#[inline]
+pub(crate) fn forbid_in_hook(call: impl std::fmt::Display) {
+    #[cfg(feature = "trace")]
+    if let Some(method) = in_hook() {
+        crate::trace::refuse_in_hook(&call, method);
+    }
+    #[cfg(not(feature = "trace"))]
+    let _ = call;
+}
+
+/// What the tracer needs of a registry (`trace::TraceHost`: it names no
+/// core type). Called on its recording paths only.
+impl TraceHost for Registry {
+    type Ctx = Context;
+
+    #[inline(always)]
+    fn ctx_index(ctx: &Context) -> u32 {
+        ctx.index
+    }
+
+    #[cfg(feature = "trace")]
+    #[inline]
+    fn trace_state(&self) -> &crate::trace::TraceState {
+        &self.trace
+    }
+
+    #[inline]
+    fn thread_number(&self, ctx: &Context) -> u32 {
+        Registry::thread_number(self, ctx)
+    }
+
+    #[inline]
+    fn thread_number_at(&self, index: u32) -> u32 {
+        Registry::thread_number_at(self, index)
+    }
+
+    #[inline]
+    fn current(&self) -> &Context {
+        Registry::current(self)
+    }
+
+    #[cfg(feature = "trace")]
+    fn enter_hook(method: &'static &'static str) -> HookMark {
+        let (id, ctx) = enter_hook(method);
+        (id, ctx.cast::<()>())
+    }
+
+    #[cfg(not(feature = "trace"))]
+    fn enter_hook(_: &'static &'static str) -> HookMark {
+        (0, ptr::null())
+    }
+
+    #[cfg(feature = "trace")]
+    fn leave_hook(mark: HookMark) {
+        leave_hook((mark.0, mark.1.cast::<Context>()));
+    }
+
+    #[cfg(not(feature = "trace"))]
+    fn leave_hook(_: HookMark) {}
+
+    #[cfg(feature = "trace")]
+    #[inline]
+    fn in_hook() -> Option<&'static str> {
+        in_hook()
+    }
+}
+
 struct Claim {
     id: u32,
     registry: Weak<Registry>,
@@ -238,7 +312,7 @@ impl Drop for Claim {
         if let Some(reg) = self.registry.upgrade() {
             // SAFETY: the registry is alive, so its contexts are too.
             let ctx = unsafe { &*self.ctx };
-            crate::trace::thread_stop(&reg, ctx);
+            crate::trace::thread_stop(reg.site(ctx));
             // Jobs this thread batched but never flushed must not wait for
             // a wake that nobody will issue.
             reg.note_unflushed(ctx);
@@ -269,6 +343,23 @@ impl Drop for Claim {
 }
 
 impl Registry {
+    /// The calling thread's event site for the tracer: this registry and
+    /// `ctx`, the thread's *own* context (its events go into that
+    /// context's buffer). Two references, nothing read: the sites test the
+    /// process-wide flag first.
+    #[inline(always)]
+    pub(crate) fn site<'a>(&'a self, ctx: &'a Context) -> Site<'a, Registry> {
+        Site { host: self, ctx }
+    }
+
+    /// The tracer's id of the job in `slot` at generation `gen` (the same
+    /// as `JobId::of_handle` of its handle).
+    #[inline(always)]
+    #[cfg_attr(not(feature = "trace"), allow(dead_code))]
+    pub(crate) fn job_id(slot: &Slot, gen: u32) -> JobId {
+        JobId::new(slot as *const Slot as usize, gen)
+    }
+
     // One argument per setting the registry keeps; the loom models build
     // registries directly, so a settings struct would only move the list.
     #[allow(clippy::too_many_arguments)]
@@ -479,7 +570,7 @@ impl Registry {
         // SAFETY: `ctx` points into this live registry (see `current`).
         let ctx = unsafe { &*ctx };
         if claimed {
-            crate::trace::thread_start(self, ctx);
+            crate::trace::thread_start(self.site(ctx));
         }
         ctx
     }

@@ -24,7 +24,7 @@ impl Registry {
             // The wake is recorded inside, before the store that ends the
             // wakee's park (the wakee's `sleep_end` is stamped after its
             // Acquire load sees that store): its arrow never points back.
-            let traced = |w| crate::trace::wake_issued(self, ctx, Some(w));
+            let traced = |w| crate::trace::wake_issued(self.site(ctx), Some(w));
             if self.sleep.notify_work(from, traced).is_some() {
                 bump(&ctx.counters.wakes);
             }
@@ -219,7 +219,7 @@ impl Registry {
         // Short deques are stolen one entry at a time (see steal_into).
         while let Some(e) = victim.steal_into(ctx.local(prio)) {
             bump(&ctx.counters.steals);
-            crate::trace::steal(self, ctx, v as u32);
+            crate::trace::steal(self.site(ctx), v as u32);
             // Where more work is visible, for the cascade's wake.
             let more = || {
                 if !victim.is_empty() {
@@ -329,7 +329,7 @@ impl Registry {
             if matches!(self.policy, IdlePolicy::WhippingBoy) {
                 // Recorded before the successor's word is stored (as in
                 // `notify_work_from`).
-                let traced = |w| crate::trace::wake_issued(self, ctx, Some(w));
+                let traced = |w| crate::trace::wake_issued(self.site(ctx), Some(w));
                 if self.sleep.hand_over(more(), traced).is_some() {
                     bump(&ctx.counters.wakes);
                 }

@@ -1,9 +1,8 @@
-//! The public `JobSystem`: scheduling, waiting, shutdown.
+//! The public `JobSystem`: scheduling, waiting, cancelling, stats (starting
+//! and stopping it: `start.rs`).
 
 use crate::active::ActiveWorkersError;
-use crate::builder::{
-    resolve_policy, resolve_workers, BuildError, Builder, Config, IdlePolicy, MIN_STACK_SIZE,
-};
+use crate::builder::{BuildError, Builder, Config, IdlePolicy};
 use crate::desc::JobDesc;
 use crate::error::JobError;
 use crate::handle::JobHandle;
@@ -14,8 +13,7 @@ use crate::slot::{EMPTY_LOOP_VTABLE, NOOP_VTABLE, PFOR};
 use crate::spawn::JobBuilder;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 
 /// A pool of worker threads running jobs with dependencies.
 ///
@@ -24,60 +22,7 @@ use std::thread::JoinHandle;
 /// then the workers stop and are joined. See the crate docs for an example.
 #[derive(Clone)]
 pub struct JobSystem {
-    owner: Arc<Owner>,
-}
-
-/// Shuts the system down when the last `JobSystem` clone goes.
-struct Owner {
-    registry: Arc<Registry>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
-    /// Baseline of `take_stats`.
-    last_stats: Mutex<Stats>,
-}
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        // Before anything below waits for the sleepers' lock: a hook may be
-        // running under it on this thread.
-        crate::trace::forbid_in_hook("JobSystem::drop (of the last clone)");
-        let reg = &self.registry;
-        reg.terminating.store(true, Ordering::SeqCst);
-        reg.sleep.wake_all(true);
-        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
-        let on_own_worker = threads
-            .iter()
-            .any(|t| t.thread().id() == std::thread::current().id());
-        // No outside thread can call in any more (that takes a JobSystem):
-        // jobs pinned to one other than this thread can never run.
-        let me = reg.current();
-        reg.note_unflushed(me);
-        reg.close_outside_pinned(me);
-        if on_own_worker || me.inside_job() {
-            // Dropped from inside one of our jobs (a job on one of our
-            // workers, or a closure this thread runs or drops, e.g. a
-            // pinned job cancelled at its thread's exit, that held the
-            // last clone): that job is outstanding until we return, so we
-            // cannot wait for the drain here (it waited for ever). The
-            // workers finish every queued job and exit on their own
-            // (detached); with none, a thread of its own drains.
-            if reg.num_workers == 0 {
-                let r = reg.clone();
-                let spawned = std::thread::Builder::new()
-                    .name("jobsys-drain".into())
-                    .spawn(move || r.drain());
-                if let Err(e) = spawned {
-                    eprintln!(
-                        "jobsys: could not start a thread to run the jobs left at shutdown: {e}"
-                    );
-                }
-            }
-            return;
-        }
-        reg.drain();
-        for t in threads {
-            let _ = t.join();
-        }
-    }
+    owner: Arc<crate::start::Owner>,
 }
 
 impl std::fmt::Debug for JobSystem {
@@ -97,106 +42,8 @@ impl JobSystem {
 
     /// Start a job system with `config`.
     pub fn new(config: Config) -> Result<JobSystem, BuildError> {
-        let plan = crate::topology::plan(&crate::topology::TopologyConfig {
-            workers: resolve_workers(config.workers)?,
-            exclude_efficiency_cores: config.exclude_efficiency_cores,
-            pin_workers: config.pin_workers,
-            worker_nice: config.worker_nice,
-        })
-        .map_err(BuildError::Topology)?;
-        let workers = plan.workers;
-        let setup = plan
-            .needs_setup()
-            .then(|| (Arc::new(plan), std::sync::mpsc::channel()));
-        let policy = resolve_policy(config.idle_policy)?;
-        if let Some(requested) = config.stack_size.filter(|&b| b < MIN_STACK_SIZE) {
-            return Err(BuildError::StackTooSmall {
-                requested,
-                min: MIN_STACK_SIZE,
-            });
-        }
-        let wait_spin = config.wait_spin.unwrap_or(policy.wait_spin());
-        let max_jobs = config.max_jobs.unwrap_or(crate::builder::DEFAULT_MAX_JOBS);
-        if max_jobs == 0 {
-            return Err(BuildError::ZeroMaxJobs);
-        }
-        let registry = Registry::new(
-            workers,
-            policy,
-            wait_spin,
-            !config.no_priority_inheritance,
-            config
-                .failure_history
-                .unwrap_or(crate::builder::DEFAULT_FAILURE_HISTORY),
-            max_jobs,
-            config
-                .retained_slots
-                .unwrap_or(crate::builder::DEFAULT_RETAINED_SLOTS)
-                .div_ceil(crate::slot::PAGE_SLOTS),
-            crate::active::Active::new(workers, config.follow_cpus, config.pin_workers),
-        );
-        if let Some(h) = config.on_unobserved_panic.clone() {
-            registry.failures.on_unobserved(h);
-        }
-        // The building thread is `Pin::Main`, thread index 0; registered
-        // before the hooks are installed so that its start reaches them
-        // with that number (`docs/engine.md`, "Thread index"). Hooks next:
-        // every job of the system is scheduled after, the workers start
-        // after.
-        let main_ctx = registry.current_for(|| "JobSystem::new");
-        registry.register_main(main_ctx);
-        #[cfg(feature = "trace")]
-        if let Some(h) = config.profiler {
-            registry.trace.install_hooks(h);
-            crate::trace::thread_start(&registry, main_ctx);
-        }
-        let mut threads = Vec::with_capacity(workers);
-        for i in 0..workers {
-            let reg = registry.clone();
-            let mut b = std::thread::Builder::new().name(format!("jobsys-worker-{}", i + 1));
-            if let Some(sz) = config.stack_size {
-                b = b.stack_size(sz);
-            }
-            // Each worker applies its placement and nice first and reports
-            // the result; it runs its loop either way, so a failed setup
-            // shuts down like any other system.
-            let setup = setup
-                .as_ref()
-                .map(|(plan, (tx, _))| (plan.clone(), tx.clone()));
-            match b.spawn(move || {
-                if let Some((plan, tx)) = setup {
-                    let _ = tx.send(crate::topology::setup_worker_thread(i, &plan));
-                }
-                reg.worker_main(i)
-            }) {
-                Ok(t) => threads.push(t),
-                Err(e) => {
-                    // Stop the ones already started before reporting.
-                    drop(Owner {
-                        registry,
-                        threads: Mutex::new(threads),
-                        last_stats: Mutex::default(),
-                    });
-                    return Err(BuildError::Spawn(e));
-                }
-            }
-        }
-        let owner = Owner {
-            registry,
-            threads: Mutex::new(threads),
-            last_stats: Mutex::default(),
-        };
-        if let Some((_, (tx, rx))) = setup {
-            drop(tx);
-            // One result per started worker; the first error fails the build
-            // (dropping `owner` stops and joins the workers).
-            if let Some(Err(e)) = rx.iter().find(Result::is_err) {
-                drop(owner);
-                return Err(BuildError::Topology(e));
-            }
-        }
         Ok(JobSystem {
-            owner: Arc::new(owner),
+            owner: Arc::new(crate::start::start(config)?),
         })
     }
 
@@ -257,7 +104,7 @@ impl JobSystem {
     /// and may be dropped on any thread.
     pub fn hot_zone(&self) -> HotZone {
         // Before the wake below takes the sleepers' lock.
-        crate::trace::forbid_in_hook("JobSystem::hot_zone");
+        crate::registry::forbid_in_hook("JobSystem::hot_zone");
         let reg = self.reg();
         if reg.hot_zones.fetch_add(1, Ordering::SeqCst) == 0 {
             reg.sleep.wake_all(false);
@@ -594,13 +441,10 @@ impl JobSystem {
         // `addr` is at a slot boundary in it), and pages live as long as
         // the registry, which `self` keeps alive.
         let s = unsafe { &*slot }.state();
-        use crate::slot::{gen_of, phase_of, EDGES, FREE};
-        let cur = gen_of(s);
-        // A slot's generation only grows (`slot.rs`): a handed-out job's
-        // generation is at most its slot's now, and equal only while the
-        // slot still holds that job (never FREE or EDGES under it).
-        let issued = gen < cur || (gen == cur && phase_of(s) != FREE && phase_of(s) != EDGES);
-        if !issued {
+        // A slot's generation only grows (`slot/state.rs`): a handed-out
+        // job's generation is at most its slot's now, and equal only while
+        // the slot still holds that job (never FREE or EDGES under it).
+        if !s.has_issued(gen) {
             return Err(HandleBits::Invalid);
         }
         Ok(JobHandle {

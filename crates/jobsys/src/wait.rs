@@ -333,7 +333,7 @@ impl Registry {
             "jobsys: is_complete: the handle belongs to another JobSystem ({h:?})"
         );
         let s = h.slot().state();
-        gen_of(s) != h.gen || phase_of(s) == FINISHED
+        s.is_complete_for(h.gen)
     }
 
     /// Wait for `h`, helping with the work it needs.
@@ -420,7 +420,7 @@ impl Registry {
         }
         let slot = h.slot();
         let s = slot.state();
-        if gen_of(s) != h.gen {
+        if s.generation() != h.gen {
             return self.observe_recycled(h);
         }
         let ctx = self.current_for(|| "JobSystem::complete");
@@ -440,7 +440,7 @@ impl Registry {
         // job WAITING until the drop ends, and the flag is checked here
         // all the same) and `*_now` events (WAITING until their guard is
         // gone), so a RUNNABLE job with none of those flags is not on it.
-        if s & (PHASE_MASK | PFOR | TRACED | CANCELLED) == RUNNABLE && ctx.batch_pending() == 0 {
+        if s.is_plain_runnable() && ctx.batch_pending() == 0 {
             let _depth = DepthGuard::new(self, ctx);
             self.run_if_on_top::<false>(ctx, h);
             return self.wait_after_top(ctx, h, must_finish);
@@ -455,10 +455,10 @@ impl Registry {
         &self,
         ctx: &Context,
         h: JobHandle,
-        s: u64,
+        s: Snapshot,
         must_finish: bool,
     ) -> Result<(), JobError> {
-        if phase_of(s) == FINISHED {
+        if s.is_finished() {
             return self.observe(ctx, h);
         }
         // Nothing may wait forever on a batch this thread forgot to flush.
@@ -471,7 +471,7 @@ impl Registry {
         let _depth = DepthGuard::new(self, ctx);
         // The fast path (see `wait_with`) of a job that has the CANCELLED
         // flag or that waited for the flush.
-        if s & (PHASE_MASK | PFOR | TRACED) == RUNNABLE {
+        if s.is_runnable_single_untraced() {
             self.run_if_on_top::<false>(ctx, h);
             return self.wait_after_top(ctx, h, must_finish);
         }
@@ -488,10 +488,10 @@ impl Registry {
         must_finish: bool,
     ) -> Result<(), JobError> {
         let s = h.slot().state();
-        if gen_of(s) != h.gen {
+        if s.generation() != h.gen {
             return self.observe_recycled(h);
         }
-        if phase_of(s) == FINISHED {
+        if s.is_finished() {
             return self.observe(ctx, h);
         }
         self.wait_slow(ctx, h, None, must_finish)
@@ -506,12 +506,12 @@ impl Registry {
         &self,
         ctx: &Context,
         h: JobHandle,
-        seen: Option<u64>,
+        seen: Option<Snapshot>,
         must_finish: bool,
     ) -> Result<(), JobError> {
-        let _trace = crate::trace::WaitTrace::of_handle(self, ctx, h);
+        let _trace = crate::trace::WaitTrace::of_handle(self.site(ctx), h);
         if let Some(s) = seen {
-            if phase_of(s) == RUNNABLE && s & PFOR == 0 {
+            if s.is_runnable_single() {
                 self.run_if_on_top::<true>(ctx, h);
             }
         }
@@ -544,10 +544,10 @@ impl Registry {
         let mut marked = false;
         loop {
             let s = slot.state();
-            if gen_of(s) != h.gen {
+            if s.generation() != h.gen {
                 return self.observe_recycled(h);
             }
-            if phase_of(s) == FINISHED {
+            if s.is_finished() {
                 return self.observe(ctx, h);
             }
             if self.help_once(ctx, h, &mut marked)? {
@@ -580,7 +580,7 @@ impl Registry {
         // 2. Mark h's unfinished dependencies once; run a runnable one.
         if !*marked {
             *marked = true;
-            slot.set_flag(h.gen, WAITED);
+            slot.mark_waited(h.gen);
             // The walk's buffers, reused from wait to wait. No job runs
             // until they are back (a nested wait would find empty ones).
             let mut scratch = ctx.take_wait_scratch();
@@ -691,31 +691,29 @@ impl Registry {
                 // walked, a runnable dependency stayed on a plain deque.
                 // Either way a waiter at 0 workers, which never searches
                 // plain deques, parked for ever.
-                node.set_flag(gen, WAITED);
-                if phase_of(st) == WAITING {
+                node.mark_waited(gen);
+                if st.is_waiting() {
                     // SAFETY: pinned, and WAITING: published with its edges.
                     unsafe { node.for_each_dep(|dep, dgen| stack.push((dep, dgen))) };
                 }
                 self.unpin(ctx, node);
                 continue;
             }
-            let before = node.set_flag(gen, WAITED);
+            let before = node.mark_waited(gen);
             let is_root = p == h.slot && gen == h.gen;
-            if !inside_job && !is_root && before.is_some_and(|b| b & WAITED != 0) {
+            if !inside_job && !is_root && before.is_some_and(Snapshot::is_waited) {
                 // Marked by another walk (or earlier in this one).
                 self.unpin(ctx, node);
                 continue;
             }
-            match phase_of(st) {
+            if st.is_runnable() {
                 // A pinned job is on its own thread's queue, not offered.
-                RUNNABLE if p != h.slot && node.meta().pinned_to().is_none() => {
+                if p != h.slot && node.meta().pinned_to().is_none() {
                     runnable.push(Entry { slot: p, gen })
                 }
-                WAITING => {
-                    // SAFETY: pinned, and WAITING: published with its edges.
-                    unsafe { node.for_each_dep(|dep, dgen| stack.push((dep, dgen))) };
-                }
-                _ => {}
+            } else if st.is_waiting() {
+                // SAFETY: pinned, and WAITING: published with its edges.
+                unsafe { node.for_each_dep(|dep, dgen| stack.push((dep, dgen))) };
             }
             self.unpin(ctx, node);
         }
@@ -740,7 +738,7 @@ impl Registry {
         let mut backoff = self.backoff();
         loop {
             let s = h.slot().state();
-            if gen_of(s) != h.gen || phase_of(s) == FINISHED {
+            if s.is_complete_for(h.gen) {
                 return Ok(true);
             }
             if self.help_once(ctx, h, marked)? {
@@ -776,7 +774,7 @@ impl Registry {
         // fence).
         fence(Ordering::SeqCst);
         let s = slot.state();
-        let helped = if phase_of(s) == FINISHED {
+        let helped = if s.is_finished() {
             Ok(true)
         } else {
             self.help_once(ctx, h, marked)
@@ -786,13 +784,13 @@ impl Registry {
             self.unpin(ctx, slot);
             return helped.map(|_| ());
         }
-        crate::trace::sleep_begin(self, ctx);
+        crate::trace::sleep_begin(self.site(ctx));
         let mut word = ctx.park.load(Ordering::Acquire);
         while word == 0 {
             ctx.park.wait(0);
             word = ctx.park.load(Ordering::Acquire);
         }
-        crate::trace::sleep_end(self, ctx);
+        crate::trace::sleep_end(self.site(ctx));
         self.waiters.unregister(ctx);
         self.unpin(ctx, slot);
         if word == BROKEN {
@@ -806,10 +804,10 @@ impl Registry {
     fn observe(&self, ctx: &Context, h: JobHandle) -> Result<(), JobError> {
         let slot = h.slot();
         let s = slot.state();
-        if gen_of(s) != h.gen {
+        if s.generation() != h.gen {
             return self.observe_recycled(h);
         }
-        if s & FAILED == 0 {
+        if !s.is_failed() {
             return Ok(());
         }
         let Some(st) = slot.pin(h.gen) else {
@@ -818,7 +816,7 @@ impl Registry {
         let failure = slot.failure();
         self.unpin(ctx, slot);
         match failure {
-            Some(f) => Err(f.to_error(st & POISONED != 0)),
+            Some(f) => Err(f.to_error(st.is_poisoned())),
             None => Ok(()),
         }
     }
@@ -919,7 +917,7 @@ fn is_needed(e: Entry) -> bool {
         return false;
     }
     let s = e.slot().state();
-    gen_of(s) == e.gen && phase_of(s) == RUNNABLE && s & WAITED != 0
+    s.is_runnable_for(e.gen) && s.is_waited()
 }
 
 /// The entry still names a runnable job (worth keeping in a deque).
@@ -929,7 +927,7 @@ pub(crate) fn still_queued(e: Entry) -> bool {
         return true;
     }
     let s = e.slot().state();
-    gen_of(s) == e.gen && phase_of(s) == RUNNABLE
+    s.is_runnable_for(e.gen)
 }
 
 #[cfg(all(test, loom))]
@@ -938,7 +936,7 @@ mod loom_tests {
     use crate::context::Context;
     use crate::handle::JobHandle;
     use crate::registry::Registry;
-    use crate::slot::{phase_of, FINISHED, NOOP_VTABLE};
+    use crate::slot::NOOP_VTABLE;
     use std::ptr::NonNull;
     use std::time::Duration;
 
@@ -994,7 +992,7 @@ mod loom_tests {
             let mut marked = false;
             loop {
                 let s = h.slot().state();
-                if crate::slot::gen_of(s) != gen || phase_of(s) == FINISHED {
+                if s.is_complete_for(gen) {
                     break;
                 }
                 reg.park_on(ctx_w, h, &mut marked, false).unwrap();

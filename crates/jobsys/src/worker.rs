@@ -27,7 +27,7 @@ impl Registry {
     pub(crate) fn worker_main(self: Arc<Registry>, idx: usize) {
         let ctx = self.context(idx);
         self.set_current(ctx);
-        crate::trace::thread_start(&self, ctx);
+        crate::trace::thread_start(self.site(ctx));
         let mut adaptive = match self.policy {
             IdlePolicy::Adaptive { max_spin, cpu_cap } => {
                 Some(AdaptiveSpin::new(max_spin, cpu_cap))
@@ -109,7 +109,7 @@ impl Registry {
                 IdlePolicy::AlwaysSpin => NEVER_SLEEP_ROUND,
             };
             if !budget.is_zero() {
-                crate::trace::spin_begin(&self, ctx);
+                crate::trace::spin_begin(self.site(ctx));
             }
             let (found, spun) = self.spin_until_work(ctx, budget, contention);
             saw_work = found;
@@ -121,7 +121,7 @@ impl Registry {
                 spin_budget.spun(found, spun);
             }
             if found || never_sleep {
-                crate::trace::search_begin(&self, ctx);
+                crate::trace::search_begin(self.site(ctx));
                 continue;
             }
             // The whipping boy (the last searcher) does not park; it goes
@@ -138,7 +138,7 @@ impl Registry {
             if self.work_visible_to(ctx) || self.terminating.load(Ordering::SeqCst) || self.is_hot()
             {
                 self.sleep.cancel_park(idx);
-                crate::trace::search_begin(&self, ctx);
+                crate::trace::search_begin(self.site(ctx));
                 searching = true;
                 woken = false;
                 continue;
@@ -146,11 +146,11 @@ impl Registry {
             bump(&ctx.counters.sleeps);
             // Idle: give back storage a burst left behind long enough ago.
             self.idle(ctx);
-            crate::trace::sleep_begin(&self, ctx);
+            crate::trace::sleep_begin(self.site(ctx));
             let parked = Instant::now();
             woken_by = self.sleep.park(idx);
             spin_budget.parked(parked.elapsed());
-            crate::trace::sleep_end(&self, ctx);
+            crate::trace::sleep_end(self.site(ctx));
             searching = true;
             woken = true;
         }
@@ -165,7 +165,7 @@ impl Registry {
         self.drained.wake_all();
         self.sleep.wake_all(true);
         // Before the thread exits, so `Owner::drop`'s join sees it.
-        crate::trace::thread_stop(&self, ctx);
+        crate::trace::thread_stop(self.site(ctx));
     }
 
     /// Spin (with backoff, no CAS) until work is visible, shutdown begins or
@@ -241,9 +241,9 @@ impl Registry {
             self.notify_work(ctx);
         }
         self.idle(ctx);
-        crate::trace::sleep_begin(self, ctx);
+        crate::trace::sleep_begin(self.site(ctx));
         self.sleep.park(idx);
-        crate::trace::sleep_end(self, ctx);
+        crate::trace::sleep_end(self.site(ctx));
         *searching = true;
     }
 

@@ -375,7 +375,7 @@ fn drop_of_a_cancelled_closure_waiting_on_its_own_handle_gets_wait_on_self() {
 /// The same, when the job's last dependency finishes while its closure is
 /// being dropped. The job must not become runnable (let alone finish)
 /// before the drop ends: the wait in the `Drop` gets `WaitOnSelf`. Before
-/// the `DROPPING` flag (slot.rs) a worker made the job runnable and
+/// the `DROPPING` flag (slot/state.rs) a worker made the job runnable and
 /// finished it during the drop, so this wait returned `Cancelled`, and a
 /// scope could end while a closure borrowing its data was still being
 /// dropped on another thread.

@@ -635,6 +635,7 @@ fn unflushed_batches_of_exited_threads_and_waits_inside_batches_run_once() {
 /// buffers at the next event) while the workers, the main thread and
 /// short-lived outside threads run jobs, loops and joins: no crash, every
 /// job runs once (memory errors here are for scripts/asan.sh to see).
+#[cfg(feature = "trace")]
 #[test]
 fn captures_toggled_while_jobs_run_and_threads_come_and_go() {
     watchdog(SECS, || {

@@ -2,11 +2,15 @@
 //! the README there), worker placement plans, and a few live checks on
 //! this machine. No timing anywhere.
 
-use jobsys::topology::{
+// The parsers and placement are the crate's own (`topology::internals`,
+// hidden); the report's types are public.
+use jobsys::topology::internals::{
     classify, detect, parse_cfs, parse_cpu_list, parse_cpu_max, parse_mountinfo, parse_proc_cgroup,
     plan_for, read_cgroup_quota, read_core_classes, read_online, read_smt_siblings,
-    setup_worker_thread, CapacitySource, CgroupQuota, CgroupVersion, CoreClass, CpuSet, Placement,
-    TopologyConfig, TopologyError,
+    setup_worker_thread, Placement, TopologyConfig,
+};
+use jobsys::topology::{
+    CapacitySource, CgroupQuota, CgroupVersion, CoreClass, CpuSet, TopologyError,
 };
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -617,7 +621,7 @@ fn nice_out_of_range_is_an_error() {
         let err = plan_for(&t, &c, None).unwrap_err();
         assert!(matches!(err, TopologyError::InvalidNice { nice: n } if n == nice));
         assert!(err.to_string().contains("-20..=19"), "{err}");
-        assert!(jobsys::topology::plan(&c).is_err());
+        assert!(jobsys::topology::internals::plan(&c).is_err());
     }
 }
 
@@ -645,7 +649,7 @@ fn live_topology_of_this_machine() {
 #[cfg(target_os = "linux")]
 #[test]
 fn live_pinning_and_nice_on_a_worker_like_thread() {
-    use jobsys::topology::{current_affinity, current_cpu, current_nice, plan};
+    use jobsys::topology::internals::{current_affinity, current_cpu, current_nice, plan};
     let p = plan(&TopologyConfig {
         workers: Some(1),
         pin_workers: true,
@@ -690,14 +694,14 @@ fn live_pinning_and_nice_on_a_worker_like_thread() {
 #[cfg(target_os = "linux")]
 #[test]
 fn live_negative_nice_is_applied_or_refused_clearly() {
-    let p = jobsys::topology::plan(&TopologyConfig {
+    let p = jobsys::topology::internals::plan(&TopologyConfig {
         workers: Some(1),
         worker_nice: Some(-1),
         ..TopologyConfig::default()
     })
     .unwrap();
     std::thread::spawn(move || match setup_worker_thread(0, &p) {
-        Ok(()) => assert_eq!(jobsys::topology::current_nice().unwrap(), -1),
+        Ok(()) => assert_eq!(jobsys::topology::internals::current_nice().unwrap(), -1),
         Err(e @ TopologyError::NotPermitted { .. }) => {
             let msg = e.to_string();
             assert!(msg.contains("set nice -1 on jobsys-worker-1"), "{msg}");
@@ -707,4 +711,23 @@ fn live_negative_nice_is_applied_or_refused_clearly() {
     })
     .join()
     .unwrap();
+}
+
+/// The CPU watch that `follow_cpus` polls (re-reading the files cheaply)
+/// counts the same usable CPUs as `detect` on every fixture tree.
+#[test]
+fn the_cpu_watch_agrees_with_detect_on_the_fixtures() {
+    for entry in std::fs::read_dir(fixture("")).unwrap() {
+        let root = entry.unwrap().path();
+        for mask in [None, Some(set("0-2,6-40"))] {
+            let topo = detect(&root, mask.clone());
+            let got = jobsys::topology::internals::watched_usable(&root, mask.as_ref());
+            assert_eq!(
+                got,
+                topo.default_workers + 1,
+                "{}: {mask:?}",
+                root.display()
+            );
+        }
+    }
 }

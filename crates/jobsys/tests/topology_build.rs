@@ -1,7 +1,8 @@
 //! Builder options of the topology work, end to end (Linux).
 #![cfg(target_os = "linux")]
 
-use jobsys::topology::{current_affinity, current_nice, CpuSet};
+use jobsys::topology::internals::{current_affinity, current_nice};
+use jobsys::topology::CpuSet;
 use jobsys::{BuildError, JobSystem, TopologyError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

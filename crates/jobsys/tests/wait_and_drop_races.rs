@@ -188,7 +188,7 @@ fn cancel_during_release_in_a_scope(workers: usize, target: Target) {
 
 /// Proves: a scope never ends during the drop of a cancelled closure whose
 /// job's last dependency finished meanwhile (the `DROPPING` hand-over,
-/// slot.rs), for a single job, a loop, and a job cancelled as a member of a
+/// slot/mod.rs), for a single job, a loop, and a job cancelled as a member of a
 /// `combine` group; with 0 workers the scope's own thread is the one that
 /// finishes the dependency and releases the job.
 #[test]

@@ -202,8 +202,13 @@ impl Shared {
     }
 
     /// (id, name or "", mode) as the tracer records an access.
-    pub(crate) fn traced((s, m): (&Shared, Mode)) -> (u64, &'static str, Mode) {
-        (s.id, s.name.unwrap_or(""), m)
+    pub(crate) fn traced((s, m): (&Shared, Mode)) -> crate::trace::TracedAccess {
+        let mode = match m {
+            Mode::Read => crate::trace::AccessMode::Read,
+            Mode::Write => crate::trace::AccessMode::Write,
+            Mode::WriteEach => crate::trace::AccessMode::WriteEach,
+        };
+        (s.id, s.name.unwrap_or(""), mode)
     }
 
     pub(crate) fn describe(&self) -> String {
@@ -386,7 +391,7 @@ impl<T> Resource<T> {
     /// When called from a profiler hook (`ProfilerHooks`, "What a hook
     /// may do"): the hook may run under this resource's lock.
     pub fn clear_poison(&self) {
-        crate::trace::forbid_in_hook("Resource::clear_poison");
+        crate::registry::forbid_in_hook("Resource::clear_poison");
         let mut h = self.inner.shared.lock();
         h.poison = None;
         self.inner.shared.poisoned.store(false, Ordering::Release);
@@ -532,7 +537,7 @@ pub(crate) fn schedule_core<'s>(
 ) -> JobHandle {
     // Before the resource locks: a hook may be running under them on this
     // thread (`access`, or `job_ready` and `wake` of a job scheduled here).
-    crate::trace::forbid_in_hook(what);
+    crate::registry::forbid_in_hook(what);
     let reg = js.reg();
     reg.check_handles(extra, what);
     let mut decls = Decls {

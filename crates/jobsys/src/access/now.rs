@@ -178,7 +178,10 @@ impl Drop for Event {
         // The guard's pending count: the last one releases the event (a
         // no-op job), which releases the jobs that waited for the guard.
         if slot.dep_done() {
-            crate::trace::job_ready(reg, ctx, crate::trace::JobId::of_slot(slot, self.h.gen));
+            crate::trace::job_ready(
+                reg.site(ctx),
+                crate::registry::Registry::job_id(slot, self.h.gen),
+            );
             reg.make_runnable(ctx, slot);
         }
     }

@@ -2,9 +2,12 @@
 //! and how many workers to start where.
 //!
 //! Owns: the default worker count and its explanation ([`Topology`]), the
-//! placement of workers on CPUs ([`WorkerPlan`]), and per-worker thread
+//! placement of workers on CPUs (`WorkerPlan`), and per-worker thread
 //! setup (affinity, nice). Does not own spawning threads or naming them
-//! (`system.rs`), nor resolving `JOBSYS_WORKERS` (`builder.rs`).
+//! (`start.rs`), nor resolving `JOBSYS_WORKERS` (`builder.rs`).
+//!
+//! Public: [`topology()`] and the types of its report. The parsers and OS
+//! calls are the crate's own (re-exported, hidden, for its tests).
 //!
 //! Submodules, each small:
 //! - `cpulist`: [`CpuSet`] and the kernel's list syntax `"0-3,8-11"`;
@@ -13,12 +16,12 @@
 //! - `cgroup`: the cgroup v2 / v1 CPU quota;
 //! - `affinity`: the Linux syscalls (`sched_*affinity`, `sched_getcpu`,
 //!   `setpriority`) — the only `unsafe` code here;
-//! - `plan`: the worker plan and [`setup_worker_thread`];
+//! - `plan`: the worker plan and `setup_worker_thread`;
 //! - `watch`: `CpuWatch`, the usable-CPU count re-read cheaply while
 //!   running (paths resolved once, files re-read on every poll).
 //!
 //! Every reader takes the filesystem root as a parameter so the tests run
-//! on fixture trees; [`detect`] takes the affinity mask as a value for the
+//! on fixture trees; `detect` takes the affinity mask as a value for the
 //! same reason. Missing files mean "absent", never an error: on machines
 //! without the files (VMs, containers, other OSes) everything still works
 //! and [`Topology`] says what it could not find.
@@ -38,23 +41,61 @@ mod sysfs;
 mod watch;
 pub(crate) use watch::{CpuWatch, MaskSource};
 
-pub use affinity::{
-    current_affinity, current_cpu, current_nice, set_current_affinity, set_current_nice,
-};
-pub use cgroup::{
-    parse_cfs, parse_cpu_max, parse_mountinfo, parse_proc_cgroup, read_cgroup_quota, CgroupMount,
-    CgroupQuota, CgroupVersion, ProcCgroup,
-};
-pub use cpulist::{parse_cpu_list, CpuListError, CpuSet, MAX_CPU};
+// The report `topology()` returns and the types of its fields: the public
+// API. Everything else is the crate's own; `internals` re-exports the
+// parsers and OS calls for jobsys's own integration tests only.
+pub use cgroup::{CgroupQuota, CgroupVersion};
+pub use cpulist::{CpuListError, CpuSet, MAX_CPU};
 pub use error::TopologyError;
-pub use plan::{plan, plan_for, setup_worker_thread, Placement, TopologyConfig, WorkerPlan};
-pub use sysfs::{
-    classify, present_cpus, read_core_classes, read_online, read_smt_siblings, CapacitySource,
-    CoreClass, CoreClasses, CpuCapacity, CPU_DIR, EFFICIENCY_THRESHOLD_PERCENT,
-    TIER_TOLERANCE_PERCENT,
-};
+pub use sysfs::{CapacitySource, CoreClass, CoreClasses, CpuCapacity};
 
-use crate::builder::MAX_WORKERS;
+pub(crate) use affinity::current_affinity;
+pub(crate) use cgroup::read_cgroup_quota;
+pub(crate) use plan::{plan, setup_worker_thread, TopologyConfig};
+pub(crate) use sysfs::{present_cpus, read_core_classes, read_online, read_smt_siblings, CPU_DIR};
+
+/// Not part of the API: the parsers, readers and OS calls behind
+/// [`topology()`], exported for jobsys's own integration tests (which run
+/// them on fixture trees and check worker placement). They may change in
+/// any release; use [`topology()`] and the builder's options instead.
+#[doc(hidden)]
+pub mod internals {
+    pub use super::affinity::{
+        current_affinity, current_cpu, current_nice, set_current_affinity, set_current_nice,
+    };
+    pub use super::cgroup::{
+        parse_cfs, parse_cpu_max, parse_mountinfo, parse_proc_cgroup, read_cgroup_quota,
+        CgroupMount, ProcCgroup,
+    };
+    pub use super::cpulist::parse_cpu_list;
+    pub use super::plan::{
+        plan, plan_for, setup_worker_thread, Placement, TopologyConfig, WorkerPlan,
+    };
+    pub use super::sysfs::{
+        classify, present_cpus, read_core_classes, read_online, read_smt_siblings, CPU_DIR,
+        EFFICIENCY_THRESHOLD_PERCENT, TIER_TOLERANCE_PERCENT,
+    };
+
+    /// The usable CPUs that the running system's watch (`follow_cpus`)
+    /// counts under `root` with the given affinity mask: it must agree
+    /// with `detect` (its default workers + 1).
+    pub fn watched_usable(root: &std::path::Path, mask: Option<&super::CpuSet>) -> usize {
+        super::CpuWatch::new(root, super::MaskSource::CallingThread).poll_with_mask(mask)
+    }
+
+    /// The topology as seen under `root` (a fixture tree) with the given
+    /// affinity mask (`None`: unknown).
+    pub fn detect(root: &std::path::Path, affinity: Option<super::CpuSet>) -> super::Topology {
+        super::detect(root, affinity)
+    }
+}
+
+/// The largest worker count `build` accepts (and the most the default
+/// worker count becomes). Anything above is almost certainly a bug (a job
+/// system with more threads than any machine has cores only adds
+/// contention), so asking for more is an error rather than a silent clamp.
+pub const MAX_WORKERS: usize = 512;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
@@ -111,7 +152,7 @@ pub fn topology() -> Topology {
 /// real system) with the given affinity mask (`None`: unknown). Pure apart
 /// from reading files, and from `available_parallelism()` when neither the
 /// mask nor `online` is known.
-pub fn detect(root: &Path, affinity: Option<CpuSet>) -> Topology {
+pub(crate) fn detect(root: &Path, affinity: Option<CpuSet>) -> Topology {
     let mut notes = Vec::new();
     let online = read_online(root).unwrap_or_else(|e| {
         notes.push(format!("online CPUs: {e}"));

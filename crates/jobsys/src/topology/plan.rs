@@ -142,8 +142,8 @@ pub fn plan(config: &TopologyConfig) -> Result<WorkerPlan, TopologyError> {
 /// does not pin the calling thread — it is the application's — so it may
 /// migrate; with workers pinned elsewhere the scheduler has no reason to
 /// move it. An application that wants certainty pins it to
-/// [`WorkerPlan::main_cpu`] with
-/// [`set_current_affinity`](super::set_current_affinity).
+/// [`WorkerPlan::main_cpu`] with `set_current_affinity` (or its own
+/// platform call).
 pub fn plan_for(
     topo: &Topology,
     config: &TopologyConfig,

@@ -8,7 +8,7 @@ use super::event::{CAPTURE_START, FRAME_BEGIN, FRAME_END};
 #[cfg(feature = "trace")]
 use super::recorder::{Trace, TraceConfig};
 #[cfg(feature = "trace")]
-use super::state;
+use super::TraceHost;
 use crate::JobSystem;
 #[cfg(feature = "trace")]
 use crate::{BuildError, Builder};
@@ -44,7 +44,7 @@ impl JobSystem {
         // Claim the caller's context first, so its buffer exists and the
         // starting thread gets a track.
         let ctx = reg.current_for(|| "JobSystem::trace_start");
-        let st = state(reg);
+        let st = reg.trace_state();
         if !st.start(config.events_per_thread) {
             return false;
         }
@@ -59,9 +59,9 @@ impl JobSystem {
     /// may append one more event; it is not part of the result (see the
     /// buffer protocol in `src/trace/README.md`).
     pub fn trace_stop(&self) -> Trace {
-        super::forbid_in_hook("JobSystem::trace_stop");
         let reg = self.reg();
-        match state(reg).stop() {
+        super::hooks::forbid(reg, "JobSystem::trace_stop");
+        match reg.trace_state().stop() {
             Some(c) => Trace::from_collected(c, reg.num_workers, &|i| reg.thread_number_at(i)),
             None => Trace::default(),
         }
@@ -69,7 +69,7 @@ impl JobSystem {
 
     /// Is a capture running?
     pub fn is_tracing(&self) -> bool {
-        super::recorder::active() && state(self.reg()).is_recording()
+        super::recorder::active() && self.reg().trace_state().is_recording()
     }
 }
 
@@ -94,14 +94,13 @@ impl JobSystem {
             return None;
         }
         let reg = self.reg();
-        let st = state(reg);
+        let st = reg.trace_state();
         if !st.is_recording() && st.hooks().is_none() {
             return None;
         }
         let n = st.frame.fetch_add(1, Ordering::Relaxed);
         super::record(
-            reg,
-            reg.current_for(|| "JobSystem::frame_begin"),
+            reg.site(reg.current_for(|| "JobSystem::frame_begin")),
             FRAME_BEGIN,
             n,
             "",
@@ -113,7 +112,9 @@ impl JobSystem {
     pub fn frame_end(&self) {
         #[cfg(feature = "trace")]
         if super::recorder::active() {
-            if let Some(n) = state(self.reg())
+            if let Some(n) = self
+                .reg()
+                .trace_state()
                 .frame
                 .load(Ordering::Relaxed)
                 .checked_sub(1)
@@ -133,8 +134,7 @@ impl JobSystem {
         }
         let reg = self.reg();
         super::record(
-            reg,
-            reg.current_for(|| "JobSystem::frame_end"),
+            reg.site(reg.current_for(|| "JobSystem::frame_end")),
             FRAME_END,
             n,
             "",

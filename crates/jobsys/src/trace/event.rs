@@ -32,28 +32,6 @@ impl JobId {
     pub fn of_handle(h: crate::JobHandle) -> JobId {
         JobId::new(h.slot.as_ptr() as usize, h.gen)
     }
-
-    /// The id of the job in `slot` at generation `gen` (core hooks).
-    #[inline]
-    #[allow(dead_code)] // called by the core's hooks
-    pub(crate) fn of_slot(slot: &crate::store::Slot, gen: u32) -> JobId {
-        JobId::new(slot as *const crate::store::Slot as usize, gen)
-    }
-
-    /// The id of the job a deque entry names (single job, parallel_for, or
-    /// a `join` stack job).
-    #[inline]
-    #[allow(dead_code)] // called by the core's hooks
-    pub(crate) fn of_entry(e: crate::deque::Entry) -> JobId {
-        JobId::new(e.slot.as_ptr() as usize, e.gen)
-    }
-
-    /// The id of a `join` stack job: the same as `of_entry(Entry::stack(h))`.
-    #[inline]
-    #[allow(dead_code)] // called by the core's hooks
-    pub(crate) fn of_stack(h: *const crate::join::StackHeader) -> JobId {
-        JobId::new(h as usize | 1, 0)
-    }
 }
 
 /// How a job declared a resource (`Event::Access`, `ProfilerHooks::access`).
@@ -87,6 +65,8 @@ mod recorded {
 
     /// One thing a thread did, as recorded (see the module docs of
     /// [`crate::trace`] for where each is recorded).
+    // Each variant's doc names its fields.
+    #[allow(missing_docs)]
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     #[non_exhaustive]
     pub enum Event {
@@ -150,7 +130,9 @@ mod recorded {
     /// An event and its time on the tracer's monotonic clock (nanoseconds).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct Record {
+        /// When, on the tracer's clock (ns).
         pub ts_ns: u64,
+        /// What happened.
         pub event: Event,
     }
 

@@ -13,7 +13,8 @@
 //! A hook that calls back into a job system is refused with a panic naming
 //! the call (`call`, `forbid`): it could wait for a lock its own caller
 //! holds. The mark that says "inside a hook" is the thread's context cache
-//! (`Registry::enter_hook`), so the hot paths pay nothing for the check.
+//! (`TraceHost::enter_hook`, for a `Registry` registry.rs `enter_hook`), so
+//! the hot paths pay nothing for the check.
 //!
 //! Invariant: a system's hooks are installed before any of its threads
 //! runs (`JobSystem::new`, before the first `current()` and before the
@@ -22,6 +23,8 @@
 //! `TRACED` flag (the flag was on at its submit).
 
 use super::event::JobId;
+#[cfg(feature = "trace")]
+use super::TraceHost;
 use std::fmt;
 
 /// Callbacks from a job system to a profiler. Install with
@@ -191,7 +194,8 @@ impl Drop for AbortOnUnwind {
 /// Run `f` (the hook method `method`) on `hooks`, aborting if it unwinds.
 ///
 /// While `f` runs, the thread's context cache says "inside `method`"
-/// instead of naming a context (`Registry::enter_hook`), so every call
+/// instead of naming a context (`TraceHost::enter_hook`; registry.rs
+/// `enter_hook` for a `Registry`), so every call
 /// into any job system that looks up the calling thread's context misses
 /// the cache and takes `Registry::current_named`, which panics naming the
 /// call and `method` (`refuse`) instead of running it: the call could wait
@@ -201,37 +205,35 @@ impl Drop for AbortOnUnwind {
 /// `job_ready`), or for a job this thread is half way through. The hot
 /// paths pay nothing: their look-up is the same load and compare, and only
 /// this cold path writes the cache. The calls that take such a lock before
-/// they look up the context check `forbid` first.
+/// they look up the context check registry.rs `forbid_in_hook` first.
 #[cfg(feature = "trace")]
 #[inline]
-pub(crate) fn call(
+pub(crate) fn call<H: TraceHost>(
     hooks: &dyn ProfilerHooks,
     method: &'static &'static str,
     f: impl FnOnce(&dyn ProfilerHooks),
 ) {
     let guard = AbortOnUnwind;
-    let cached = crate::registry::enter_hook(method);
+    let cached = H::enter_hook(method);
     f(hooks);
-    crate::registry::leave_hook(cached);
+    H::leave_hook(cached);
     std::mem::forget(guard);
 }
 
 /// Panic if this thread is inside a profiler hook: `call` (e.g.
-/// `"JobSystem::hot_zone"`) is being made from it, and is formatted only
-/// then. For the calls that take a lock a hook's caller may hold before
-/// they look up the thread's context; the others are refused by
-/// `Registry::current_named`.
+/// `"JobSystem::trace_stop"`) is being made from it into the system of
+/// `host` (registry.rs `forbid_in_hook` is the core's own).
+#[cfg(feature = "trace")]
 #[inline]
-pub(crate) fn forbid(call: impl fmt::Display) {
-    #[cfg(feature = "trace")]
-    if let Some(method) = crate::registry::in_hook() {
+pub(crate) fn forbid<H: TraceHost>(host: &H, call: impl fmt::Display) {
+    let _ = host;
+    if let Some(method) = H::in_hook() {
         refuse(&call, method);
     }
-    #[cfg(not(feature = "trace"))]
-    let _ = call;
 }
 
-/// The panic of a call made from the hook method `method`.
+/// The panic of a call made from the hook method `method` (registry.rs
+/// `current_named` and `forbid_in_hook`).
 #[cfg(feature = "trace")]
 #[cold]
 #[inline(never)]
@@ -246,7 +248,7 @@ pub(crate) fn refuse(call: &dyn fmt::Display, method: &str) -> ! {
 /// them) of thread `thread` to `hooks`. Kinds without a hook (search and
 /// spin states, capture start) are dropped.
 #[cfg(feature = "trace")]
-pub(crate) fn dispatch(
+pub(crate) fn dispatch<H: TraceHost>(
     hooks: &dyn ProfilerHooks,
     thread: u32,
     kind: u8,
@@ -269,7 +271,7 @@ pub(crate) fn dispatch(
         ACTIVE_WORKERS => &"active_workers",
         _ => return,
     };
-    call(hooks, method, |h| match kind {
+    call::<H>(hooks, method, |h| match kind {
         READY | RELEASED => h.job_ready(thread, JobId(id)),
         JOB_BEGIN => h.job_begin(thread, JobId(id), name),
         JOB_END => h.job_end(thread, JobId(id), name),

@@ -257,7 +257,9 @@ pub struct ThreadEvents {
 /// events outside `[start_ns, end_ns]` are clamped into it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Trace {
+    /// When the capture started (ns, the tracer's clock).
     pub start_ns: u64,
+    /// When it stopped.
     pub end_ns: u64,
     /// By `index`: every worker, and the other threads that recorded.
     pub threads: Vec<ThreadEvents>,

@@ -1,5 +1,5 @@
 //! A job's slot and its state machine. This module is the slot's one
-//! owner: it holds the state bits, the diagram below and every transition
+//! owner: it holds the state bits and their diagram (`state.rs`) and every transition
 //! (publish, pin/unpin, claim, release, cancel, mark, finish, free, retire),
 //! and the slot's fields are private to it. Nothing else writes a slot's
 //! state word; the rest of the crate calls the methods here.
@@ -38,121 +38,10 @@ pub(crate) const PAYLOAD_BYTES: usize = 64;
 /// Slots per page.
 pub(crate) const PAGE_SLOTS: usize = 256;
 
-// ---- the state word -------------------------------------------------------
-// bits 0..32: generation; bits 32..35: phase; 35..44: flags; 44..64: pins.
-//
-// The phases of one generation (→ is one CAS or a store by the slot's owner
-// before publication; every transition keeps the generation except the
-// freeing one, which also drops the last pin):
-//
-//   FREE(g) ──alloc+publish──▶ RUNNABLE(g) ──claim (+pin)──▶ RUNNING(g)
-//      │                          ▲   │ PFOR: pinned pieces,       │
-//      │ publish with deps        │   │ stays RUNNABLE            │ run / fail /
-//      ▼                          │   ▼                            ▼ skip
-//   WAITING(g) ──last dep done────┘  FINISHED(g) ◀──finish──────────┘
-//
-// Cancelling (`cancel`, one CAS whose outcome depends on the phase):
-//   WAITING        → WAITING | CANCELLED | DROPPING (+pin): the canceller
-//                    drops the closure, then clears DROPPING
-//                    (`end_cancel_drop`); the job later goes RUNNABLE →
-//                    RUNNING → FINISHED without running. While DROPPING is
-//                    set the job cannot become RUNNABLE: a `release` then
-//                    only clears DROPPING, which leaves the release to the
-//                    canceller, after its drop. So nobody sees the job
-//                    finished while its closure is still being dropped (a
-//                    scope's borrowed data must outlive that drop).
-//   RUNNABLE       → RUNNING | CANCELLED (+pin, a claim): the canceller
-//                    drops the closure and finishes the job.
-//   RUNNABLE|PFOR,
-//   RUNNING        → same | STOP (+pin): the job started; `is_cancelled`
-//                    reads true, a loop hands out no more pieces, and
-//                    `finish` fails the job (it cannot finish successfully
-//                    once STOP is set: the finishing CAS refuses).
-//   FINISHED(g), no pins ──free──▶ FREE(g+1), or retired at RETIRED_GEN
-//   EDGES(g): an edge block, private to its job, freed with it.
-//
-// Flags: FAILED, POISONED (skipped: a dependency failed), CANCELLED (the
-// canceller owns the closure), DROPPING (and is dropping it now), STOP (cancelled after it started), WAITED
-// (a waiter needs it), PFOR, HAS_DEPS (dependents attached), TRACED (a
-// wait on it checks the tracer). Pins: waiters,
-// attachers, a canceller and the runner (the claim) each hold one; a
-// pinned slot keeps its generation, payload, edges and failure.
-pub(crate) const PHASE_SHIFT: u32 = 32;
-pub(crate) const PHASE_MASK: u64 = 0b111 << PHASE_SHIFT;
-pub(crate) const FREE: u64 = 0;
-pub(crate) const WAITING: u64 = 1 << PHASE_SHIFT;
-pub(crate) const RUNNABLE: u64 = 2 << PHASE_SHIFT;
-pub(crate) const RUNNING: u64 = 3 << PHASE_SHIFT;
-pub(crate) const FINISHED: u64 = 4 << PHASE_SHIFT;
-pub(crate) const EDGES: u64 = 5 << PHASE_SHIFT;
-/// The job (or a dependency of it) panicked.
-pub(crate) const FAILED: u64 = 1 << 35;
-/// The job was skipped because a dependency failed.
-pub(crate) const POISONED: u64 = 1 << 36;
-/// A dependent attached (or is attaching) an edge: `finish` must walk and
-/// close the dependents list. Set in the same CAS that pins the job for the
-/// attach, so a job without it (and without other pins) finishes in one CAS.
-pub(crate) const HAS_DEPS: u64 = 1 << 40;
-/// Some thread in `complete` needs this job (it is the handle waited on or
-/// one of its unfinished dependencies): waiters may help with it.
-pub(crate) const WAITED: u64 = 1 << 38;
-/// The slot holds a parallel_for: its entries pin instead of claim, and it
-/// stays RUNNABLE while its pieces run (`parallel_for.rs`).
-pub(crate) const PFOR: u64 = 1 << 39;
-/// Cancelled after it started (`cancel` on a running job or a loop whose
-/// pieces are being handed out): cooperative; the job fails as cancelled.
-pub(crate) const STOP: u64 = 1 << 41;
-/// A wait on this job checks the tracer itself: set when the tracer was on
-/// as `submit` published the job (it checked, for the job's ready event),
-/// and by publishers that do not check. Without it a wait whose fast path
-/// runs the job inline (`wait_with`) has no event site at all: one tracer
-/// check per job, at submit, instead of one per event (trace/README.md,
-/// "Cost"). 0 without the `trace` feature.
-pub(crate) const TRACED: u64 = if cfg!(feature = "trace") { 1 << 42 } else { 0 };
-/// A canceller is dropping the closure of a WAITING job: the job may not
-/// become RUNNABLE (and so not finish) before that drop ends
-/// (`Slot::release`, `Slot::end_cancel_drop`).
-pub(crate) const DROPPING: u64 = 1 << 43;
-pub(crate) const PIN_SHIFT: u32 = 44;
-pub(crate) const PIN_ONE: u64 = 1 << PIN_SHIFT;
+mod state;
 
-#[inline]
-pub(crate) fn gen_of(s: u64) -> u32 {
-    s as u32
-}
-#[inline]
-pub(crate) fn phase_of(s: u64) -> u64 {
-    s & PHASE_MASK
-}
-#[inline]
-pub(crate) fn pins_of(s: u64) -> u64 {
-    s >> PIN_SHIFT
-}
-/// The job was cancelled before it could start (`Slot::cancel`): its
-/// closure is already dropped; when it becomes runnable it finishes as
-/// failed without running.
-pub(crate) const CANCELLED: u64 = 1 << 37;
-
-/// The first generation of a fresh slot. Generation 0 is never handed out,
-/// so a zeroed slot never matches a handle.
-pub(crate) const FIRST_GEN: u32 = 1;
-/// A slot that reaches this generation is retired: never allocated again,
-/// so no generation of a slot is ever handed out twice and a handle never
-/// aliases a later job (128 bytes lost per 2^32 jobs run in one slot).
-pub(crate) const RETIRED_GEN: u32 = u32::MAX;
-
-/// A finished slot with no pins can be freed. A failed job's failure
-/// outlives its slot in the registry's failure log (`failures.rs`), keyed by
-/// (slot, generation), so later waits and dependents still see it.
-#[inline]
-fn reclaimable(s: u64) -> bool {
-    phase_of(s) == FINISHED && pins_of(s) == 0
-}
-/// The FREE state of the next generation (never past `RETIRED_GEN`).
-#[inline]
-fn next_free_state(s: u64) -> u64 {
-    u64::from(gen_of(s).saturating_add(1)) | FREE
-}
+use state::*;
+pub(crate) use state::{Snapshot, CANCELLED, FAILED, PFOR, POISONED, RETIRED_GEN, TRACED};
 
 /// Sentinel in `Slot::dependents` once the job finished: no more edges.
 const CLOSED: *mut Edge = 1 as *mut Edge;
@@ -404,7 +293,7 @@ impl Slot {
     /// Pin the slot if it still holds generation `gen` and is not free.
     /// A pinned slot is not recycled until `unpin`.
     #[inline]
-    pub(crate) fn pin(&self, gen: u32) -> Option<u64> {
+    pub(crate) fn pin(&self, gen: u32) -> Option<Snapshot> {
         let mut s = self.state.load(Ordering::Acquire);
         loop {
             if gen_of(s) != gen || phase_of(s) == FREE || phase_of(s) == EDGES {
@@ -416,7 +305,7 @@ impl Slot {
                 Ordering::SeqCst,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Some(s + PIN_ONE),
+                Ok(_) => return Some(Snapshot::new(s + PIN_ONE)),
                 Err(now) => s = now,
             }
         }
@@ -426,7 +315,7 @@ impl Slot {
     /// `HAS_DEPS` unless the job already finished (then the caller must not
     /// attach: the job's dependents list will not be walked again).
     #[inline]
-    pub(crate) fn pin_for_attach(&self, gen: u32) -> Option<u64> {
+    pub(crate) fn pin_for_attach(&self, gen: u32) -> Option<Snapshot> {
         let mut s = self.state.load(Ordering::Acquire);
         loop {
             if gen_of(s) != gen || phase_of(s) == FREE || phase_of(s) == EDGES {
@@ -439,7 +328,7 @@ impl Slot {
                 Ordering::SeqCst,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Some((s | flag) + PIN_ONE),
+                Ok(_) => return Some(Snapshot::new((s | flag) + PIN_ONE)),
                 Err(now) => s = now,
             }
         }
@@ -449,7 +338,7 @@ impl Slot {
     /// pin that `finish` drops. Returns the state the claim made (its flags,
     /// e.g. `CANCELLED`, are fixed from then on).
     #[inline]
-    pub(crate) fn claim(&self, gen: u32) -> Option<u64> {
+    pub(crate) fn claim(&self, gen: u32) -> Option<Snapshot> {
         let mut s = self.state.load(Ordering::Acquire);
         loop {
             if gen_of(s) != gen || phase_of(s) != RUNNABLE {
@@ -460,7 +349,7 @@ impl Slot {
                 .state
                 .compare_exchange_weak(s, new, Ordering::SeqCst, Ordering::Acquire)
             {
-                Ok(_) => return Some(new),
+                Ok(_) => return Some(Snapshot::new(new)),
                 Err(now) => s = now,
             }
         }
@@ -513,7 +402,7 @@ impl Slot {
     /// `DROPPING` is cleared, and the canceller's `end_cancel_drop` tells
     /// it to make the job runnable itself, after the drop.
     #[inline]
-    pub(crate) fn release(&self) -> Option<u64> {
+    pub(crate) fn release(&self) -> Option<Snapshot> {
         let mut s = self.state.load(Ordering::Acquire);
         loop {
             debug_assert_eq!(phase_of(s), WAITING);
@@ -530,7 +419,7 @@ impl Slot {
                 .compare_exchange_weak(s, new, Ordering::SeqCst, Ordering::Acquire)
             {
                 Ok(_) if s & DROPPING != 0 => return None,
-                Ok(_) => return Some(s),
+                Ok(_) => return Some(Snapshot::new(s)),
                 Err(now) => s = now,
             }
         }
@@ -576,8 +465,15 @@ impl Slot {
         }
     }
 
+    /// Mark the job of generation `gen` `WAITED` (a waiter needs it);
+    /// returns the state before, `None` when the slot no longer holds it.
+    #[inline]
+    pub(crate) fn mark_waited(&self, gen: u32) -> Option<Snapshot> {
+        self.set_flag(gen, WAITED).map(Snapshot::new)
+    }
+
     /// Set `flag` while the slot holds `gen`; returns the state before.
-    pub(crate) fn set_flag(&self, gen: u32, flag: u64) -> Option<u64> {
+    fn set_flag(&self, gen: u32, flag: u64) -> Option<u64> {
         let mut s = self.state.load(Ordering::Acquire);
         loop {
             if gen_of(s) != gen || phase_of(s) == FREE || phase_of(s) == EDGES {
@@ -688,8 +584,8 @@ impl Slot {
     /// The state word (Acquire: whoever saw a phase also sees what the
     /// transition to it published).
     #[inline]
-    pub(crate) fn state(&self) -> u64 {
-        self.state.load(Ordering::Acquire)
+    pub(crate) fn state(&self) -> Snapshot {
+        Snapshot::new(self.state.load(Ordering::Acquire))
     }
 
     /// The current generation, as the slot's owner sees it (a fresh slot
@@ -764,7 +660,7 @@ impl Slot {
     /// freed; `None` (nothing changed) when the job was cancelled after it
     /// started (`STOP`) and `flags` lack `FAILED`.
     #[inline]
-    pub(crate) fn finish(&self, flags: u64) -> Option<(u64, bool, Unpinned)> {
+    pub(crate) fn finish(&self, flags: u64) -> Option<(Snapshot, bool, Unpinned)> {
         let alone = |s: u64| s & HAS_DEPS == 0 && pins_of(s) == 1;
         let mut s = self.state.load(Ordering::Acquire);
         loop {
@@ -790,7 +686,7 @@ impl Slot {
                     } else {
                         Unpinned::Kept
                     };
-                    return Some((s, alone(s), un));
+                    return Some((Snapshot::new(s), alone(s), un));
                 }
                 Err(now) => s = now,
             }
@@ -939,8 +835,8 @@ impl Slot {
     /// # Safety
     /// `e` came from `write_edge` and is not linked anywhere yet; the
     /// caller holds a pin from `pin_for_attach`.
-    pub(crate) unsafe fn push_dependent(&self, pinned: u64, e: *mut Edge) -> bool {
-        if phase_of(pinned) == FINISHED {
+    pub(crate) unsafe fn push_dependent(&self, pinned: Snapshot, e: *mut Edge) -> bool {
+        if pinned.is_finished() {
             // Finished before our pin: its dependents were (or are being)
             // walked without us.
             return false;
@@ -1025,188 +921,4 @@ impl Edge {
 }
 
 #[cfg(all(test, loom))]
-mod loom_tests {
-    use super::*;
-    use loom::thread;
-
-    /// A slot of generation 5 in `phase` with `pins` pins, on the heap
-    /// for the model's threads.
-    fn slot_in(phase: u64, pins: u64) -> &'static Slot {
-        let s: &'static Slot = Box::leak(Box::new(Slot::new(0)));
-        s.state
-            .store(5 | phase | (pins * PIN_ONE), Ordering::Relaxed);
-        s
-    }
-
-    // Pin vs recycle: the runner drops the last pin of a finished job while
-    // a waiter tries to pin it. Either the waiter pins generation 5 (and
-    // the slot is freed only by its own unpin), or it finds the slot freed
-    // (generation 6); exactly one thread frees it, once.
-    #[test]
-    fn pin_races_the_freeing_unpin() {
-        loom::model(|| {
-            let s = slot_in(FINISHED, 1);
-            let t = thread::spawn(move || matches!(s.unpin(), Unpinned::Freed) as u32);
-            let mut freed = 0;
-            if let Some(st) = s.pin(5) {
-                assert_eq!(gen_of(st), 5, "a pin holds the generation");
-                freed += matches!(s.unpin(), Unpinned::Freed) as u32;
-            }
-            freed += t.join().unwrap();
-            assert_eq!(freed, 1, "freed exactly once");
-            let st = s.state.load(Ordering::Relaxed);
-            assert_eq!((gen_of(st), phase_of(st), pins_of(st)), (6, FREE, 0));
-        });
-    }
-
-    // Claim vs claim (a pop racing a steal, or a waiter claiming through
-    // the handle): exactly one thread gets to run the job.
-    #[test]
-    fn one_claim_wins() {
-        loom::model(|| {
-            let s = slot_in(RUNNABLE, 0);
-            let t = thread::spawn(move || s.claim(5).is_some() as u32);
-            let won = s.claim(5).is_some() as u32 + t.join().unwrap();
-            assert_eq!(won, 1);
-            let st = s.state.load(Ordering::Relaxed);
-            assert_eq!((phase_of(st), pins_of(st)), (RUNNING, 1));
-        });
-    }
-
-    // The runner's one-CAS finish (`finish_alone`) vs a waiter pinning the
-    // job and a cancel that stops it: the fast finish happens only while
-    // the runner's claim is the one pin and the job was not stopped; else
-    // the runner takes `finish` as `Registry::finish` does. Either way the
-    // slot is freed exactly once, never while the waiter holds its pin,
-    // and the job fails exactly when the cancel stopped it first.
-    #[test]
-    fn finish_alone_races_a_pin_and_a_cancel() {
-        loom::model(|| {
-            let s = slot_in(RUNNING, 1);
-            let waiter = thread::spawn(move || {
-                if s.pin(5).is_none() {
-                    return 0;
-                }
-                let st = s.state.load(Ordering::Relaxed);
-                assert_eq!(gen_of(st), 5, "a pin holds the generation");
-                matches!(s.unpin(), Unpinned::Freed) as u32
-            });
-            let canceller = thread::spawn(move || {
-                let out = s.cancel(5, true);
-                let freed = out == Cancel::Started && matches!(s.unpin(), Unpinned::Freed);
-                (out, freed as u32)
-            });
-            // A scheduling point, so that the waiter and the canceller
-            // also get to act before the runner's first load (loom does not
-            // switch threads between a spawn and the spawner's next
-            // atomic access).
-            thread::yield_now();
-            let (failed, mut freed) = if s.finish_alone() {
-                (false, 1)
-            } else {
-                let (flags, (_, dropped, un)) = match s.finish(0) {
-                    Some(r) => (0, r),
-                    None => (FAILED, s.finish(FAILED).expect("FAILED is never refused")),
-                };
-                let un = if dropped { un } else { s.unpin() };
-                (flags != 0, matches!(un, Unpinned::Freed) as u32)
-            };
-            freed += waiter.join().unwrap();
-            let (out, f) = canceller.join().unwrap();
-            freed += f;
-            assert_eq!(freed, 1, "freed exactly once");
-            assert_eq!(failed, out == Cancel::Started, "fails iff stopped first");
-            let st = s.state.load(Ordering::Relaxed);
-            assert_eq!((gen_of(st), phase_of(st), pins_of(st)), (6, FREE, 0));
-        });
-    }
-
-    // Cancel vs release + claim + finish: a thread cancels a waiting job
-    // while its last dependency finishes and a worker claims and runs it.
-    // Whatever the interleaving, exactly one party owns the closure (the
-    // worker runs it, or the canceller drops it), a job cancelled after it
-    // started cannot finish as a success, a cancelled job finishes only
-    // after the canceller's drop (a scope's borrowed data must outlive
-    // it), and the slot is freed once.
-    #[test]
-    fn cancel_races_release_claim_and_finish() {
-        use loom::sync::atomic::AtomicBool;
-        use loom::sync::Arc;
-        // Release (if not deferred), claim and finish as a worker does;
-        // `None` when there was nothing to run.
-        fn release_and_run(s: &Slot, dropped: &AtomicBool) -> Option<(bool, u64)> {
-            s.release()?;
-            let claimed = s.claim(5)?;
-            // A CANCELLED claim skips the closure and fails (run_claimed).
-            let ran = claimed & CANCELLED == 0;
-            if !ran {
-                assert!(
-                    dropped.load(Ordering::Acquire),
-                    "a cancelled job is claimed only after the canceller's drop"
-                );
-            }
-            let first = if ran { 0 } else { FAILED };
-            let (flags, (_, claim_dropped, _)) = match s.finish(first) {
-                Some(r) => (first, r),
-                // STOP: cancelled while it ran; it must fail instead.
-                None => (FAILED, s.finish(FAILED).expect("FAILED is never refused")),
-            };
-            if !claim_dropped {
-                s.unpin();
-            }
-            Some((ran, flags))
-        }
-        loom::model(|| {
-            let s = slot_in(WAITING, 0);
-            let dropped = Arc::new(AtomicBool::new(false));
-            let d = dropped.clone();
-            let t = thread::spawn(move || release_and_run(s, &d));
-            let outcome = s.cancel(5, true);
-            let mut mine = None;
-            match outcome {
-                Cancel::Claimed => {
-                    // We own the closure and the claim: finish it, failed.
-                    dropped.store(true, Ordering::Release);
-                    let (_, claim_dropped, _) = s.finish(FAILED).expect("FAILED is never refused");
-                    if !claim_dropped {
-                        s.unpin();
-                    }
-                }
-                Cancel::Waiting => {
-                    assert_eq!(phase_of(s.state.load(Ordering::Relaxed)), WAITING);
-                    // The drop of the closure; then the release, if the
-                    // worker's was left to us.
-                    dropped.store(true, Ordering::Release);
-                    if s.end_cancel_drop() {
-                        mine = release_and_run(s, &dropped);
-                        assert!(mine.is_some(), "the release left to us runs it");
-                    }
-                }
-                _ => {}
-            }
-            let worker = t.join().unwrap().or(mine);
-            match (outcome, worker) {
-                (Cancel::Waiting, Some((ran, flags))) => {
-                    assert!(!ran, "the worker saw the cancel and did not run it");
-                    assert_eq!(flags, FAILED);
-                }
-                (Cancel::Claimed, None) => {}
-                (Cancel::Started, Some((ran, flags))) => {
-                    assert!(ran);
-                    assert_eq!(flags, FAILED, "cancelled after it started: fails");
-                }
-                (Cancel::No, Some((ran, flags))) => {
-                    assert!(ran);
-                    assert_eq!(flags, 0, "finished before the cancel: a success");
-                }
-                other => panic!("impossible outcome {other:?}"),
-            }
-            if matches!(outcome, Cancel::Waiting | Cancel::Started) {
-                s.unpin();
-            }
-            let st = s.state.load(Ordering::Relaxed);
-            assert_eq!(phase_of(st), FREE, "freed exactly once: {st:#x}");
-            assert_eq!((gen_of(st), pins_of(st)), (6, 0));
-        });
-    }
-}
+mod loom_tests;
