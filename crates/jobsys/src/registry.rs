@@ -460,13 +460,7 @@ impl Registry {
 
     #[cold]
     fn claimed_slow(&self) -> Option<&Context> {
-        let found = with_claims(|claims| {
-            claims
-                .borrow()
-                .iter()
-                .find(|c| c.id == self.id)
-                .map(|c| c.ctx)
-        })??;
+        let found = self.own_claim()??;
         // SAFETY: a claim of this registry names one of its contexts, which
         // live as long as the registry; `self` is alive.
         Some(unsafe { &*found })
@@ -533,16 +527,21 @@ impl Registry {
         self.current_slow()
     }
 
-    #[cold]
-    fn current_slow(&self) -> &Context {
-        let found = with_claims(|claims| {
+    /// This thread's claim of a context of this registry, if any; `None`
+    /// when its claim lists are already destroyed (thread-local teardown).
+    fn own_claim(&self) -> Option<Option<*const Context>> {
+        with_claims(|claims| {
             claims
                 .borrow()
                 .iter()
                 .find(|c| c.id == self.id)
                 .map(|c| c.ctx)
         })
-        .unwrap_or_else(|| panic!("{TLS_GONE}"));
+    }
+
+    #[cold]
+    fn current_slow(&self) -> &Context {
+        let found = self.own_claim().unwrap_or_else(|| panic!("{TLS_GONE}"));
         let mut claimed = false;
         let ctx = match found {
             Some(ctx) => ctx,
