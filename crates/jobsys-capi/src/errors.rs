@@ -127,26 +127,39 @@ fn set_last_error(message: String) {
 /// Run the body of the exported function `name`: its error becomes the
 /// return code and this thread's last-error message (prefixed with `name`),
 /// a panic becomes `Internal`. Nothing unwinds out.
+#[inline]
 pub fn ffi(name: &str, body: impl FnOnce() -> Result<()>) -> Code {
+    // Inlined into each entry point (the success path is a compare), with
+    // the two ways of failing out of line.
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => Code::Ok,
-        Ok(Err(e)) => {
-            set_last_error(format!("{name}: {}", e.message));
-            e.code
-        }
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic with a non-string payload".into());
-            drop(payload);
-            set_last_error(format!(
-                "{name}: internal error in jobsys (a Rust panic was caught): {what}"
-            ));
-            Code::Internal
-        }
+        Ok(Err(e)) => failed(name, e),
+        Err(payload) => panicked(name, payload),
     }
+}
+
+/// `ffi`'s error path: the message kept for `jobsys_last_error_message`.
+#[cold]
+#[inline(never)]
+fn failed(name: &str, e: Error) -> Code {
+    set_last_error(format!("{name}: {}", e.message));
+    e.code
+}
+
+/// `ffi`'s panic path.
+#[cold]
+#[inline(never)]
+fn panicked(name: &str, payload: Box<dyn std::any::Any + Send>) -> Code {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-string payload".into());
+    drop(payload);
+    set_last_error(format!(
+        "{name}: internal error in jobsys (a Rust panic was caught): {what}"
+    ));
+    Code::Internal
 }
 
 /// The message of the most recent failing call on this thread, "" if none.

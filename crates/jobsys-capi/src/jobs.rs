@@ -670,31 +670,114 @@ pub unsafe extern "C" fn jobsys_schedule(
     data: *mut c_void,
     out: *mut Handle,
 ) -> Code {
-    if desc.is_null() && !sys.is_null() {
-        if let Some(f) = f {
-            // The common case, without a desc to read: the library's
-            // shortcut with the caller's pointer. Nothing in it fails, and
-            // a panic would be a jobsys bug: the guard stays.
-            return ffi("jobsys_schedule", || {
-                // SAFETY: non-NULL and live, as the caller promises.
-                let s = unsafe { &*sys };
-                let job = CJob {
-                    release: None,
-                    serial: s.serial,
-                    data: Ptr(data),
-                };
-                // SAFETY: the caller promised `f(data)` may be called once,
-                // from any thread.
-                let h = s.js.schedule(unsafe { one_call(f, job) });
-                // SAFETY: the out-parameter is NULL or writable, as the
-                // caller promises.
-                unsafe { write_opt(out, Handle::from_job(h)) };
-                Ok(())
-            });
+    if let (false, Some(f)) = (sys.is_null(), f) {
+        if desc.is_null() {
+            // SAFETY: `sys` non-NULL; the caller's promises.
+            return unsafe { schedule_payload(sys, f, None, Ptr(data), out) };
+        }
+    }
+    // SAFETY: the caller's promises.
+    unsafe { schedule_desc(sys, desc, f, data, out) }
+}
+
+/// `jobsys_schedule` with a desc (or a NULL argument to report), out of
+/// line: the NULL desc's path stays short.
+///
+/// # Safety
+/// As `jobsys_schedule`.
+#[inline(never)]
+unsafe fn schedule_desc(
+    sys: *const System,
+    desc: *const JobDesc,
+    f: Option<JobFn>,
+    data: *mut c_void,
+    out: *mut Handle,
+) -> Code {
+    if let (false, false, Some(f)) = (sys.is_null(), desc.is_null(), f) {
+        // SAFETY: `sys` and `desc` non-NULL; the caller's promises.
+        if let Some(code) = unsafe { schedule_plain(sys, desc, f, data, out) } {
+            return code;
         }
     }
     // SAFETY: the caller's promises.
     unsafe { schedule("jobsys_schedule", sys, desc, f.map(Body::Job), data, out) }
+}
+
+/// `jobsys_schedule` of a plain desc (a NULL one is plainer still, and
+/// `jobsys_schedule` takes it itself): this version's size with no flags, no dependencies, no name,
+/// normal priority, and data inline (at most `INLINE_DATA` bytes, non-NULL)
+/// or the caller's pointer: what C++'s `js.job().schedule(lambda)` sends
+/// for a small lambda. The library's shortcut, without the builder and
+/// without checking fields that are all defaults here. `None`: not a
+/// plain job, or an invalid one; the general path (`schedule`) takes it and
+/// reports what is wrong.
+///
+/// # Safety
+/// `sys` is a live system (non-NULL); `desc` is non-NULL and readable as
+/// `jobsys_schedule` requires (its `size` field, then `size` bytes); `data`
+/// readable for `desc->data_size` bytes; `out` NULL or writable; `f(data)`
+/// callable once from any thread.
+#[inline(always)]
+unsafe fn schedule_plain(
+    sys: *const System,
+    desc: *const JobDesc,
+    f: JobFn,
+    data: *mut c_void,
+    out: *mut Handle,
+) -> Option<Code> {
+    // SAFETY: non-NULL; `size`, the first field, is always readable.
+    if unsafe { desc.cast::<u32>().read() } as usize != DESC_SIZE {
+        return None;
+    }
+    // SAFETY: non-NULL with `DESC_SIZE` readable bytes (its size, checked).
+    let d = unsafe { desc.read() };
+    let plain = d.flags == 0 && d.ndeps == 0 && d.name.is_null() && d.priority == PRIORITY_NORMAL;
+    let n = d.data_size;
+    if !plain || n > INLINE_DATA || (n != 0 && data.is_null()) {
+        return None;
+    }
+    if n == 0 {
+        // SAFETY: as the caller promises.
+        return Some(unsafe { schedule_payload(sys, f, d.release, Ptr(data), out) });
+    }
+    let copy = Inline(UnsafeCell::new([MaybeUninit::uninit(); INLINE_DATA / 8]));
+    // SAFETY: `data` holds `n` readable bytes (the caller's promise; non-NULL,
+    // checked); the copy has room for INLINE_DATA >= n.
+    unsafe { copy_in(data, copy.ptr(), n) };
+    // SAFETY: as the caller promises, for the copy.
+    Some(unsafe { schedule_payload(sys, f, d.release, copy, out) })
+}
+
+/// The library's `schedule` of `f` on `payload`, with `release`.
+///
+/// # Safety
+/// `sys` is a live system (non-NULL); `out` NULL or writable; `f` callable
+/// once with the payload's pointer, from any thread; `release` (if any)
+/// callable once with it after that.
+#[inline(always)]
+unsafe fn schedule_payload<P: Payload>(
+    sys: *const System,
+    f: JobFn,
+    release: Option<ReleaseFn>,
+    payload: P,
+    out: *mut Handle,
+) -> Code {
+    // Nothing here fails; a panic would be a jobsys bug: the guard stays.
+    ffi("jobsys_schedule", || {
+        // SAFETY: non-NULL and live, as the caller promises.
+        let s = unsafe { &*sys };
+        let job = CJob {
+            release,
+            serial: s.serial,
+            data: payload,
+        };
+        // SAFETY: as the caller promises.
+        let h = s.js.schedule(unsafe { one_call(f, job) });
+        // SAFETY: the out-parameter is NULL or writable, as the caller
+        // promises.
+        unsafe { write_opt(out, Handle::from_job(h)) };
+        Ok(())
+    })
 }
 
 /// Run `fn(data, b, e)` over pieces covering `[begin, end)`.
