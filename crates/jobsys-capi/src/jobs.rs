@@ -500,8 +500,10 @@ enum Body {
 /// `f` may be called once with the data, from any thread.
 #[inline(always)]
 unsafe fn one_call<P: Payload>(f: JobFn, job: CJob<P>) -> impl FnOnce() + Send {
+    // `job` is captured whole (a type with `Drop` is never split into its
+    // fields) and dropped when the closure returns: `release` runs after
+    // `f`, on this thread.
     move || {
-        let job = job;
         // SAFETY: as the caller promises.
         run_c(job.serial, || unsafe { f(job.data.ptr()) });
     }
