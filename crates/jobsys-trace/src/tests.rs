@@ -736,7 +736,7 @@ fn reading_a_raw_capture_says_what_is_wrong() {
         Err(ReadError::Format(m)) => m,
         other => panic!("{other:?}"),
     };
-    assert!(err(&good.replace("\"version\":2", "\"version\":3")).contains("newer"));
+    assert!(err(&good.replace("\"version\":3", "\"version\":4")).contains("newer"));
     assert!(err(&good.replace("\"steal\",2", "\"steel\",2")).contains("unknown kind \"steel\""));
     assert!(err(&good.replace("\"steal\",2", "\"steal\"")).contains("no victim"));
     assert!(err(&good.replace("\"0x000000000000000a\"", "10")).contains("bad job id"));
