@@ -78,17 +78,22 @@ pub(crate) enum ReadError {
     Failed,
 }
 
-/// Read the file at `path` and parse it (no allocation: a stack buffer).
-pub(crate) fn read_path(path: &str) -> Result<SchedStat, ReadError> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| match e.kind() {
+/// Open a schedstat file (a missing one: `Unavailable`).
+fn open(path: &str) -> Result<std::fs::File, ReadError> {
+    std::fs::File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ReadError::Unavailable,
         _ => ReadError::Failed,
-    })?;
+    })
+}
+
+/// Read an open schedstat file from its start (`pread` at offset 0: the
+/// kernel makes the text anew for each read from 0, so one open file
+/// serves every reading) and parse it. No allocation: a stack buffer.
+fn read_file(f: &std::fs::File) -> Result<SchedStat, ReadError> {
     let mut buf = [0u8; 128];
     let mut len = 0;
     loop {
-        match f.read(&mut buf[len..]) {
+        match read_at(f, &mut buf[len..], len as u64) {
             Ok(0) => break,
             Ok(n) => {
                 len += n;
@@ -103,10 +108,49 @@ pub(crate) fn read_path(path: &str) -> Result<SchedStat, ReadError> {
     parse(&buf[..len]).ok_or(ReadError::Failed)
 }
 
-/// The calling thread's statistics.
+#[cfg(unix)]
+fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(f, buf, at)
+}
+
+#[cfg(not(unix))]
+fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = f;
+    f.seek(SeekFrom::Start(at))?;
+    f.read(buf)
+}
+
+/// Open the file at `path`, read it once and parse it (tests).
+#[cfg(test)]
+fn read_path(path: &str) -> Result<SchedStat, ReadError> {
+    read_file(&open(path)?)
+}
+
+/// The calling thread's statistics, through its own file, opened at its
+/// first reading and kept open (closed when the thread exits): an open
+/// of a `/proc` file costs several times the read.
 #[cfg(target_os = "linux")]
 pub(crate) fn read_current() -> Result<SchedStat, ReadError> {
-    read_path("/proc/thread-self/schedstat")
+    use std::cell::RefCell;
+    thread_local! {
+        static FILE: RefCell<Option<std::fs::File>> = const { RefCell::new(None) };
+    }
+    FILE.try_with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let f = match &mut *slot {
+            Some(f) => f,
+            none => none.insert(open("/proc/thread-self/schedstat")?),
+        };
+        let r = read_file(f);
+        if r.is_err() {
+            // Open it anew next time.
+            *slot = None;
+        }
+        r
+    })
+    // In this thread's thread-local destructors: no reading.
+    .unwrap_or(Err(ReadError::Failed))
 }
 
 /// The calling thread's statistics: not measured on this OS.
@@ -300,6 +344,10 @@ mod tests {
                 slices: 3
             })
         );
+        // One open file serves every reading (read from its start).
+        let f = open(good.to_str().unwrap()).unwrap();
+        assert_eq!(read_file(&f), read_file(&f));
+        assert_eq!(read_file(&f).map(|s| s.slices), Ok(3));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -310,6 +358,7 @@ mod tests {
             println!("skipped: no /proc/thread-self/schedstat on this kernel");
             return;
         }
+        // The first reading opens the thread's file, the second reuses it.
         let a = read_current().expect("schedstat readable");
         let mut x = 0u64;
         for i in 0..1_000_000u64 {
