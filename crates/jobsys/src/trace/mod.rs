@@ -220,7 +220,15 @@ impl<H: TraceHost> Copy for Site<'_, H> {}
 fn record<H: TraceHost>(site: Site<'_, H>, kind: u8, id: u64, name: &'static str) {
     let (host, ctx) = (site.host, site.ctx);
     let st = host.trace_state();
-    let ts = clock::now_ns();
+    // The clock: for the record, and at a state boundary for the
+    // run-queue sampler's rate limit (a hooks-only system reads it only
+    // there).
+    let boundary = sched_boundary(kind);
+    let ts = if boundary || st.is_recording() {
+        clock::now_ns()
+    } else {
+        0
+    };
     st.record_at(H::ctx_index(ctx), ts, kind, id, name);
     if let Some(h) = st.hooks() {
         // Hooks get thread numbers (`docs/engine.md`, "Thread index"), the
@@ -235,7 +243,7 @@ fn record<H: TraceHost>(site: Site<'_, H>, kind: u8, id: u64, name: &'static str
         };
         hooks::dispatch::<H>(h, host.thread_number(ctx), kind, id, name);
     }
-    if sched_boundary(kind) {
+    if boundary {
         run_queue_sample(site, ts);
     }
 }
