@@ -3,8 +3,9 @@
 //! read from the kernel's per-thread scheduler statistics.
 //!
 //! Linux keeps, per thread, `/proc/self/task/<tid>/schedstat` (the same
-//! file as `/proc/thread-self/schedstat`): three numbers, nanoseconds on a
-//! CPU, nanoseconds waiting on a run queue, timeslices run. The wait is
+//! file as `/proc/thread-self/schedstat`, which is tried first): three
+//! numbers, nanoseconds on a CPU, nanoseconds waiting on a run queue,
+//! timeslices run. The wait is
 //! cumulative; the tracer reads it now and then and records the
 //! difference since its previous reading on that thread
 //! (`Event::RunQueueWait`), which `jobsys-trace` turns into the
@@ -140,7 +141,7 @@ pub(crate) fn read_current() -> Result<SchedStat, ReadError> {
         let mut slot = cell.borrow_mut();
         let f = match &mut *slot {
             Some(f) => f,
-            none => none.insert(open("/proc/thread-self/schedstat")?),
+            none => none.insert(open_own()?),
         };
         let r = read_file(f);
         if r.is_err() {
@@ -151,6 +152,23 @@ pub(crate) fn read_current() -> Result<SchedStat, ReadError> {
     })
     // In this thread's thread-local destructors: no reading.
     .unwrap_or(Err(ReadError::Failed))
+}
+
+/// Open the calling thread's schedstat file: `/proc/thread-self/…`, or,
+/// on a kernel older than 3.17 (no `thread-self`), the same file by
+/// thread id, `/proc/self/task/<tid>/schedstat`.
+#[cfg(target_os = "linux")]
+fn open_own() -> Result<std::fs::File, ReadError> {
+    match open("/proc/thread-self/schedstat") {
+        Err(ReadError::Unavailable) => {
+            // SAFETY: `gettid` takes no arguments, cannot fail and touches
+            // no memory; the raw syscall avoids needing glibc 2.30's
+            // wrapper.
+            let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+            open(&format!("/proc/self/task/{tid}/schedstat"))
+        }
+        r => r,
+    }
 }
 
 /// The calling thread's statistics: not measured on this OS.
@@ -368,6 +386,12 @@ mod tests {
         assert!(b.on_cpu_ns > a.on_cpu_ns, "{a:?} then {b:?}");
         assert!(b.wait_ns >= a.wait_ns);
         assert!(run_queue_available());
+        // The file by thread id is the same file.
+        // SAFETY: as in `open_own`.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+        let by_tid = read_path(&format!("/proc/self/task/{tid}/schedstat")).unwrap();
+        let c = read_current().unwrap();
+        assert!(by_tid.on_cpu_ns >= b.on_cpu_ns && by_tid.on_cpu_ns <= c.on_cpu_ns);
     }
 
     fn stat(wait_ns: u64) -> impl FnOnce() -> Result<SchedStat, ReadError> {
