@@ -140,7 +140,7 @@ fn c_api_test_passes_and_its_structs_match_the_rust_side() {
     // jobsys_trace_write wrote a raw capture with the named job in it.
     let json = std::fs::read_to_string(&trace).expect("the trace file");
     assert!(
-        json.starts_with(r#"{"format":"jobsys-raw-trace","version":2,"#),
+        json.starts_with(r#"{"format":"jobsys-raw-trace","version":3,"#),
         "{json}"
     );
     let trace = jobsys_trace::read_raw(json.as_bytes()).expect("a raw capture");

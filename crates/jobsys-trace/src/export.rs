@@ -24,6 +24,11 @@
 //!   recorded, so the track starts at the first change.
 //! - A thread's note (`ThreadTimeline::note`, e.g. a worker with no
 //!   events drawn as sleeping) is the `note` arg of its state slices.
+//! - Time a thread looking for work spent waiting for a CPU is a
+//!   `preempted` slice on its state track (`cname` yellow), cut out of
+//!   the searching or spinning around it; the thread's measured run-queue
+//!   wait (`run_queue_ns`, the part not drawn `run_queue_other_ns`) and
+//!   `run_queue_unknown` (not measurable) are in the metadata.
 //! - After `traceEvents`, `metadata.jobsys` (format, version, duration,
 //!   threads with their tracks, dropped-event counts and notes) lets
 //!   [`Capture::read_chrome_json`] rebuild the capture exactly. It comes
@@ -486,6 +491,16 @@ impl Capture {
             if let Some(n) = &t.note {
                 w.write_all(b",\"note\":")?;
                 write_str(w, n)?;
+            }
+            if let Some(ns) = t.run_queue_ns {
+                write!(
+                    w,
+                    ",\"run_queue_ns\":{ns},\"run_queue_other_ns\":{}",
+                    t.run_queue_other_ns
+                )?;
+            }
+            if t.run_queue_unknown {
+                w.write_all(b",\"run_queue_unknown\":true")?;
             }
             w.write_all(b"}")?;
         }

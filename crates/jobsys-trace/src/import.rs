@@ -229,6 +229,15 @@ impl Reader {
                 worker: t.get("worker").and_then(Json::as_bool).unwrap_or(false),
                 dropped: t.get("dropped").and_then(Json::as_u64).unwrap_or(0),
                 note: t.get("note").and_then(Json::as_str).map(str::to_owned),
+                run_queue_ns: t.get("run_queue_ns").and_then(Json::as_u64),
+                run_queue_other_ns: t
+                    .get("run_queue_other_ns")
+                    .and_then(Json::as_u64)
+                    .unwrap_or(0),
+                run_queue_unknown: t
+                    .get("run_queue_unknown")
+                    .and_then(Json::as_bool)
+                    .unwrap_or(false),
                 ..ThreadTimeline::default()
             };
             let jobs = self.tracks.remove(&job_tid(index)).unwrap_or_default();

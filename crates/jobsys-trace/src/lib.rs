@@ -52,11 +52,12 @@ pub use import::ReadError;
 pub use raw::read_raw;
 pub use summary::{
     Distribution, JobStats, RapidSwitching, ResourceStats, StateTimes, Summary, ThreadSummary,
-    RAPID_MIN_SWITCHES, RAPID_SHORT_NS, RAPID_WINDOW_NS,
+    PREEMPTED_MOSTLY, PREEMPTED_WARN_NS, RAPID_MIN_SWITCHES, RAPID_SHORT_NS, RAPID_WINDOW_NS,
 };
 pub use timeline::{
-    Access, ActiveWorkersChange, Capture, FrameSpan, JobAccesses, JobSpan, Release, StateSpan,
-    Steal, ThreadState, ThreadTimeline, WaitSpan, Wake, IDLE_NOTE, WAKE_SLACK_NS,
+    attribute_preemption, Access, ActiveWorkersChange, Capture, FrameSpan, JobAccesses, JobSpan,
+    Release, StateSpan, Steal, ThreadState, ThreadTimeline, WaitSpan, Wake, IDLE_NOTE,
+    WAKE_SLACK_NS,
 };
 pub use validate::validate_chrome_json;
 

@@ -238,6 +238,11 @@ fn event(v: &Json) -> Result<Record, String> {
                 _ => AccessMode::WriteEach,
             },
         },
+        // Version 3: run-queue samples.
+        "run_queue_wait" => Event::RunQueueWait {
+            wait_ns: num(2, "wait")?,
+        },
+        "run_queue_unknown" => Event::RunQueueUnknown,
         other => return Err(format!("unknown kind {other:?}")),
     };
     Ok(Record { ts_ns, event })

@@ -48,6 +48,7 @@ pub fn state_colour(s: ThreadState) -> &'static str {
     match s {
         ThreadState::Working => "#4caf62",
         ThreadState::Searching => "#85a0d2",
+        ThreadState::Preempted => "#8e44ad",
         ThreadState::Spinning => "#ff9f1c",
         ThreadState::Sleeping => "#dcdcdc",
         ThreadState::Waiting => "#b47d00",

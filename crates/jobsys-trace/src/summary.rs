@@ -11,12 +11,20 @@
 //! Rapid switching (the contention signature: a thread that looks busy but
 //! alternates between working and waiting): a thread's timeline is cut into
 //! *busy* runs (working) and *stalled* runs (waiting, blocked, sleeping);
-//! searching and spinning belong to the run around them; outside and
+//! searching, spinning and preempted belong to the run around them; outside and
 //! unknown break the sequence. A *switch* is a busy run followed by a
 //! stalled run, both shorter than [`RAPID_SHORT_NS`]. A thread gets a
 //! warning when some window of [`RAPID_WINDOW_NS`] holds at least
 //! [`RAPID_MIN_SWITCHES`] switches. Back-to-back small jobs (working,
 //! searching, working) are not switches.
+//!
+//! Preempted (the timeline's state for run-queue wait while looking for
+//! work): each thread's time, spans and measured run-queue wait; a
+//! warning when a thread was preempted for [`PREEMPTED_WARN_NS`] or more,
+//! which blames oversubscription, not contention, when preempted time is
+//! most ([`PREEMPTED_MOSTLY`]) of its time looking for work (searching,
+//! spinning, preempted), and so does a rapid-switching warning for such a
+//! thread. A capture where run-queue wait could not be read says so once.
 
 use crate::timeline::{Capture, StateSpan, ThreadState, ThreadTimeline};
 use jobsys::trace::{AccessMode, JobId};
@@ -29,12 +37,19 @@ pub const RAPID_SHORT_NS: u64 = 100_000;
 pub const RAPID_WINDOW_NS: u64 = 1_000_000;
 /// Switches within one window that make a warning.
 pub const RAPID_MIN_SWITCHES: usize = 10;
+/// A thread whose preempted time is more than this share of its
+/// looking-for-work time (searching + spinning + preempted) was mostly
+/// waiting for a CPU: the summary blames oversubscription, not contention.
+pub const PREEMPTED_MOSTLY: f64 = 0.5;
+/// Preempted time under this (100 µs) gets no warning of its own.
+pub const PREEMPTED_WARN_NS: u64 = 100_000;
 
 /// One value per thread state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct StateTimes<T> {
     pub working: T,
     pub searching: T,
+    pub preempted: T,
     pub spinning: T,
     pub sleeping: T,
     pub waiting: T,
@@ -53,6 +68,7 @@ impl<T: Copy> StateTimes<T> {
         match s {
             ThreadState::Working => &self.working,
             ThreadState::Searching => &self.searching,
+            ThreadState::Preempted => &self.preempted,
             ThreadState::Spinning => &self.spinning,
             ThreadState::Sleeping => &self.sleeping,
             ThreadState::Waiting => &self.waiting,
@@ -66,6 +82,7 @@ impl<T: Copy> StateTimes<T> {
         match s {
             ThreadState::Working => &mut self.working,
             ThreadState::Searching => &mut self.searching,
+            ThreadState::Preempted => &mut self.preempted,
             ThreadState::Spinning => &mut self.spinning,
             ThreadState::Sleeping => &mut self.sleeping,
             ThreadState::Waiting => &mut self.waiting,
@@ -142,6 +159,16 @@ pub struct ThreadSummary {
     /// Ready → start of the jobs that started on this thread.
     pub latency: Distribution,
     pub rapid_switching: Option<RapidSwitching>,
+    /// Run-queue wait measured on the thread (runnable, not running), in
+    /// all; `None`: not measured (no samples in the capture).
+    pub run_queue_ns: Option<u64>,
+    /// Spans drawn as preempted (`ThreadState::Preempted`; their time is
+    /// `state_ns.preempted`).
+    pub preempted_spans: u64,
+    /// The thread's looking-for-work time (searching, spinning and
+    /// preempted) was mostly preempted (over [`PREEMPTED_MOSTLY`]): it
+    /// waited for a CPU rather than for work.
+    pub mostly_preempted: bool,
     /// The timeline's note (`ThreadTimeline::note`), e.g. a worker with no
     /// events drawn as sleeping.
     pub note: Option<String>,
@@ -214,7 +241,7 @@ pub(crate) fn rapid_switching(states: &[StateSpan]) -> Option<RapidSwitching> {
         let class = match s.state {
             ThreadState::Working => Run::Busy,
             ThreadState::Waiting | ThreadState::Blocked | ThreadState::Sleeping => Run::Stalled,
-            ThreadState::Searching | ThreadState::Spinning => continue,
+            ThreadState::Searching | ThreadState::Spinning | ThreadState::Preempted => continue,
             ThreadState::Outside | ThreadState::Unknown => Run::Break,
         };
         match runs.last_mut() {
@@ -283,7 +310,15 @@ fn thread_summary(t: &ThreadTimeline, duration: u64) -> ThreadSummary {
             100.0 * ns.get(s) as f64 / duration as f64
         };
     }
+    let looking = ns.searching + ns.spinning + ns.preempted;
     ThreadSummary {
+        run_queue_ns: t.run_queue_ns,
+        preempted_spans: t
+            .states
+            .iter()
+            .filter(|s| s.state == ThreadState::Preempted)
+            .count() as u64,
+        mostly_preempted: looking > 0 && ns.preempted as f64 > PREEMPTED_MOSTLY * looking as f64,
         index: t.index,
         name: t.name.clone(),
         worker: t.worker,
@@ -355,9 +390,18 @@ impl Capture {
                 ));
             }
             if let Some(r) = t.rapid_switching {
+                let why = if t.mostly_preempted {
+                    format!(
+                        "not contention: the OS kept it off a CPU for {} while it looked \
+                         for work (preempted; more runnable threads than CPUs).",
+                        fmt_ns(t.state_ns.preempted as f64)
+                    )
+                } else {
+                    "contention, or too little work per wake.".to_owned()
+                };
                 warnings.push(format!(
                     "{}: rapid switching between working and waiting/sleeping: {} switches \
-                     (each run < {}) within {} from {} — contention, or too little work per wake.",
+                     (each run < {}) within {} from {} — {why}",
                     t.name,
                     r.switches,
                     fmt_ns(RAPID_SHORT_NS as f64),
@@ -365,6 +409,36 @@ impl Capture {
                     fmt_ns(r.window_begin_ns as f64)
                 ));
             }
+            if t.state_ns.preempted >= PREEMPTED_WARN_NS {
+                let looking = t.state_ns.searching + t.state_ns.spinning + t.state_ns.preempted;
+                warnings.push(format!(
+                    "{}: preempted (runnable, waiting for a CPU) for {} in {} spans, {:.0} % of \
+                     its time looking for work{} — the machine is oversubscribed (more runnable \
+                     threads than CPUs){}.",
+                    t.name,
+                    fmt_ns(t.state_ns.preempted as f64),
+                    t.preempted_spans,
+                    100.0 * t.state_ns.preempted as f64 / looking.max(1) as f64,
+                    if t.mostly_preempted {
+                        ""
+                    } else {
+                        " (the rest searching or spinning)"
+                    },
+                    if t.mostly_preempted {
+                        "; its searching is not contention"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+        if let Some(t) = self.threads.iter().find(|t| t.run_queue_unknown) {
+            warnings.push(format!(
+                "run-queue wait not measured ({} and maybe others: no per-thread schedstat, \
+                 i.e. not Linux or a kernel without it): time preempted by the OS shows as \
+                 searching or spinning.",
+                t.name
+            ));
         }
         Summary {
             duration_ns: self.duration_ns,

@@ -736,7 +736,7 @@ fn reading_a_raw_capture_says_what_is_wrong() {
         Err(ReadError::Format(m)) => m,
         other => panic!("{other:?}"),
     };
-    assert!(err(&good.replace("\"version\":2", "\"version\":3")).contains("newer"));
+    assert!(err(&good.replace("\"version\":3", "\"version\":4")).contains("newer"));
     assert!(err(&good.replace("\"steal\",2", "\"steel\",2")).contains("unknown kind \"steel\""));
     assert!(err(&good.replace("\"steal\",2", "\"steal\"")).contains("no victim"));
     assert!(err(&good.replace("\"0x000000000000000a\"", "10")).contains("bad job id"));
@@ -1070,4 +1070,243 @@ fn accesses_are_args_of_the_job_slices_and_survive_the_raw_file() {
     let old = read_raw(&v1[..]).unwrap();
     assert_eq!(old.threads[0].events.len(), 2);
     assert!(old.analyse().accesses.is_empty());
+}
+
+/// A worker with run-queue samples (`RunQueueWait`): after job A it looks
+/// for work for 880 µs, 800 µs of which it waited for a CPU; later 30 µs
+/// of a 50 µs search-and-spin, then 60 µs while asleep (a wake-up that
+/// waited for a CPU). 1.2 ms in all.
+fn preempted_trace() -> Trace {
+    use Event::*;
+    let rq = |wait_ns| RunQueueWait { wait_ns };
+    let w0 = vec![
+        rec(0, SleepEnd),
+        rec(0, rq(0)),
+        rec(10_000, JobBegin { job: A, name: "a" }),
+        rec(20_000, JobEnd { job: A, name: "a" }),
+        rec(900_000, JobBegin { job: B, name: "b" }),
+        rec(900_000, rq(800_000)),
+        rec(950_000, JobEnd { job: B, name: "b" }),
+        rec(960_000, SpinBegin),
+        rec(1_000_000, SleepBegin),
+        rec(1_000_000, rq(30_000)),
+        rec(1_100_000, SleepEnd),
+        rec(1_100_000, rq(60_000)),
+    ];
+    Trace {
+        start_ns: START,
+        end_ns: START + 1_200_000,
+        threads: vec![thread(0, true, "worker 0", w0)],
+    }
+}
+
+#[test]
+fn run_queue_wait_is_drawn_as_preempted_inside_searching_and_spinning() {
+    use ThreadState::*;
+    let c = preempted_trace().analyse();
+    let t = &c.threads[0];
+    assert_eq!(
+        states(t),
+        vec![
+            (Searching, 0, 10_000),
+            (Working, 10_000, 20_000),
+            (Searching, 20_000, 100_000),
+            (Preempted, 100_000, 900_000),
+            (Working, 900_000, 950_000),
+            (Searching, 950_000, 960_000),
+            (Spinning, 960_000, 970_000),
+            (Preempted, 970_000, 1_000_000),
+            (Sleeping, 1_000_000, 1_100_000),
+            (Searching, 1_100_000, 1_200_000),
+        ]
+    );
+    assert_eq!(t.run_queue_ns, Some(890_000));
+    // The wait of the sleeping interval has no searching to go to.
+    assert_eq!(t.run_queue_other_ns, 60_000);
+    assert!(!t.run_queue_unknown);
+}
+
+#[test]
+fn attribution_never_takes_more_than_the_searching_there_is() {
+    use ThreadState::*;
+    let span = |state, b, e| StateSpan {
+        state,
+        begin_ns: b,
+        end_ns: e,
+    };
+    let mut st = vec![
+        span(Working, 0, 100),
+        span(Searching, 100, 130),
+        span(Working, 130, 200),
+        span(Searching, 200, 220),
+    ];
+    // 100 ns of wait in [0, 220): 20 + 30 of searching hold 50 of it.
+    let other = attribute_preemption(&mut st, &[(220, 100)]);
+    assert_eq!(other, 50);
+    assert_eq!(
+        st,
+        vec![
+            span(Working, 0, 100),
+            span(Preempted, 100, 130),
+            span(Working, 130, 200),
+            span(Preempted, 200, 220),
+        ]
+    );
+    // No samples, or zero waits: nothing changes.
+    let before = st.clone();
+    assert_eq!(attribute_preemption(&mut st, &[]), 0);
+    assert_eq!(attribute_preemption(&mut st, &[(50, 0), (220, 0)]), 0);
+    assert_eq!(st, before);
+}
+
+#[test]
+fn the_summary_counts_preempted_time_and_blames_oversubscription() {
+    let s = preempted_trace().summary();
+    let t = &s.threads[0];
+    assert_eq!(t.state_ns.preempted, 830_000);
+    assert_eq!(t.preempted_spans, 2);
+    assert_eq!(t.run_queue_ns, Some(890_000));
+    assert!(t.mostly_preempted);
+    let total: u64 = ThreadState::ALL.iter().map(|&st| t.state_ns.get(st)).sum();
+    assert_eq!(total, s.duration_ns, "states still cover the capture");
+    let w: Vec<&String> = s
+        .warnings
+        .iter()
+        .filter(|w| w.contains("preempted"))
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", s.warnings);
+    assert!(w[0].contains("oversubscribed"), "{}", w[0]);
+    assert!(w[0].contains("not contention"), "{}", w[0]);
+    assert!(!s.warnings.iter().any(|w| w.contains("not measured")));
+    let text = s.to_string();
+    assert!(text.contains("preempted"), "{text}");
+
+    // Without samples nothing is preempted and nothing is said.
+    let plain = synthetic(20_000).summary();
+    assert!(plain
+        .threads
+        .iter()
+        .all(|t| t.state_ns.preempted == 0 && t.run_queue_ns.is_none() && !t.mostly_preempted));
+    assert!(!plain.warnings.iter().any(|w| w.contains("preempted")));
+}
+
+#[test]
+fn a_thread_preempted_a_little_is_not_mostly_preempted() {
+    use Event::*;
+    // 600 µs of searching, 200 µs of it waiting for a CPU: counted and
+    // warned about, but the searching is not blamed on the OS.
+    let w0 = vec![
+        rec(0, SleepEnd),
+        rec(0, RunQueueWait { wait_ns: 0 }),
+        rec(600_000, JobBegin { job: A, name: "a" }),
+        rec(600_000, RunQueueWait { wait_ns: 200_000 }),
+        rec(700_000, JobEnd { job: A, name: "a" }),
+        rec(700_000, SleepBegin),
+    ];
+    let t = Trace {
+        start_ns: START,
+        end_ns: START + 800_000,
+        threads: vec![thread(0, true, "worker 0", w0)],
+    };
+    let s = t.summary();
+    assert_eq!(s.threads[0].state_ns.preempted, 200_000);
+    assert_eq!(s.threads[0].state_ns.searching, 400_000);
+    assert!(!s.threads[0].mostly_preempted);
+    let w = s.warnings.iter().find(|w| w.contains("preempted")).unwrap();
+    assert!(!w.contains("not contention"), "{w}");
+}
+
+#[test]
+fn a_capture_without_schedstat_says_so_once() {
+    use Event::*;
+    let unknown = |i| {
+        thread(
+            i,
+            true,
+            &format!("worker {i}"),
+            vec![
+                rec(0, SleepEnd),
+                rec(0, RunQueueUnknown),
+                rec(10, SleepBegin),
+            ],
+        )
+    };
+    let t = Trace {
+        start_ns: START,
+        end_ns: START + 100_000,
+        threads: vec![unknown(0), unknown(1)],
+    };
+    let c = t.analyse();
+    assert!(c
+        .threads
+        .iter()
+        .all(|t| t.run_queue_unknown && t.run_queue_ns.is_none()));
+    let s = c.summary();
+    let said: Vec<_> = s
+        .warnings
+        .iter()
+        .filter(|w| w.contains("run-queue wait not measured"))
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", s.warnings);
+    // It survives the Chrome JSON round trip.
+    let (buf, _) = export(&t);
+    let back = Capture::read_chrome_json(&buf[..]).unwrap();
+    assert!(back.threads.iter().all(|t| t.run_queue_unknown));
+    assert_eq!(back.summary(), s);
+}
+
+#[test]
+fn preempted_spans_are_exported_as_state_slices_and_read_back() {
+    let t = preempted_trace();
+    let (buf, v) = export(&t);
+    let Some(Json::Arr(events)) = v.get("traceEvents") else {
+        panic!("no traceEvents");
+    };
+    let preempted: Vec<&Json> = events
+        .iter()
+        .filter(|e| s(e, &["name"]) == Some("preempted"))
+        .collect();
+    assert_eq!(preempted.len(), 2);
+    for e in &preempted {
+        assert_eq!(s(e, &["cat"]), Some("state"));
+        assert_eq!(s(e, &["ph"]), Some("X"));
+        assert_eq!(s(e, &["cname"]), Some("yellow"));
+    }
+    let meta = &v.get("metadata").unwrap().get("jobsys").unwrap();
+    let Some(Json::Arr(threads)) = meta.get("threads") else {
+        panic!("no threads");
+    };
+    assert_eq!(
+        threads[0].get("run_queue_ns").and_then(Json::as_u64),
+        Some(890_000)
+    );
+    let back = Capture::read_chrome_json(&buf[..]).unwrap();
+    let c = t.analyse();
+    assert_eq!(back.threads[0].states, c.threads[0].states);
+    assert_eq!(back.threads[0].run_queue_ns, Some(890_000));
+    assert_eq!(back.threads[0].run_queue_other_ns, 60_000);
+    assert_eq!(back.summary(), t.summary());
+    // And the raw file keeps the samples.
+    let file = raw(&t);
+    assert_eq!(read_raw(&file[..]).unwrap(), t);
+    let text = String::from_utf8(file).unwrap();
+    assert!(text.contains(r#"[1000000,"run_queue_wait",0]"#), "{text}");
+}
+
+#[test]
+fn the_picture_draws_preempted_in_its_own_colour() {
+    let c = preempted_trace().analyse();
+    let svg = render::render(&c, &render::Options::whole(&c, 1200));
+    let colour = render::state_colour(ThreadState::Preempted);
+    for other in ThreadState::ALL {
+        if other != ThreadState::Preempted {
+            assert_ne!(render::state_colour(other), colour, "{other:?}");
+        }
+    }
+    assert!(
+        svg.contains(r#"class="state preempted""#),
+        "no preempted slice"
+    );
+    assert!(svg.contains(&format!(r#"fill="{colour}""#)));
+    assert!(svg.contains(">preempted</text>"), "legend");
 }

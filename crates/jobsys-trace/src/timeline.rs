@@ -22,6 +22,11 @@
 //!   longer than the capture, which the note says.
 //! - A thread whose buffer overflowed is unknown from its last recorded
 //!   event to the end of the capture.
+//! - Run-queue samples (`RunQueueWait`, raw format 3: the time a thread
+//!   was runnable but not running since its previous sample) become the
+//!   preempted state, carved out of the searching and spinning spans of
+//!   each sample's interval ([`attribute_preemption`]); the wait that
+//!   does not fit there is [`ThreadTimeline::run_queue_other_ns`].
 //!
 //! Invariants of the result: each thread's `states` are sorted, do not
 //! overlap, never hold two adjacent spans of one state, and cover
@@ -39,6 +44,11 @@ pub enum ThreadState {
     Working,
     /// A worker looking for work (own deque, stealing).
     Searching,
+    /// A worker that was looking for work (searching or spinning) but was
+    /// runnable and not running: waiting for a CPU, preempted by the OS.
+    /// Measured per thread from the kernel's run-queue wait (`RunQueueWait`
+    /// samples); see [`attribute_preemption`] for where it is drawn.
+    Preempted,
     /// A worker spinning before it sleeps.
     Spinning,
     /// A worker asleep on its futex (idle).
@@ -55,9 +65,10 @@ pub enum ThreadState {
 
 impl ThreadState {
     /// Every state, in display order.
-    pub const ALL: [ThreadState; 8] = [
+    pub const ALL: [ThreadState; 9] = [
         ThreadState::Working,
         ThreadState::Searching,
+        ThreadState::Preempted,
         ThreadState::Spinning,
         ThreadState::Sleeping,
         ThreadState::Waiting,
@@ -71,6 +82,7 @@ impl ThreadState {
         match self {
             ThreadState::Working => "working",
             ThreadState::Searching => "searching",
+            ThreadState::Preempted => "preempted",
             ThreadState::Spinning => "spinning",
             ThreadState::Sleeping => "sleeping",
             ThreadState::Waiting => "waiting",
@@ -91,6 +103,7 @@ impl ThreadState {
         match self {
             ThreadState::Working => "thread_state_running",
             ThreadState::Searching => "thread_state_runnable",
+            ThreadState::Preempted => "yellow",
             ThreadState::Spinning => "thread_state_iowait",
             ThreadState::Sleeping => "thread_state_sleeping",
             ThreadState::Waiting => "bad",
@@ -198,6 +211,17 @@ pub struct ThreadTimeline {
     /// Why the thread's timeline is drawn the way it is, where the events
     /// alone do not say ([`IDLE_NOTE`]: a worker with no events).
     pub note: Option<String>,
+    /// Run-queue wait measured on this thread in the capture (the sum of
+    /// its `RunQueueWait` samples), `None` when it recorded none.
+    pub run_queue_ns: Option<u64>,
+    /// The part of `run_queue_ns` not drawn as preempted: it fell in
+    /// samples' intervals with too little searching and spinning to hold
+    /// it (the thread waited for a CPU while working, waiting, or just
+    /// after a wake).
+    pub run_queue_other_ns: u64,
+    /// The thread recorded `RunQueueUnknown`: run-queue wait cannot be
+    /// measured where it ran.
+    pub run_queue_unknown: bool,
 }
 
 /// The note of a worker that recorded nothing in the capture, drawn as
@@ -321,6 +345,8 @@ struct Pass {
     accesses: Vec<(u64, JobId, Vec<Access>)>,
     /// Resource names seen (id, name; empty if unnamed).
     resource_names: Vec<(u64, &'static str)>,
+    /// Run-queue samples (ts, wait), in order.
+    run_queue: Vec<(u64, u64)>,
 }
 
 fn push_span(states: &mut Vec<StateSpan>, state: ThreadState, begin: u64, end: u64) {
@@ -379,6 +405,7 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
         active_workers: Vec::new(),
         accesses: Vec::new(),
         resource_names: Vec::new(),
+        run_queue: Vec::new(),
     };
     // An `accesses` event opens a group that its `Access` events join.
     let mut group_open = false;
@@ -588,6 +615,8 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
             Event::ActiveWorkers { count } => p
                 .active_workers
                 .push(ActiveWorkersChange { ts_ns: ts, count }),
+            Event::RunQueueWait { wait_ns } => p.run_queue.push((ts, wait_ns)),
+            Event::RunQueueUnknown => p.tl.run_queue_unknown = true,
             // CaptureStart, a search or spin inside a job or wait, and
             // kinds newer than this analysis: no change.
             _ => {}
@@ -601,6 +630,10 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
     }
     push_span(&mut p.tl.states, cur, span_start, thread_end);
     push_span(&mut p.tl.states, ThreadState::Unknown, thread_end, dur);
+    if !p.run_queue.is_empty() {
+        p.tl.run_queue_ns = Some(p.run_queue.iter().map(|s| s.1).sum());
+        p.tl.run_queue_other_ns = attribute_preemption(&mut p.tl.states, &p.run_queue);
+    }
     // Still open at the end: clipped.
     while let Some(f) = stack.pop() {
         match f {
@@ -629,6 +662,62 @@ fn analyse_thread(t: &ThreadEvents, start: u64, dur: u64, names: &mut Interner) 
         }
     }
     p
+}
+
+/// Draw a thread's run-queue wait as the preempted state: each sample
+/// `(ts, wait)` (times relative to the capture, in order) covers the time
+/// since the previous sample (the capture's start for the first); its
+/// wait is carved out of the searching and spinning spans in that
+/// interval, latest first, up to their length (where in the interval the
+/// thread waited is not measured: the length is, the placement is a
+/// choice). Searching and spinning are where run-queue wait misleads (a
+/// worker waiting for a CPU looks like one looking for work); the rest of
+/// the wait (while working or waiting) is returned, not drawn.
+///
+/// Invariant kept: `states` stay sorted, cover the same range, and hold no
+/// two adjacent spans of one state.
+pub fn attribute_preemption(states: &mut Vec<StateSpan>, samples: &[(u64, u64)]) -> u64 {
+    let looking = |s: ThreadState| matches!(s, ThreadState::Searching | ThreadState::Spinning);
+    // Per span, the cuts (begin, end) to draw as preempted.
+    let mut cuts: Vec<Vec<(u64, u64)>> = vec![Vec::new(); states.len()];
+    let mut other = 0;
+    let mut prev = 0;
+    for &(ts, wait) in samples {
+        let (a, b) = (prev, ts.max(prev));
+        prev = b;
+        let mut left = wait;
+        // Spans overlapping [a, b), latest first.
+        let end = states.partition_point(|s| s.begin_ns < b);
+        for k in (0..end).rev() {
+            if left == 0 || states[k].end_ns <= a {
+                break;
+            }
+            if !looking(states[k].state) {
+                continue;
+            }
+            let lo = states[k].begin_ns.max(a);
+            let hi = states[k].end_ns.min(b);
+            let take = left.min(hi - lo);
+            cuts[k].push((hi - take, hi));
+            left -= take;
+        }
+        other += left;
+    }
+    if cuts.iter().all(Vec::is_empty) {
+        return other;
+    }
+    let old = std::mem::take(states);
+    for (s, mut c) in old.into_iter().zip(cuts) {
+        c.sort_unstable();
+        let mut at = s.begin_ns;
+        for (lo, hi) in c {
+            push_span(states, s.state, at, lo);
+            push_span(states, ThreadState::Preempted, lo, hi);
+            at = hi;
+        }
+        push_span(states, s.state, at, s.end_ns);
+    }
+    other
 }
 
 /// How long before a sleep's begin a wake may be stamped and still be the

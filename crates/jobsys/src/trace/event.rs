@@ -125,6 +125,19 @@ mod recorded {
             name: &'static str,
             mode: AccessMode,
         },
+        /// A run-queue sample of this thread: since its previous
+        /// `RunQueueWait` in the capture it spent `wait_ns` runnable but not
+        /// running (waiting for a CPU: preempted by the OS, or not yet picked
+        /// after a wake). Read from the kernel's per-thread schedstat at a
+        /// state boundary at most every 50 µs per thread, only while
+        /// recording or with profiler hooks (`src/trace/sched.rs`); the
+        /// thread's first in a capture is the baseline (0). `jobsys-trace`
+        /// draws the wait as the *preempted* state.
+        RunQueueWait { wait_ns: u64 },
+        /// Run-queue wait cannot be measured on this thread (no per-thread
+        /// schedstat: not Linux, or a kernel without it); recorded once per
+        /// thread and capture, instead of the baseline `RunQueueWait`.
+        RunQueueUnknown,
     }
 
     /// An event and its time on the tracer's monotonic clock (nanoseconds).
@@ -157,6 +170,8 @@ mod recorded {
     pub(crate) const ACCESS_READ: u8 = 18;
     pub(crate) const ACCESS_WRITE: u8 = 19;
     pub(crate) const ACCESS_WRITE_EACH: u8 = 20;
+    pub(crate) const RUN_QUEUE_WAIT: u8 = 21;
+    pub(crate) const RUN_QUEUE_UNKNOWN: u8 = 22;
 
     const TS_BITS: u32 = 56;
     const TS_MASK: u64 = (1 << TS_BITS) - 1;
@@ -235,6 +250,8 @@ mod recorded {
                         _ => AccessMode::WriteEach,
                     },
                 },
+                RUN_QUEUE_WAIT => Event::RunQueueWait { wait_ns: self.id },
+                RUN_QUEUE_UNKNOWN => Event::RunQueueUnknown,
                 _ => return None,
             };
             Some(Record {
@@ -306,6 +323,17 @@ mod tests {
                 }
             );
         }
+    }
+
+    #[test]
+    fn run_queue_samples_survive_the_raw_record() {
+        let r = RawEvent::new(9, RUN_QUEUE_WAIT, 750_000, "");
+        assert_eq!(
+            r.decode().unwrap().event,
+            Event::RunQueueWait { wait_ns: 750_000 }
+        );
+        let r = RawEvent::new(9, RUN_QUEUE_UNKNOWN, 0, "");
+        assert_eq!(r.decode().unwrap().event, Event::RunQueueUnknown);
     }
 
     #[test]

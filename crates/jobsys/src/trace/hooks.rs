@@ -166,6 +166,18 @@ pub trait ProfilerHooks: Send + Sync {
         mode: super::AccessMode,
     ) {
     }
+    /// This thread was runnable but not running (waiting for a CPU:
+    /// preempted by the OS, or not yet picked after a wake) for `wait_ns`
+    /// in all since its previous run-queue sample (`docs/tracing.md`,
+    /// "Preempted"). Called at one of the thread's state boundaries (a
+    /// job's begin or end, a search, spin or sleep begin, a sleep end, a
+    /// wait's begin or end), at most once per 50 µs per thread, and only
+    /// with a nonzero wait; the wait lies somewhere between the previous
+    /// sample and this call, which the hook does not learn (a profiler
+    /// can plot it, or mark the span that just ended). Never called where
+    /// run-queue wait cannot be read (not Linux, or a kernel without
+    /// per-thread schedstat: [`run_queue_available`](crate::trace::run_queue_available)).
+    fn preempted(&self, thread: u32, wait_ns: u64) {}
 }
 
 /// So that `Config` and `Builder` stay `Debug`.
@@ -269,6 +281,7 @@ pub(crate) fn dispatch<H: TraceHost>(
         FRAME_BEGIN => &"frame_begin",
         FRAME_END => &"frame_end",
         ACTIVE_WORKERS => &"active_workers",
+        RUN_QUEUE_WAIT => &"preempted",
         _ => return,
     };
     call::<H>(hooks, method, |h| match kind {
@@ -288,6 +301,7 @@ pub(crate) fn dispatch<H: TraceHost>(
         FRAME_BEGIN => h.frame_begin(thread, id),
         FRAME_END => h.frame_end(thread, id),
         ACTIVE_WORKERS => h.active_workers(thread, id as u32),
+        RUN_QUEUE_WAIT => h.preempted(thread, id),
         _ => {}
     });
 }

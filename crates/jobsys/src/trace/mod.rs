@@ -29,6 +29,7 @@
 //! | `api.rs` | `JobSystem::trace_start/stop`, frames, `Builder::build_traced` |
 //! | `raw.rs` | `Trace::write_raw`: the raw capture file (streamed) |
 //! | `hooks.rs` | `ProfilerHooks`, dispatching an event to them, abort on a panicking hook, refusing calls back into a system from a hook |
+//! | `sched.rs` | run-queue wait: the per-thread schedstat reader and parser, and the rate-limited sampler `record` calls at state boundaries |
 //! | `tracy.rs` | `TracyHooks` (feature `tracy`): zones, frame marks, plots, thread names |
 //!
 //! # Cost
@@ -80,6 +81,14 @@
 //! | frame begin/end (`api.rs`, not a hook here) | `JobSystem::frame_begin` / `frame_end` / `FrameGuard::drop`: one `active()` check, then `record` when the system records or has hooks |
 //! | `let _t = WaitTrace::of_handle(site, h)` | wait.rs `Registry::wait_slow`: first thing (the caller, `wait_with`, made the `DepthGuard`; it calls `wait_slow` for a `TRACED` job before its fast path, for another one only if its fast path, which has no site, did not finish the job: a capture that starts between such a job's submit and that path holds neither the wait nor the job's begin and end, as it holds no ready of it); join.rs `wait_latch`: after `DepthGuard::new`, as `WaitTrace::of_stack(site, job as *const StackHeader as usize)` (records wait end on every return and on unwinding) |
 //!
+//! Run-queue samples are no site of their own: `record` (the cold path)
+//! calls `sched::sample` after a state-boundary event (job begin and end,
+//! search, spin and sleep begin, sleep end, wait begin and end), which
+//! reads the thread's schedstat at most once per 50 µs and has a
+//! `RunQueueWait` (or, once, `RunQueueUnknown`) recorded with the same
+//! stamp, and a nonzero wait handed to the hooks' `preempted`. Nothing
+//! changes at the sites, so tracing off costs what it did.
+//!
 //! Thread states are *derived* from these events (by `jobsys-trace`,
 //! `crates/jobsys-trace/src/timeline.rs`):
 //! inside a job: working; in a wait: waiting, or blocked while parked in
@@ -100,6 +109,8 @@ mod hooks;
 mod raw;
 #[cfg(feature = "trace")]
 mod recorder;
+#[cfg(feature = "trace")]
+mod sched;
 #[cfg(feature = "tracy")]
 pub mod tracy;
 
@@ -114,6 +125,8 @@ pub use hooks::ProfilerHooks;
 pub use raw::{RAW_FORMAT, RAW_VERSION};
 #[cfg(feature = "trace")]
 pub use recorder::{ThreadEvents, Trace, TraceConfig};
+#[cfg(feature = "trace")]
+pub use sched::{run_queue_available, SAMPLE_INTERVAL_NS};
 
 /// Whether this build of jobsys has the `trace` feature (the recorder and
 /// its event sites). A dependent cannot see another crate's features with
@@ -207,7 +220,16 @@ impl<H: TraceHost> Copy for Site<'_, H> {}
 fn record<H: TraceHost>(site: Site<'_, H>, kind: u8, id: u64, name: &'static str) {
     let (host, ctx) = (site.host, site.ctx);
     let st = host.trace_state();
-    st.record(H::ctx_index(ctx), kind, id, name);
+    // The clock: for the record, and at a state boundary for the
+    // run-queue sampler's rate limit (a hooks-only system reads it only
+    // there).
+    let boundary = sched_boundary(kind);
+    let ts = if boundary || st.is_recording() {
+        clock::now_ns()
+    } else {
+        0
+    };
+    st.record_at(H::ctx_index(ctx), ts, kind, id, name);
     if let Some(h) = st.hooks() {
         // Hooks get thread numbers (`docs/engine.md`, "Thread index"), the
         // buffers keep context indices (`Trace::from_collected` maps them).
@@ -220,6 +242,48 @@ fn record<H: TraceHost>(site: Site<'_, H>, kind: u8, id: u64, name: &'static str
             _ => id,
         };
         hooks::dispatch::<H>(h, host.thread_number(ctx), kind, id, name);
+    }
+    if boundary {
+        run_queue_sample(site, ts);
+    }
+}
+
+/// Kinds at which a thread's state changes: where the run-queue wait is
+/// sampled (`sched.rs`; rate-limited there to one reading per thread per
+/// 50 µs).
+#[cfg(feature = "trace")]
+#[inline]
+fn sched_boundary(kind: u8) -> bool {
+    matches!(
+        kind,
+        event::JOB_BEGIN
+            | event::JOB_END
+            | event::SEARCH_BEGIN
+            | event::SPIN_BEGIN
+            | event::SLEEP_BEGIN
+            | event::SLEEP_END
+            | event::WAIT_BEGIN
+            | event::WAIT_END
+    )
+}
+
+/// Sample the calling thread's run-queue wait at `ts` if due, and record
+/// the sample (`RunQueueWait`, or `RunQueueUnknown` once) with the same
+/// stamp as the boundary that caused it; a nonzero wait goes to the
+/// hooks' `preempted`.
+#[cfg(feature = "trace")]
+fn run_queue_sample<H: TraceHost>(site: Site<'_, H>, ts: u64) {
+    let st = site.host.trace_state();
+    let Some(s) = sched::sample(st.sample_key(), ts) else {
+        return;
+    };
+    let (kind, wait) = match s {
+        sched::Sample::Wait(w) => (event::RUN_QUEUE_WAIT, w),
+        sched::Sample::Unknown => (event::RUN_QUEUE_UNKNOWN, 0),
+    };
+    st.record_at(H::ctx_index(site.ctx), ts, kind, wait, "");
+    if let (Some(h), true) = (st.hooks(), wait > 0) {
+        hooks::dispatch::<H>(h, site.host.thread_number(site.ctx), kind, wait, "");
     }
 }
 

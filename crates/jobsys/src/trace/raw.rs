@@ -24,8 +24,9 @@ use std::io::{self, BufWriter, Write};
 pub const RAW_FORMAT: &str = "jobsys-raw-trace";
 /// The format version this build writes (readers refuse newer ones).
 /// 2 added the `accesses`, `read`, `write` and `write_each` kinds
-/// (declared data access); a version 1 file reads as before.
-pub const RAW_VERSION: u64 = 2;
+/// (declared data access); 3 added `run_queue_wait` and
+/// `run_queue_unknown` (run-queue samples). Older files read as before.
+pub const RAW_VERSION: u64 = 3;
 
 impl Trace {
     /// Write the capture as a raw capture file (the format is in
@@ -39,7 +40,7 @@ impl Trace {
     /// js.complete(js.job().name("physics").schedule(|| {}));
     /// let mut file = Vec::new();
     /// js.trace_stop().write_raw(&mut file).unwrap();
-    /// assert!(file.starts_with(br#"{"format":"jobsys-raw-trace","version":2,"#));
+    /// assert!(file.starts_with(br#"{"format":"jobsys-raw-trace","version":3,"#));
     /// ```
     pub fn write_raw<W: Write>(&self, w: W) -> io::Result<()> {
         let mut w = BufWriter::new(w);
@@ -116,6 +117,8 @@ fn write_event<W: Write>(w: &mut W, e: &Event) -> io::Result<()> {
             write!(w, "\"{}\",{resource},", mode.as_str())?;
             write_str(w, name)
         }
+        Event::RunQueueWait { wait_ns } => write!(w, "\"run_queue_wait\",{wait_ns}"),
+        Event::RunQueueUnknown => w.write_all(b"\"run_queue_unknown\""),
     }
 }
 
@@ -195,7 +198,9 @@ mod tests {
                             },
                         ),
                         r(160, Event::SpinBegin),
+                        r(160, Event::RunQueueWait { wait_ns: 12_345 }),
                         r(170, Event::SleepBegin),
+                        r(170, Event::RunQueueUnknown),
                     ],
                 },
                 ThreadEvents {
@@ -254,7 +259,7 @@ mod tests {
                 },
             ],
         };
-        let want = r#"{"format":"jobsys-raw-trace","version":2,"start_ns":100,"end_ns":900,"threads":[
+        let want = r#"{"format":"jobsys-raw-trace","version":3,"start_ns":100,"end_ns":900,"threads":[
 {"index":0,"name":"worker 0","worker":true,"dropped":2,"events":[
 [110,"sleep_end"],
 [120,"search_begin"],
@@ -263,7 +268,9 @@ mod tests {
 [140,"released","0x000000000000000b"],
 [150,"job_end","0x000000000000000a","physics"],
 [160,"spin_begin"],
-[170,"sleep_begin"]]},
+[160,"run_queue_wait",12345],
+[170,"sleep_begin"],
+[170,"run_queue_unknown"]]},
 {"index":1,"name":"main \"quoted\"\t(thread 1)","worker":false,"dropped":0,"events":[
 [100,"capture_start"],
 [101,"frame_begin",0],
@@ -287,7 +294,7 @@ mod tests {
     fn an_empty_trace_is_a_document_without_threads() {
         assert_eq!(
             write(&Trace::default()),
-            "{\"format\":\"jobsys-raw-trace\",\"version\":2,\"start_ns\":0,\"end_ns\":0,\"threads\":[\n]}\n"
+            "{\"format\":\"jobsys-raw-trace\",\"version\":3,\"start_ns\":0,\"end_ns\":0,\"threads\":[\n]}\n"
         );
     }
 }

@@ -146,6 +146,21 @@ impl TraceState {
     /// hooks pass `ctx.index` of the calling thread's own context).
     #[inline]
     pub(crate) fn record(&self, index: u32, kind: u8, id: u64, name: &'static str) {
+        self.record_at(index, clock::now_ns(), kind, id, name);
+    }
+
+    /// The capture this state is in, for the run-queue sampler
+    /// (`sched::sample`): its address and its epoch.
+    pub(crate) fn sample_key(&self) -> (usize, u32) {
+        (
+            self as *const TraceState as usize,
+            self.epoch.load(Ordering::Relaxed),
+        )
+    }
+
+    /// `record`, stamped `ts` (the tracer clock, read by the caller).
+    #[inline]
+    pub(crate) fn record_at(&self, index: u32, ts: u64, kind: u8, id: u64, name: &'static str) {
         // Acquire: pairs with the Release store in `start`, so the epoch
         // and capacity loaded next are this capture's.
         if !self.enabled.load(Ordering::Acquire) {
@@ -156,7 +171,7 @@ impl TraceState {
         let Some(b) = self.buffers.get().and_then(|b| b.get(index as usize)) else {
             return;
         };
-        let ev = RawEvent::new(clock::now_ns(), kind, id, name);
+        let ev = RawEvent::new(ts, kind, id, name);
         // SAFETY: the caller holds context `index` (documented contract of
         // this method), so it is the buffer's only writer; `epoch` was
         // loaded with Acquire after seeing `enabled`.
