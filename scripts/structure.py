@@ -3,7 +3,10 @@
 import which, the import circles among them, the longest files, and the
 files that implement `Registry`.
 
-Usage: python3 scripts/structure.py [--check]
+Usage: python3 scripts/structure.py [--check] [SRC]
+
+SRC is another crate's source folder (for example crates/jobsys-bench/src)
+to count the same way; the default is crates/jobsys/src.
 
 A module is a top-level item of the crate (`slot`, `trace`, `store`, ...);
 a file under `src/trace/` belongs to `trace`. An import is any `crate::X`
@@ -34,7 +37,11 @@ def code_of(text):
 
 
 def main():
+    global SRC
     check = "--check" in sys.argv
+    paths = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if paths:
+        SRC = paths[0]
     files = {}
     for root, _, names in os.walk(SRC):
         for n in names:
