@@ -131,11 +131,6 @@ pub enum Command {
     All,
     /// Redraw the SVG plots from the JSON files in --out.
     Plot,
-    /// Random frame graphs frame after frame, each checked against a serial
-    /// replay, with injected faults, a watchdog and a memory bound: a correctness test.
-    /// Uses --quick (small frames), --workers and --policy (narrow the
-    /// random choice). Not part of `all`.
-    Soak(crate::soak::SoakArgs),
 }
 
 impl Command {

@@ -9,8 +9,8 @@
 //! one busy-wait), [`count`] (result checks), [`graph`] (the W3 frame-graph
 //! generator), [`futex_floor`] and [`static_split`] (the threads of the
 //! floor rows), [`stats`], [`table`], [`json`], [`plot`], [`progress`],
-//! one module per workload under [`workloads`], and the `soak` command
-//! (random frames checked against a serial replay) in [`soak`].
+//! and one module per workload under [`workloads`]. The soak (a correctness
+//! test) is the crate `jobsys-soak`.
 
 pub mod cli;
 pub mod count;
@@ -23,7 +23,6 @@ pub mod plot;
 pub mod pools;
 pub mod progress;
 pub mod runner;
-pub mod soak;
 pub mod spin;
 pub mod static_split;
 pub mod stats;
@@ -140,9 +139,6 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
             clap::error::ErrorKind::ArgumentConflict,
             "--notrace-bin and --trace-bin apply to trace-cost only\n",
         )));
-    }
-    if let Command::Soak(args) = &cli.command {
-        return soak::run(cli, args);
     }
     let machine = Machine::detect();
     let progress = Progress::new(std::io::stdout().is_terminal(), workloads.len() as u64);

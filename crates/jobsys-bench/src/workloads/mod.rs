@@ -42,7 +42,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::FollowCpus => follow_cpus::run(ctx),
         Command::Policies => policies::run(ctx),
         Command::AccessGraph => access_graph::run(ctx),
-        Command::All | Command::Plot | Command::Soak(_) => unreachable!("not a workload"),
+        Command::All | Command::Plot => unreachable!("not a workload"),
     }
 }
 
