@@ -12,7 +12,6 @@ pub mod parallel_for;
 pub mod policies;
 pub mod spawn_empty;
 pub mod static_floor;
-pub mod trace_cost;
 pub mod w1_floor;
 pub mod w1_kernels;
 pub mod wake_latency;
@@ -37,7 +36,6 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::IdleCost => idle_cost::run(ctx),
         Command::WakePrimitives => wake_primitives::run(ctx),
         Command::Contended => contended::run(ctx),
-        Command::TraceCost => trace_cost::run(ctx),
         Command::CppW1 => cpp_w1::run(ctx),
         Command::FollowCpus => follow_cpus::run(ctx),
         Command::Policies => policies::run(ctx),
