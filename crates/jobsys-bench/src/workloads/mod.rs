@@ -5,6 +5,7 @@ pub mod access_graph;
 pub mod contended;
 pub mod cpp_w1;
 pub mod follow_cpus;
+pub mod frame;
 pub mod frame_graph;
 pub mod frame_graph_background;
 pub mod idle_cost;
@@ -14,6 +15,7 @@ pub mod spawn_empty;
 pub mod static_floor;
 pub mod w1_floor;
 pub mod w1_kernels;
+pub mod w2_kernel;
 pub mod wake_latency;
 pub mod wake_primitives;
 
