@@ -2,13 +2,13 @@
 # Instructions per declared access that deriving dependencies costs
 # (docs/access.md), counted by callgrind, so independent of machine load:
 # the W3 frame at 0 workers with explicit edges and with declared access
-# (crates/jobsys-bench/examples/access_instructions.rs). Each side's second
+# (crates/jobsys-lab/examples/access_instructions.rs). Each side's second
 # call (after a warm-up call) is counted with --toggle-collect; the figure
 # is (access - explicit) / (frames x accesses per frame).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-$PWD/target}
-cargo build -q --release -p jobsys-bench --example access_instructions
+cargo build -q --release -p jobsys-lab --example access_instructions
 bin=$target/release/examples/access_instructions
 info=$("$bin")
 frames=$(echo "$info" | awk '{print $2}')

@@ -2,8 +2,8 @@
 # ThreadSanitizer over jobsys (nightly, -Zbuild-std so that std is
 # instrumented too): the crate's unit tests (src/tests/), every integration
 # test in crates/jobsys/tests/ (concurrency, random_graphs, panics, lifecycle,
-# policies, priorities, parallel_for, handles, ...), and, when
-# `jobsys-bench soak` exists, a short soak built with TSan as well.
+# policies, priorities, parallel_for, handles, ...), and a short soak
+# (`jobsys-soak`, crates/jobsys-soak) built with TSan as well.
 #
 # Usage: bash scripts/tsan.sh [extra args for the libtest harness]
 #   TSAN_SOAK_MINUTES=1  length of the soak (0 skips it)
@@ -83,12 +83,12 @@ fi
 minutes=${TSAN_SOAK_MINUTES:-1}
 if [ "$minutes" != 0 ]; then
   echo
-  echo "== jobsys-bench soak under TSan (--minutes $minutes)" | tee -a "$log"
-  bench=$CARGO_TARGET_DIR/$target/release/jobsys-bench
-  if ! cargo_tsan build -p jobsys-bench --release 2>&1 | tee -a "$log"; then
-    echo "SOAK NOT RUN: jobsys-bench did not build with TSan" | tee -a "$log"
+  echo "== jobsys-soak under TSan (--minutes $minutes)" | tee -a "$log"
+  soak=$CARGO_TARGET_DIR/$target/release/jobsys-soak
+  if ! cargo_tsan build -p jobsys-soak --release 2>&1 | tee -a "$log"; then
+    echo "SOAK NOT RUN: jobsys-soak did not build with TSan" | tee -a "$log"
     failed=1
-  elif help=$("$bench" soak --help 2>&1); then
+  elif help=$("$soak" --help 2>&1); then
     # Under TSan memory and time mean something else: TSan keeps shadow
     # memory (several times the application's) and per-thread histories,
     # and runs code 5-15x slower. The RSS bound and the per-frame watchdog
@@ -101,12 +101,12 @@ if [ "$minutes" != 0 ]; then
     if grep -q -- --frame-timeout <<<"$help"; then
       extra+=(--frame-timeout 300)
     fi
-    if ! "$bench" soak --minutes "$minutes" --seed "${TSAN_SOAK_SEED:-1}" \
+    if ! "$soak" --minutes "$minutes" --seed "${TSAN_SOAK_SEED:-1}" \
       ${extra[@]+"${extra[@]}"} 2>&1 | tee -a "$log"; then
       failed=1
     fi
   else
-    echo "SOAK NOT RUN: this jobsys-bench has no 'soak' subcommand yet" | tee -a "$log"
+    echo "SOAK NOT RUN: jobsys-soak --help failed" | tee -a "$log"
   fi
 fi
 

@@ -39,16 +39,6 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
-    /// trace-cost only: a prebuilt `jobsys-w1` without jobsys's `trace`
-    /// feature, instead of building one with cargo.
-    #[arg(long, global = true, value_name = "PATH")]
-    pub notrace_bin: Option<PathBuf>,
-
-    /// trace-cost only: a prebuilt `jobsys-w1` built with `--features
-    /// trace`, instead of building one with cargo.
-    #[arg(long, global = true, value_name = "PATH")]
-    pub trace_bin: Option<PathBuf>,
-
     /// frame-graph: the whole sweep (D = 0.5, 1, 5 and 20 us; worker counts
     /// 0..=cores and 2 x cores; every idle policy; 200 frames per row),
     /// tens of minutes on a 2-core machine, instead of the first look
@@ -99,10 +89,6 @@ pub enum Command {
     WakePrimitives,
     /// W7: the frame graph against a CPU hog, and oversubscribed.
     Contended,
-    /// W1 (jobsys) built without the tracer, with it compiled in but off,
-    /// and recording, in turns: what the tracer costs. Builds
-    /// its child program `jobsys-w1` twice with cargo. Not part of `all`.
-    TraceCost,
     /// W1 (single, flat, nested) called from C++ through jobsys.hpp, beside
     /// W1 from Rust and the C++ peers enkiTS, Taskflow and (when installed)
     /// oneTBB, at equal thread counts (jobsys N workers + the calling thread
@@ -131,11 +117,6 @@ pub enum Command {
     All,
     /// Redraw the SVG plots from the JSON files in --out.
     Plot,
-    /// Random frame graphs frame after frame, each checked against a serial
-    /// replay, with injected faults, a watchdog and a memory bound: a correctness test.
-    /// Uses --quick (small frames), --workers and --policy (narrow the
-    /// random choice). Not part of `all`.
-    Soak(crate::soak::SoakArgs),
 }
 
 impl Command {

@@ -27,7 +27,8 @@ pub enum Error {
     Plot(String),
     /// A program the benchmark runs (cargo, `trace-cost`'s child) failed.
     Child(String),
-    /// `soak` found frames that broke the checks (the message lists them).
+    /// The soak (crate `jobsys-soak`, which shares this error type) found
+    /// frames that broke the checks (the message lists them).
     Soak(String),
 }
 

@@ -9,8 +9,10 @@
 //! one busy-wait), [`count`] (result checks), [`graph`] (the W3 frame-graph
 //! generator), [`futex_floor`] and [`static_split`] (the threads of the
 //! floor rows), [`stats`], [`table`], [`json`], [`plot`], [`progress`],
-//! one module per workload under [`workloads`], and the `soak` command
-//! (random frames checked against a serial replay) in [`soak`].
+//! and one module per workload under [`workloads`]. The soak (a correctness
+//! test) is the crate `jobsys-soak`; contributor measurements of past
+//! rounds (`trace-cost`, callgrind kernels) are the crate `jobsys-lab`,
+//! which uses this library as its harness.
 
 pub mod cli;
 pub mod count;
@@ -23,7 +25,6 @@ pub mod plot;
 pub mod pools;
 pub mod progress;
 pub mod runner;
-pub mod soak;
 pub mod spin;
 pub mod static_split;
 pub mod stats;
@@ -58,10 +59,6 @@ pub struct Ctx {
     pub out: PathBuf,
     /// `--trace FILE` (frame-graph).
     pub trace: Option<PathBuf>,
-    /// `--notrace-bin PATH` (trace-cost).
-    pub notrace_bin: Option<PathBuf>,
-    /// `--trace-bin PATH` (trace-cost).
-    pub trace_bin: Option<PathBuf>,
     /// The jobsys idle policies to run (`--policy`).
     pub policies: Vec<pools::PolicySpec>,
     /// This machine.
@@ -133,17 +130,6 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
             "--trace applies to frame-graph (or all) only\n",
         )));
     }
-    if (cli.notrace_bin.is_some() || cli.trace_bin.is_some())
-        && !workloads.contains(&Command::TraceCost)
-    {
-        return Err(Error::Args(clap::Error::raw(
-            clap::error::ErrorKind::ArgumentConflict,
-            "--notrace-bin and --trace-bin apply to trace-cost only\n",
-        )));
-    }
-    if let Command::Soak(args) = &cli.command {
-        return soak::run(cli, args);
-    }
     let machine = Machine::detect();
     let progress = Progress::new(std::io::stdout().is_terminal(), workloads.len() as u64);
     let ctx = Ctx {
@@ -158,8 +144,6 @@ pub fn run_cli(cli: &Cli) -> Result<()> {
         policies_given: cli.policy.is_some(),
         out: cli.out.clone(),
         trace: cli.trace.clone(),
-        notrace_bin: cli.notrace_bin.clone(),
-        trace_bin: cli.trace_bin.clone(),
         policies: pools::select_policies(cli.policy.as_deref())?,
         machine,
         progress,

@@ -10,14 +10,49 @@
 //!   dot) of the cost against waiter count.
 //! - [`latency_vs_cpu`]: W4 cold latency against W5 extra CPU, a point per
 //!   policy and worker count, the futex floor as black triangles.
+//!
+//! [`Point`] (one policy at one worker count) is defined here, not in
+//! `workloads::policies` which builds the points, so that the plots import
+//! no workload (workloads import the plots).
 
 use crate::error::{Error, Result};
 use crate::json::Row;
 use crate::pools::FLOOR;
-use crate::workloads::policies::Point;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
+
+/// One policy (or rayon, or the futex floor) at one worker count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// `impl[policy]`, as tables show it.
+    pub name: String,
+    /// The `--workers` value.
+    pub workers: usize,
+    /// W4 cold p50 and p99, µs.
+    pub cold_p50: Option<f64>,
+    /// W4 cold p99, µs.
+    pub cold_p99: Option<f64>,
+    /// W4 burst p50, µs.
+    pub burst_p50: Option<f64>,
+    /// W5 extra CPU (median), cores.
+    pub extra_cpu: Option<f64>,
+    /// W5 frame wall time (median), ms.
+    pub frame_wall: Option<f64>,
+    /// `cold_p50` / the futex floor's (same worker count; not for the
+    /// floor itself).
+    pub cold_x_floor: Option<f64>,
+    /// `extra_cpu` / the futex floor's (same worker count, floor above 0;
+    /// not for the floor itself).
+    pub extra_x_floor: Option<f64>,
+}
+
+impl Point {
+    /// Whether this is the futex floor.
+    pub fn is_floor(&self) -> bool {
+        self.name == FLOOR
+    }
+}
 use std::path::{Path, PathBuf};
 
 /// A plot function: rows in, SVG path out.

@@ -1,5 +1,5 @@
 //! `jobsys-w1`: one measurement block of W1 (spawn-empty) on jobsys, for
-//! `jobsys-bench trace-cost`, which builds this program twice, once without
+//! `jobsys-lab trace-cost`, which builds this program twice, once without
 //! jobsys's `trace` feature and once with it (`--features trace`), and runs
 //! the two builds in turns.
 //!

@@ -10,7 +10,8 @@
 //!
 //! The executors are public so W7 (contended) runs the same code.
 
-use super::frame_graph_background::Background;
+use super::frame::Background;
+pub use super::frame::{Exec, Frame};
 use super::{emit, serial_share, static_floor};
 use crate::count;
 use crate::error::{check, Result};
@@ -18,14 +19,14 @@ use crate::graph::{FrameGraph, GraphParams, Kind};
 use crate::graph_sim;
 use crate::json::{Label, Row};
 use crate::params;
-use crate::pools::{semantics_note, BlockSystem, Pools};
+use crate::pools::{semantics_note, Pools};
 use crate::runner::{interleave, split, Contestant, Plan};
-use crate::spin::{self, spin_ns};
+use crate::spin;
 use crate::stats;
 use crate::Ctx;
 use jobsys::{Batch, JobHandle, JobSystem};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Workload name (subcommand, JSON file).
@@ -37,75 +38,6 @@ pub const DURATIONS_NS: [u64; 4] = [500, 1_000, 5_000, 20_000];
 /// The case name of duration `d_ns`: "D=0.5us".
 pub fn case_name(d_ns: u64) -> String {
     format!("D={}us", d_ns as f64 / 1000.0)
-}
-
-/// One frame's graph, job duration and check state. Leaked (`'static`) so
-/// jobsys jobs can borrow it without a scope; one per (duration, group).
-pub struct Frame {
-    /// The graph.
-    pub graph: &'static FrameGraph,
-    /// D, ns.
-    pub d_ns: u64,
-    done: Vec<AtomicBool>,
-    left: Vec<AtomicU32>,
-    violations: AtomicU64,
-}
-
-impl Frame {
-    /// A frame of `graph` with jobs of `d_ns`, leaked.
-    pub fn leak(graph: &'static FrameGraph, d_ns: u64) -> &'static Frame {
-        let n = graph.nodes.len();
-        Box::leak(Box::new(Frame {
-            graph,
-            d_ns,
-            done: (0..n).map(|_| AtomicBool::new(false)).collect(),
-            left: (0..n).map(|_| AtomicU32::new(0)).collect(),
-            violations: AtomicU64::new(0),
-        }))
-    }
-
-    /// Clear the dependency checks before a checked frame.
-    pub fn reset_checks(&self) {
-        for (i, (d, l)) in self.done.iter().zip(&self.left).enumerate() {
-            d.store(false, Ordering::Relaxed);
-            l.store(self.graph.pieces(i), Ordering::Relaxed);
-        }
-        self.violations.store(0, Ordering::Relaxed);
-    }
-
-    /// Fail if a checked frame ran a piece before its dependencies.
-    pub fn verify_checks(&self, who: &str) -> Result<()> {
-        let v = self.violations.load(Ordering::Acquire);
-        check(v == 0, || {
-            format!("{who}: {v} pieces started before one of their dependencies finished")
-        })?;
-        let unfinished = self
-            .done
-            .iter()
-            .filter(|d| !d.load(Ordering::Acquire))
-            .count();
-        check(unfinished == 0, || {
-            format!("{who}: {unfinished} jobs never finished")
-        })
-    }
-
-    /// One piece of job `i`: spin D; with `CHECK`, first verify that the
-    /// job's dependencies are done, and mark the job done after its last piece.
-    #[inline(always)]
-    pub fn piece<const CHECK: bool>(&self, i: u32) {
-        if CHECK {
-            for &d in &self.graph.nodes[i as usize].deps {
-                if !self.done[d as usize].load(Ordering::Acquire) {
-                    self.violations.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }
-        spin_ns(self.d_ns);
-        count::bump();
-        if CHECK && self.left[i as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.done[i as usize].store(true, Ordering::Release);
-        }
-    }
 }
 
 /// jobsys: schedule in order with `schedule_after` / `job().after(..).parallel_for`
@@ -250,17 +182,6 @@ pub fn serial_frame<const CHECK: bool>(f: &Frame) {
             f.piece::<CHECK>(i as u32);
         }
     }
-}
-
-/// Which executor a contestant runs.
-#[derive(Clone)]
-pub enum Exec<'a> {
-    /// jobsys, a fresh system per block.
-    Jobsys(BlockSystem),
-    /// A rayon pool.
-    Rayon(&'a rayon::ThreadPool),
-    /// The calling thread.
-    Serial,
 }
 
 /// A contestant that runs frames of `f` on `exec`: its first iteration is

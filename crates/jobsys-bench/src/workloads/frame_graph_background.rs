@@ -19,116 +19,23 @@
 //! counted as in W3 (background jobs do not bump that counter).
 
 use super::emit;
-use super::frame_graph::{self, contestant_with, graph_params, ideal_row, xideal, Exec, Frame};
+pub use super::frame::{Background, BG_JOBS, BG_NS};
+use super::frame::{Exec, Frame};
+use super::frame_graph::{self, contestant_with, graph_params, ideal_row, xideal};
 use super::serial_share;
-use crate::error::{check, Error, Result};
+use crate::error::{Error, Result};
 use crate::json::{Label, Row};
 use crate::pools::{rayon_label, semantics_note, BlockSystem, Pools};
 use crate::runner::{interleave, split, Contestant, Plan};
-use crate::spin::{self, spin_ns};
+use crate::spin;
 use crate::stats;
 use crate::Ctx;
-use jobsys::{JobDesc, JobHandle, JobSystem, Priority};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 /// Workload name (subcommand, JSON file).
 pub const NAME: &str = "frame-graph-background";
 
 /// Job duration D of the frame's jobs, ns.
 pub const D_NS: u64 = 5_000;
-
-/// Background jobs per frame.
-pub const BG_JOBS: usize = 4;
-
-/// Duration of one background job, ns.
-pub const BG_NS: u64 = 200_000;
-
-const BG_DESC: JobDesc = JobDesc::named("background").with_priority(Priority::Low);
-
-/// One contestant's background jobs: how many were started and finished.
-#[derive(Default)]
-pub struct Background {
-    started: AtomicU64,
-    done: AtomicU64,
-}
-
-impl Background {
-    /// A fresh counter pair, leaked (`'static`) so jobs can borrow it.
-    pub fn leak() -> &'static Background {
-        Box::leak(Box::default())
-    }
-
-    fn job(&self) {
-        spin_ns(BG_NS);
-        self.done.fetch_add(1, Ordering::Release);
-    }
-
-    /// Start this frame's background jobs (serial: nothing yet).
-    pub fn start(&'static self, exec: &Exec<'_>, js: Option<&JobSystem>, hs: &mut Vec<JobHandle>) {
-        hs.clear();
-        match (exec, js) {
-            (Exec::Jobsys(_), Some(js)) => {
-                for _ in 0..BG_JOBS {
-                    hs.push(js.job().desc(BG_DESC).schedule(move || self.job()));
-                }
-            }
-            (Exec::Rayon(pool), _) => {
-                for _ in 0..BG_JOBS {
-                    pool.spawn(move || self.job());
-                }
-            }
-            _ => return,
-        }
-        self.started.fetch_add(BG_JOBS as u64, Ordering::Relaxed);
-    }
-
-    /// After the timed frame: finish this frame's background jobs (serial:
-    /// run them inline) and check that every one started has finished.
-    pub fn drain(
-        &self,
-        exec: &Exec<'_>,
-        js: Option<&JobSystem>,
-        hs: &mut Vec<JobHandle>,
-        who: &str,
-    ) -> Result<()> {
-        match (exec, js) {
-            (Exec::Jobsys(_), Some(js)) => {
-                for h in hs.drain(..) {
-                    js.try_complete(h)?;
-                }
-            }
-            (Exec::Rayon(_), _) => self.wait_rayon(who)?,
-            _ => {
-                self.started.fetch_add(BG_JOBS as u64, Ordering::Relaxed);
-                (0..BG_JOBS).for_each(|_| self.job());
-            }
-        }
-        let (s, d) = (self.started(), self.done.load(Ordering::Acquire));
-        check(s == d, || {
-            format!("{who}: {d} background jobs finished, {s} started")
-        })
-    }
-
-    /// Background jobs started so far.
-    pub fn started(&self) -> u64 {
-        self.started.load(Ordering::Relaxed)
-    }
-
-    /// Poll (yielding) until every started job has finished.
-    fn wait_rayon(&self, who: &str) -> Result<()> {
-        let t = Instant::now();
-        while self.done.load(Ordering::Acquire) < self.started() {
-            if t.elapsed() > Duration::from_secs(10) {
-                return Err(Error::Verify(format!(
-                    "{who}: background jobs did not finish within 10 s"
-                )));
-            }
-            std::thread::yield_now();
-        }
-        Ok(())
-    }
-}
 
 /// The rows' params: W3's graph params, the background load, inheritance.
 fn params(

@@ -5,6 +5,7 @@ pub mod access_graph;
 pub mod contended;
 pub mod cpp_w1;
 pub mod follow_cpus;
+pub mod frame;
 pub mod frame_graph;
 pub mod frame_graph_background;
 pub mod idle_cost;
@@ -12,9 +13,9 @@ pub mod parallel_for;
 pub mod policies;
 pub mod spawn_empty;
 pub mod static_floor;
-pub mod trace_cost;
 pub mod w1_floor;
 pub mod w1_kernels;
+pub mod w2_kernel;
 pub mod wake_latency;
 pub mod wake_primitives;
 
@@ -37,12 +38,11 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::IdleCost => idle_cost::run(ctx),
         Command::WakePrimitives => wake_primitives::run(ctx),
         Command::Contended => contended::run(ctx),
-        Command::TraceCost => trace_cost::run(ctx),
         Command::CppW1 => cpp_w1::run(ctx),
         Command::FollowCpus => follow_cpus::run(ctx),
         Command::Policies => policies::run(ctx),
         Command::AccessGraph => access_graph::run(ctx),
-        Command::All | Command::Plot | Command::Soak(_) => unreachable!("not a workload"),
+        Command::All | Command::Plot => unreachable!("not a workload"),
     }
 }
 

@@ -23,23 +23,7 @@ use std::time::Instant;
 /// Workload name (subcommand, JSON file).
 pub const NAME: &str = "parallel-for";
 
-/// The per-element work, shared by every implementation.
-#[inline(always)]
-pub fn kernel(x: &mut u32, m: u32) {
-    let mut v = *x;
-    for _ in 0..20 {
-        v = v.wrapping_mul(m).wrapping_add(1);
-    }
-    *x = v;
-}
-
-/// [`kernel`] over a slice.
-#[inline(always)]
-pub fn kernel_slice(xs: &mut [u32], m: u32) {
-    for x in xs {
-        kernel(x, m);
-    }
-}
+pub use super::w2_kernel::{kernel, kernel_slice};
 
 /// A pointer to the array, shared by the pieces of one parallel_for.
 #[derive(Clone, Copy)]

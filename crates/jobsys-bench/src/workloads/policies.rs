@@ -14,6 +14,7 @@
 use super::{idle_cost, wake_latency};
 use crate::error::{Error, Result};
 use crate::json::{self, Row};
+pub use crate::plot::Point;
 use crate::pools::FLOOR;
 use crate::table::{fmt_num, grid};
 use crate::Ctx;
@@ -21,38 +22,6 @@ use std::path::Path;
 
 /// Subcommand name.
 pub const NAME: &str = "policies";
-
-/// One policy (or rayon, or the futex floor) at one worker count.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Point {
-    /// `impl[policy]`, as tables show it.
-    pub name: String,
-    /// The `--workers` value.
-    pub workers: usize,
-    /// W4 cold p50 and p99, µs.
-    pub cold_p50: Option<f64>,
-    /// W4 cold p99, µs.
-    pub cold_p99: Option<f64>,
-    /// W4 burst p50, µs.
-    pub burst_p50: Option<f64>,
-    /// W5 extra CPU (median), cores.
-    pub extra_cpu: Option<f64>,
-    /// W5 frame wall time (median), ms.
-    pub frame_wall: Option<f64>,
-    /// `cold_p50` / the futex floor's (same worker count; not for the
-    /// floor itself).
-    pub cold_x_floor: Option<f64>,
-    /// `extra_cpu` / the futex floor's (same worker count, floor above 0;
-    /// not for the floor itself).
-    pub extra_x_floor: Option<f64>,
-}
-
-impl Point {
-    /// Whether this is the futex floor.
-    pub fn is_floor(&self) -> bool {
-        self.name == FLOOR
-    }
-}
 
 fn find<'a>(rows: &'a [Row], case: &str, name: &str, workers: usize) -> Option<&'a Row> {
     rows.iter()

@@ -17,8 +17,8 @@
 //! what this machine gives those threads for that work in that run,
 //! preemptions by other load included.
 
-use super::frame_graph::Frame;
-use super::parallel_for::kernel_slice;
+use super::frame::Frame;
+use super::w2_kernel::kernel_slice;
 use crate::count;
 use crate::error::{check, Result};
 use crate::json::{Label, Row};

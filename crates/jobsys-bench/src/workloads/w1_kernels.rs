@@ -2,8 +2,9 @@
 //! on a `JobSystem` (untimed).
 //!
 //! This file is compiled twice: into jobsys-bench (`workloads::w1_kernels`,
-//! used by `spawn-empty` and `trace-cost`) and, through `#[path]`, into the
-//! `jobsys-w1` child program (crates/jobsys-w1), which `trace-cost` builds
+//! used by `spawn-empty`, and by `jobsys-lab trace-cost` through this
+//! library) and, through `#[path]`, into the `jobsys-w1` child program
+//! (crates/jobsys-w1), which `trace-cost` builds
 //! with and without jobsys's `trace` feature. So it may use only `jobsys`,
 //! `std` and `crate::count` (both crates include the same `count.rs`): the
 //! code measured with and without the tracer is the code W1 measures.

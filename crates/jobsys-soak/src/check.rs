@@ -580,9 +580,9 @@ pub fn serial_record(plan: &FramePlan) -> FrameRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::GraphParams;
-    use crate::soak::plan::{ChildPlan, PlanNode, Sizes};
+    use crate::plan::{ChildPlan, PlanNode, Sizes};
     use jobsys::{Batch, Priority};
+    use jobsys_bench::graph::GraphParams;
 
     fn node(deps: &[u32], work: Work, children: std::ops::Range<u32>) -> PlanNode {
         PlanNode {

@@ -2,7 +2,7 @@
 //! which API, in which order, and where to inject faults.
 //!
 //! A [`FramePlan`] is a pure function of `(seed, frame number, sizes)`: the
-//! W3 generator ([`crate::graph`]) with random parameters gives the job
+//! W3 generator ([`jobsys_bench::graph`]) with random parameters gives the job
 //! graph, and this module decorates each job with an API, a priority, a
 //! duration (0–50 µs of busy-wait), maybe an injected panic, and adds the
 //! frame's extra phases (a scope, a main-thread `join`, a burst of tiny jobs,
@@ -15,8 +15,8 @@
 //! siblings (same parent); an injected parallel_for panic names an index
 //! inside its range; the extra phases name node positions `< nodes.len()`.
 
-use crate::graph::{FrameGraph, GraphParams, Kind, SplitMix64};
 use jobsys::{Batch, Priority};
+use jobsys_bench::graph::{FrameGraph, GraphParams, Kind, SplitMix64};
 use std::ops::Range;
 
 /// How big frames get. `full` for the command, `quick` (`--quick`) for

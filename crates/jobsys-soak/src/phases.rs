@@ -17,8 +17,8 @@
 use super::check::mix;
 use super::faults;
 use super::plan::{BurstPlan, ScopePlan};
-use crate::spin::spin_ns;
 use jobsys::{JobDesc, JobHandle, JobSystem, Priority};
+use jobsys_bench::spin::spin_ns;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;

@@ -4,9 +4,9 @@
 //! `--workers` and `--policy` (global options of the command) narrow the
 //! choice, e.g. to reproduce a failure on one configuration.
 
-use crate::graph::SplitMix64;
-use crate::soak::plan::between;
+use crate::plan::between;
 use jobsys::{IdlePolicy, JobSystem};
+use jobsys_bench::graph::SplitMix64;
 use std::time::Duration;
 
 /// Policy kinds, as `--policy` names them.

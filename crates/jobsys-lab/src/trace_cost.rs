@@ -13,12 +13,13 @@
 //!   (with none installed a system runs B's code: docs/profiling.md).
 //!
 //! Cargo unifies features across one build, so A cannot live in this
-//! binary (jobsys-bench depends on jobsys with its default features). All
+//! binary (jobsys-lab, through jobsys-bench, depends on jobsys with its
+//! default features). All
 //! three run in the child program `jobsys-w1` (crates/jobsys-w1), built
 //! twice by its own cargo invocations: `cargo build --release -p jobsys-w1`
 //! for A and the same with `--features trace` for B and C. The child
-//! compiles W1's kernel file and the job counter of this crate
-//! (`w1_kernels.rs`, `count.rs`), so both builds run the same source and
+//! compiles W1's kernel file and the job counter of jobsys-bench
+//! (`w1_kernels.rs`, `count.rs`, the code `spawn-empty` runs), so both builds run the same source and
 //! differ only in the feature; it reports `jobsys::trace::COMPILED`, which
 //! is checked (A must say false, B and C true).
 //!
@@ -28,14 +29,15 @@
 //! process: a fresh job system, 1 ms settle, warm-up iterations, then the
 //! block's counted iterations (ns per job, every job counted and checked).
 
-use super::w1_kernels::{Case, Sizes};
-use crate::error::{check, Error, Result};
-use crate::json::{self, Label, Row};
-use crate::pools::PolicySpec;
-use crate::runner::split;
-use crate::stats::{self, Summary};
-use crate::table::{fmt_num, grid};
-use crate::{params, Ctx};
+use crate::ChildBins;
+use jobsys_bench::error::{check, Error, Result};
+use jobsys_bench::json::{self, Label, Row};
+use jobsys_bench::pools::PolicySpec;
+use jobsys_bench::runner::split;
+use jobsys_bench::stats::{self, Summary};
+use jobsys_bench::table::{fmt_num, grid};
+use jobsys_bench::workloads::w1_kernels::{Case, Sizes};
+use jobsys_bench::{params, Ctx};
 use serde::Deserialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -305,12 +307,12 @@ fn fmt_ratio(r: f64) -> String {
 }
 
 /// Run trace-cost and report it.
-pub fn run(ctx: &Ctx) -> Result<()> {
-    let notrace = match &ctx.notrace_bin {
+pub fn run(ctx: &Ctx, bins: &ChildBins) -> Result<()> {
+    let notrace = match &bins.notrace {
         Some(p) => p.clone(),
         None => build_child(ctx, false)?,
     };
-    let traced = match &ctx.trace_bin {
+    let traced = match &bins.trace {
         Some(p) => p.clone(),
         None => build_child(ctx, true)?,
     };

@@ -24,8 +24,8 @@
 //! thread count at the end of the soak equals that at the start). Scheduling
 //! after the last drop cannot be expressed (no clone is left to call).
 
-use crate::graph::SplitMix64;
 use jobsys::{Batch, JobHandle, JobSystem};
+use jobsys_bench::graph::SplitMix64;
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Once};

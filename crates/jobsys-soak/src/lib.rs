@@ -1,10 +1,13 @@
-//! `jobsys-bench soak --minutes M --seed S`: random frames, frame after
-//! frame, each checked against a serial replay, with injected faults, a
-//! watchdog and a memory bound.
+//! `jobsys-soak --minutes M --seed S` (`cargo run --release -p jobsys-soak
+//! -- --minutes M --seed S`): random frames, frame after frame, each checked
+//! against a serial replay, with injected faults, a watchdog and a memory
+//! bound. A correctness test, not a benchmark: it lives apart from
+//! `jobsys-bench` and borrows only its W3 generator ([`jobsys_bench::graph`]),
+//! busy-wait, progress output and error type.
 //!
 //! # What runs
 //! Until `M` minutes have passed (or `--frames N` frames ran): a random frame
-//! ([`plan`]: the W3 generator of [`crate::graph`] with random sizes; job
+//! ([`plan`]: the W3 generator of [`jobsys_bench::graph`] with random sizes; job
 //! durations 0–50 µs of busy-wait; random priorities; single jobs through
 //! `schedule_after`, `job().desc(..).after(..)`, `job().batched().after(..)` +
 //! `flush`, jobs that schedule and complete child jobs, jobs that `join`;
@@ -75,15 +78,16 @@ pub mod rss;
 pub mod system;
 pub mod watchdog;
 
-use crate::cli::Cli;
-use crate::error::{Error, Result};
-use crate::graph::SplitMix64;
-use crate::json::Machine;
-use crate::progress::Progress;
-use crate::stats;
 use check::Tally;
+use clap::Parser;
+use jobsys_bench::graph::SplitMix64;
+use jobsys_bench::json::Machine;
+use jobsys_bench::progress::Progress;
+use jobsys_bench::stats;
+pub use jobsys_bench::{Error, Result};
 use plan::{FramePlan, Sizes};
 use rss::ProcStatus;
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -92,7 +96,7 @@ use system::{Choices, SystemConfig};
 use watchdog::Watchdog;
 
 /// A duration in minutes, fractions allowed (kept as milliseconds so the
-/// command line stays `Copy + Eq`).
+/// command line stays `Eq`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Minutes(pub u64);
 
@@ -123,8 +127,11 @@ fn parse_seed(s: &str) -> std::result::Result<u64, String> {
     .map_err(|_| format!("{s:?} is not a seed (decimal or 0x-hex u64)"))
 }
 
-/// `soak` options (with the global `--quick`, `--workers`, `--policy`).
-#[derive(clap::Args, Debug, Clone, Copy, PartialEq, Eq)]
+/// Random frame graphs frame after frame, each checked against a serial
+/// replay, with injected faults, a watchdog and a memory bound: a
+/// correctness test of jobsys (not a benchmark).
+#[derive(Parser, Debug, Clone, PartialEq, Eq)]
+#[command(name = "jobsys-soak", version, long_about = None)]
 pub struct SoakArgs {
     /// Run this many minutes (fractions allowed, e.g. 0.05). Default: 1,
     /// unless --frames is given.
@@ -144,6 +151,17 @@ pub struct SoakArgs {
     /// Fail when RSS at the end exceeds RSS after the warm-up by more.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     pub rss_bound_mib: u64,
+    /// Small frames (the random sizes of a quick run).
+    #[arg(long)]
+    pub quick: bool,
+    /// Worker counts to pick from, comma-separated. Default: 0..=2 x cores.
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    pub workers: Option<Vec<usize>>,
+    /// jobsys idle policies to pick from, comma-separated (spin-then-sleep,
+    /// whipping-boy, always-spin, adaptive). Default: all, with random
+    /// parameters.
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    pub policy: Option<Vec<String>>,
 }
 
 /// Everything a soak needs (the command builds it from [`SoakArgs`]).
@@ -288,8 +306,19 @@ fn seed_from_clock() -> u64 {
     check::mix(t, u64::from(std::process::id()))
 }
 
-/// Run the `soak` command.
-pub fn run(cli: &Cli, args: &SoakArgs) -> Result<()> {
+/// Parse `args` (program name first) and run the soak.
+pub fn run<I, T>(args: I) -> Result<()>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args = SoakArgs::try_parse_from(args).map_err(Error::Args)?;
+    run_args(&args)
+}
+
+/// Run the soak of an already parsed command line.
+pub fn run_args(args: &SoakArgs) -> Result<()> {
+    let cli = args;
     let machine = Machine::detect();
     let seed = args.seed.unwrap_or_else(seed_from_clock);
     let choices = Choices::new(machine.cores, cli.workers.as_deref(), cli.policy.as_deref())
@@ -304,7 +333,7 @@ pub fn run(cli: &Cli, args: &SoakArgs) -> Result<()> {
         (None, Some(_)) => None,
         (None, None) => Some(Duration::from_secs(60)),
     };
-    let mut repro = format!("jobsys-bench soak --seed {seed:#x}");
+    let mut repro = format!("jobsys-soak --seed {seed:#x}");
     if cli.quick {
         repro.push_str(" --quick");
     }

@@ -4,9 +4,9 @@
 //! Also the command line: `soak --minutes 0.02 --quick` succeeds.
 
 use jobsys_bench::progress::Progress;
-use jobsys_bench::soak::plan::Sizes;
-use jobsys_bench::soak::system::Choices;
-use jobsys_bench::soak::{soak, Options};
+use jobsys_soak::plan::Sizes;
+use jobsys_soak::system::Choices;
+use jobsys_soak::{soak, Options};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -56,9 +56,8 @@ fn a_short_soak_passes_and_its_counts_add_up() {
 #[test]
 fn the_soak_command_runs_for_fractional_minutes() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    jobsys_bench::run([
-        "jobsys-bench",
-        "soak",
+    jobsys_soak::run([
+        "jobsys-soak",
         "--minutes",
         "0.02",
         "--seed",
@@ -66,8 +65,8 @@ fn the_soak_command_runs_for_fractional_minutes() {
         "--quick",
     ])
     .unwrap_or_else(|e| panic!("soak failed: {e}"));
-    let bad = jobsys_bench::run(["jobsys-bench", "soak", "--minutes", "0", "--quick"]);
-    assert!(matches!(bad, Err(jobsys_bench::Error::Args(_))), "{bad:?}");
+    let bad = jobsys_soak::run(["jobsys-soak", "--minutes", "0", "--quick"]);
+    assert!(matches!(bad, Err(jobsys_soak::Error::Args(_))), "{bad:?}");
     // Flags of other commands are refused, not silently ignored.
     for flag in [["--trace", "x.json"], ["--notrace-bin", "x"]] {
         let bad = jobsys_bench::run([
@@ -79,7 +78,7 @@ fn the_soak_command_runs_for_fractional_minutes() {
             flag[1],
         ]);
         assert!(
-            matches!(bad, Err(jobsys_bench::Error::Args(_))),
+            matches!(bad, Err(jobsys_soak::Error::Args(_))),
             "{flag:?}: {bad:?}"
         );
     }

@@ -58,7 +58,7 @@ impl Watchdog {
                             .filter(|st| st.since.elapsed() > bound)
                             .map(|st| {
                                 format!(
-                                    "jobsys-bench soak: HANG: {} did not finish within {:.1} s (phase: {}); {context}",
+                                    "jobsys-soak: HANG: {} did not finish within {:.1} s (phase: {}); {context}",
                                     st.what,
                                     bound.as_secs_f64(),
                                     st.phase
