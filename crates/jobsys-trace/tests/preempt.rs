@@ -185,7 +185,15 @@ fn a_worker_sharing_its_cpu_with_a_busy_thread_is_preempted_not_searching() {
             .expect("the worker's track");
         let tl = c.threads.iter().find(|t| t.worker).unwrap();
         assert!(!tl.run_queue_unknown, "schedstat is available, yet unknown");
-        if w.state_ns.preempted > 0 && hooks.preempted_ns.load(Ordering::Relaxed) > 0 {
+        // The summary's warning has thresholds of its own (enough preempted
+        // time, most of the time spent looking for work): a round can show
+        // preempted time without them, so the warning is part of what the
+        // rounds wait for, not asserted of the first such round.
+        let warned = s
+            .warnings
+            .iter()
+            .any(|m| m.contains("preempted") && m.contains("oversubscribed"));
+        if w.state_ns.preempted > 0 && hooks.preempted_ns.load(Ordering::Relaxed) > 0 && warned {
             // The capture's numbers agree with themselves.
             let rq = w.run_queue_ns.expect("samples recorded");
             assert!(
@@ -194,12 +202,6 @@ fn a_worker_sharing_its_cpu_with_a_busy_thread_is_preempted_not_searching() {
                 w.state_ns.preempted
             );
             assert!(w.preempted_spans > 0);
-            assert!(
-                s.warnings
-                    .iter()
-                    .any(|m| m.contains("preempted") && m.contains("oversubscribed")),
-                "{s}"
-            );
             println!(
                 "round {rounds}: {ran} jobs; worker preempted {} ns in {} spans (run-queue wait \
                  {rq} ns), hooks heard {} ns in {} calls\n{s}",
@@ -213,7 +215,8 @@ fn a_worker_sharing_its_cpu_with_a_busy_thread_is_preempted_not_searching() {
         assert!(
             Instant::now() < watchdog,
             "watchdog: after {rounds} captures in 60 s the worker, sharing CPU {cpu} with a \
-             busy thread, never showed preempted time; last summary:\n{s}"
+             busy thread, never showed preempted time with the summary's oversubscribed \
+             warning; last summary:\n{s}"
         );
     }
 }
