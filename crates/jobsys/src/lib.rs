@@ -184,6 +184,7 @@ mod join;
 mod lifecycle;
 mod parallel_for;
 mod pinned;
+mod pinned_queue;
 mod registry;
 mod scope;
 mod search;
@@ -197,6 +198,7 @@ mod system;
 pub mod topology;
 pub mod trace;
 mod wait;
+mod waiters;
 mod worker;
 
 #[cfg(all(test, not(loom)))]

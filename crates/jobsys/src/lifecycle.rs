@@ -35,10 +35,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How long back-pressure (`Registry::make_room`) waits with no job
-/// finishing anywhere before it panics (`Config::max_jobs`).
-pub(crate) const MAX_JOBS_STALL: Duration = Duration::from_secs(10);
-
 impl Registry {
     // ---- slots ------------------------------------------------------------
 
@@ -181,7 +177,7 @@ impl Registry {
     /// Is a worker other than the calling thread active (taking queued
     /// jobs)? Workers `0..active_workers()` are.
     fn other_workers_active(&self, ctx: &Context) -> bool {
-        let active = self.active_workers();
+        let active = self.sleep.active() as usize;
         let me = usize::from(ctx.is_worker && (ctx.index as usize) < active);
         active > me
     }

@@ -81,12 +81,6 @@ unsafe fn header(slot: &Slot) -> &Header {
     unsafe { &*slot.payload_ptr().cast::<Header>() }
 }
 
-/// The `run_range` of single jobs (job.rs), never called for them.
-///
-/// # Safety
-/// None: it reads nothing.
-pub(crate) unsafe fn no_range(_: *const u8, _: usize, _: usize, _: usize, _: &AtomicUsize) {}
-
 trait RangeVTable {
     const VTABLE: JobVTable;
 }

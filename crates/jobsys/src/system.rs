@@ -565,12 +565,13 @@ impl JobSystem {
     /// If `n` is more than the workers started.
     pub fn set_active_workers(&self, n: usize) -> Result<(), ActiveWorkersError> {
         let reg = self.reg();
-        reg.set_active_workers(reg.current_for(|| "JobSystem::set_active_workers"), n)
+        let ctx = reg.current_for(|| "JobSystem::set_active_workers");
+        reg.active.set_active_workers(reg.site(ctx), &reg.sleep, n)
     }
 
     /// Workers allowed to take work now (also in [`stats`](Self::stats)).
     pub fn active_workers(&self) -> usize {
-        self.reg().active_workers()
+        self.reg().sleep.active() as usize
     }
 
     /// Run `a` and `b`, potentially in parallel, and return both results.
