@@ -80,7 +80,7 @@ pub(crate) struct OwnerState {
     pub stale_hint: u32,
     /// Buffers of `complete`'s dependency walk and deque compaction, kept
     /// between waits so that a wait allocates nothing in steady state
-    /// (`wait.rs`). Taken out while in use (`take_wait_scratch`).
+    /// (`wait/mod.rs`). Taken out while in use (`take_wait_scratch`).
     pub wait_scratch: WaitScratch,
     /// A reused buffer for the copy of `running` that a thread parking in
     /// `complete` leaves in the parked list (`Waiters::register`); moved

@@ -173,6 +173,7 @@
 pub mod access;
 mod active;
 mod builder;
+mod cancel;
 mod context;
 mod deque;
 mod desc;
@@ -186,6 +187,8 @@ mod parallel_for;
 mod pinned;
 mod pinned_queue;
 mod registry;
+mod room;
+mod running;
 mod scope;
 mod search;
 mod sleep;
@@ -213,10 +216,10 @@ pub use builder::{
 pub use desc::{JobDesc, Priority};
 pub use error::{JobError, JobPanic, PanicHandler};
 pub use handle::JobHandle;
-pub use lifecycle::is_cancelled;
 pub use parallel_for::Batch;
 pub use pinned::{Pin, ThreadIndex};
 pub use registry::Stats;
+pub use running::is_cancelled;
 pub use scope::Scope;
 pub use spawn::{AccessJobBuilder, JobBuilder};
 #[doc(hidden)]

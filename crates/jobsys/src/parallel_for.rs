@@ -374,7 +374,7 @@ impl Registry {
             let lo = h.start + first * h.batch;
             let hi = h.start + last.saturating_mul(h.batch).min(len);
             ctx.running_push(slot, gen);
-            let outer = crate::lifecycle::CurrentJob::enter(slot, gen);
+            let outer = crate::running::CurrentJob::enter(slot, gen);
             // SAFETY: pieces [first, last) were handed to us alone; the
             // closure is initialised and only shared (`Fn`) while RUNNABLE.
             let r = catch_unwind(AssertUnwindSafe(|| unsafe {
@@ -386,7 +386,7 @@ impl Registry {
             if let Err(p) = r {
                 slot.set_failure(Arc::new(Failure::from_panic(
                     p,
-                    crate::lifecycle::failed_name(slot),
+                    crate::running::failed_name(slot),
                 )));
                 // Abandon what nobody took yet; count it as done.
                 let prev = h.next.swap(ABANDONED, Ordering::AcqRel);
@@ -449,10 +449,10 @@ impl Registry {
         if !closure_dropped {
             // SAFETY: every piece is done or abandoned, so no thread uses the
             // closure any more; it is dropped exactly once, here.
-            if let Err(p) = unsafe { crate::lifecycle::drop_as_job(ctx, slot, gen) } {
+            if let Err(p) = unsafe { crate::running::drop_as_job(ctx, slot, gen) } {
                 slot.set_failure(Arc::new(Failure::from_panic(
                     p,
-                    crate::lifecycle::failed_name(slot),
+                    crate::running::failed_name(slot),
                 )));
             }
         }

@@ -463,7 +463,7 @@ impl Registry {
             gen: e.gen,
             system: self.id,
         };
-        self.cancel_with(ctx, h, PINNED_GONE, true);
+        crate::cancel::cancel_with(self, ctx, h, PINNED_GONE, true);
     }
 }
 

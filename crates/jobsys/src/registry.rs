@@ -3,7 +3,7 @@
 //! teardown), counters, and the pages of slots. The rest of `impl Registry`
 //! lives with its responsibility: `lifecycle.rs` (a job from submit to
 //! recycle), `search.rs` (which work a thread takes, the wake cascade),
-//! `worker.rs` (the worker loop and shutdown), `wait.rs` (`complete`),
+//! `worker.rs` (the worker loop and shutdown), `wait/mod.rs` (`complete`),
 //! `parallel_for.rs` and `join.rs`.
 
 use crate::builder::IdlePolicy;
@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-/// How long back-pressure (`Registry::make_room`) waits with no job
+/// How long back-pressure (room.rs `make_room`) waits with no job
 /// finishing anywhere before it panics (`Config::max_jobs`).
 pub(crate) const MAX_JOBS_STALL: Duration = Duration::from_secs(10);
 

@@ -1,6 +1,6 @@
 //! The list of threads parked in `complete` (`Waiters`, a field of
 //! `Registry`): who waits on which job, the check for a cycle of waits
-//! across threads at registration, and the wakes (`wait.rs` parks and
+//! across threads at registration, and the wakes (`wait/mod.rs` parks and
 //! helps; this leaf names no registry).
 
 use crate::context::Context;

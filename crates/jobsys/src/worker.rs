@@ -147,7 +147,7 @@ impl Registry {
             }
             bump(&ctx.counters.sleeps);
             // Idle: give back storage a burst left behind long enough ago.
-            self.idle(ctx);
+            crate::room::idle(&self, ctx);
             crate::trace::sleep_begin(self.site(ctx));
             let parked = Instant::now();
             woken_by = self.sleep.park(idx);
@@ -243,7 +243,7 @@ impl Registry {
         if self.work_visible() {
             self.notify_work(ctx);
         }
-        self.idle(ctx);
+        crate::room::idle(self, ctx);
         crate::trace::sleep_begin(self.site(ctx));
         self.sleep.park(idx);
         crate::trace::sleep_end(self.site(ctx));

@@ -49,7 +49,7 @@ const SCOPE_CYCLE_CANCELLED: &str = "the job was cancelled before it started (it
 /// Keeps `wait_depth` right even if a helped job's panic unwinds through.
 /// When the outermost wait of a thread that is not a worker ends, that
 /// thread is about to go back to its own code: a good moment to give back
-/// job storage (`Registry::trim`).
+/// job storage (room.rs `idle`).
 pub(crate) struct DepthGuard<'a> {
     reg: &'a Registry,
     ctx: &'a Context,
@@ -65,7 +65,7 @@ impl Drop for DepthGuard<'_> {
         self.ctx.add_wait_depth(-1);
         if !self.ctx.is_worker && self.ctx.wait_depth() == 0 {
             self.reg.compact_deques(self.ctx);
-            self.reg.idle(self.ctx);
+            crate::room::idle(self.reg, self.ctx);
             // With every worker benched, this thread may be the only one
             // that looks: follow the CPUs from here too (`active.rs`).
             self.reg.active.poll_cpus(
@@ -166,7 +166,7 @@ impl Registry {
                         // frame, never inside one of its jobs.
                         unreachable!("jobsys: a scope waits on a job it is running");
                     }
-                    if self.cancel_with(ctx, h, SCOPE_CYCLE, false) {
+                    if crate::cancel::cancel_with(self, ctx, h, SCOPE_CYCLE, false) {
                         return Err(JobError::WaitOnSelf);
                     }
                     // Cancelled already (`JobSystem::cancel`, or another
@@ -660,74 +660,4 @@ pub(crate) fn still_queued(e: Entry) -> bool {
 }
 
 #[cfg(all(test, loom))]
-mod loom_tests {
-    use crate::builder::IdlePolicy;
-    use crate::context::Context;
-    use crate::handle::JobHandle;
-    use crate::registry::Registry;
-    use crate::slot::NOOP_VTABLE;
-    use std::ptr::NonNull;
-    use std::time::Duration;
-
-    // Finish vs waiter registration, on the real code: a thread finishes a
-    // running job (`Registry::finish`) while another pins it, registers as
-    // parked and sleeps (`Registry::park_on`, wait spin 0). Whatever the
-    // interleaving, the waiter sees the job finished or is woken: no lost
-    // wake-up (loom reports a deadlock if the waiter sleeps forever), and
-    // the slot is freed exactly once (the finisher or the waiter's unpin
-    // recycles it).
-    #[test]
-    fn finish_wakes_a_waiter_that_parks_concurrently() {
-        loom::model(|| {
-            let reg = Registry::new(
-                0,
-                IdlePolicy::default(),
-                Duration::ZERO,
-                true,
-                16,
-                1 << 20,
-                64,
-                crate::active::Active::new(0, false, false),
-            );
-            let waiter = reg.claim_external() as usize;
-            let runner = reg.claim_external() as usize;
-            // SAFETY: contexts live as long as `reg`; each is used by one
-            // model thread at a time (the runner's moves to the spawned one).
-            let ctx_r = unsafe { &*(runner as *const Context) };
-            let (slot, gen) = reg.alloc(ctx_r);
-            // SAFETY: fresh, unpublished slot.
-            unsafe { slot.set_vtable(&NOOP_VTABLE) };
-            slot.publish_runnable(gen, 0);
-            assert!(slot.claim(gen).is_some());
-            let h = JobHandle {
-                slot: NonNull::from(slot),
-                gen,
-                system: reg.id,
-            };
-            let slot_addr = slot as *const _ as usize;
-            let reg2 = reg.clone();
-            let t = loom::thread::spawn(move || {
-                // SAFETY: as above; the slot lives in `reg2`'s pages.
-                let (ctx_r, slot) = unsafe {
-                    (
-                        &*(runner as *const Context),
-                        &*(slot_addr as *const crate::slot::Slot),
-                    )
-                };
-                reg2.finish(ctx_r, slot, gen, 0);
-            });
-            // SAFETY: as above.
-            let ctx_w = unsafe { &*(waiter as *const Context) };
-            let mut marked = false;
-            loop {
-                let s = h.slot().state();
-                if s.is_complete_for(gen) {
-                    break;
-                }
-                reg.park_on(ctx_w, h, &mut marked, false).unwrap();
-            }
-            t.join().unwrap();
-            assert!(reg.is_complete(h));
-        });
-    }
-}
+mod loom_tests;
