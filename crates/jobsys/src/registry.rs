@@ -205,7 +205,7 @@ fn with_claims<R>(f: impl FnOnce(&RefCell<Vec<Claim>>) -> R) -> Option<R> {
 /// refusal adds nothing to the hot paths' code: a second thread-local read
 /// in the cold look-up changed the inlining around them (W1 counts moved).
 #[cfg(feature = "trace")]
-pub(crate) fn enter_hook(method: &'static &'static str) -> (u32, *const Context) {
+fn enter_hook(method: &'static &'static str) -> (u32, *const Context) {
     let mark = (method as *const &'static str).cast::<Context>();
     CURRENT.with(|c| c.replace((0, mark)))
 }
@@ -214,7 +214,7 @@ pub(crate) fn enter_hook(method: &'static &'static str) -> (u32, *const Context)
 /// the cache: only the hook's code ran, and a look-up from it panics before
 /// caching anything.
 #[cfg(feature = "trace")]
-pub(crate) fn leave_hook(cached: (u32, *const Context)) {
+fn leave_hook(cached: (u32, *const Context)) {
     CURRENT.with(|c| c.set(cached));
 }
 
@@ -222,7 +222,7 @@ pub(crate) fn leave_hook(cached: (u32, *const Context)) {
 /// `enter_hook`).
 #[cfg(feature = "trace")]
 #[inline]
-pub(crate) fn in_hook() -> Option<&'static str> {
+fn in_hook() -> Option<&'static str> {
     let (id, mark) = CURRENT.with(|c| c.get());
     if id != 0 || mark.is_null() {
         return None;
