@@ -8,7 +8,7 @@ use crate::error::Failure;
 use crate::handle::JobHandle;
 use crate::registry::Registry;
 use crate::running::{drop_as_job, failed_name};
-use crate::slot::{Cancel, FAILED, NOOP_VTABLE};
+use crate::slot::{Cancel, Ending, NOOP_VTABLE};
 use std::sync::Arc;
 
 /// Why `JobSystem::cancel` cancelled a job (its dependents report it too).
@@ -82,7 +82,7 @@ pub(crate) fn cancel_with(
             // claim) keeps the slot from being recycled meanwhile.
             let _ = unsafe { drop_as_job(ctx, slot, h.gen) };
             if outcome == Cancel::Claimed {
-                reg.finish(ctx, slot, h.gen, FAILED);
+                reg.finish(ctx, slot, h.gen, Ending::FAILED);
             } else {
                 // Until here the job could not become runnable, so
                 // nobody saw it finish while its closure was being

@@ -473,7 +473,7 @@ impl Registry {
         // CANCELLED is only set while WAITING, so the claim fixed it.
         if claimed.is_cancelled() {
             // The canceller dropped the closure (`cancel_unstarted`).
-            self.finish(ctx, slot, gen, FAILED);
+            self.finish(ctx, slot, gen, Ending::FAILED);
             return;
         }
         // Poisoning happens before the job became runnable (pending hit 0).
@@ -485,7 +485,7 @@ impl Registry {
             // SAFETY: we hold the claim; the payload is initialised and
             // dropped exactly once, here. (The job fails either way.)
             let _ = unsafe { drop_as_job(ctx, slot, gen) };
-            self.finish(ctx, slot, gen, FAILED | POISONED);
+            self.finish(ctx, slot, gen, Ending::POISONED);
             return;
         }
         let traced = if TRACE {
@@ -508,10 +508,10 @@ impl Registry {
             crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
         }
         match r {
-            Ok(()) => self.finish(ctx, slot, gen, 0),
+            Ok(()) => self.finish(ctx, slot, gen, Ending::SUCCEEDED),
             Err(p) => {
                 slot.set_failure(Arc::new(Failure::from_panic(p, failed_name(slot))));
-                self.finish(ctx, slot, gen, FAILED);
+                self.finish(ctx, slot, gen, Ending::FAILED);
             }
         }
     }
@@ -519,26 +519,26 @@ impl Registry {
     /// The job in `slot` is done (ran, failed or was skipped); the caller
     /// holds one pin (its claim), which this drops.
     #[inline]
-    pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) {
+    pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, end: Ending) {
         // A job that succeeded with nobody waiting on it and nothing
         // depending on it (W1 single, most leaves of a frame): one CAS and
         // the slot back on a free list, without the walk below.
-        if flags == 0 && slot.finish_alone() {
+        if end == Ending::SUCCEEDED && slot.finish_alone() {
             bump(&ctx.counters.finished);
             self.recycle(ctx, slot);
             return;
         }
-        self.finish_shared(ctx, slot, gen, flags);
+        self.finish_shared(ctx, slot, gen, end);
     }
 
     /// `finish` of a job that failed, or that others pin or depend on.
     #[inline(never)]
-    fn finish_shared(&self, ctx: &Context, slot: &Slot, gen: u32, mut flags: u64) {
-        if flags & FAILED != 0 {
-            self.log_failure(slot, gen, flags);
+    fn finish_shared(&self, ctx: &Context, slot: &Slot, gen: u32, mut end: Ending) {
+        if end.failed() {
+            self.log_failure(slot, gen, end);
         }
         let (prev, claim_dropped, un) = loop {
-            match slot.finish(flags) {
+            match slot.finish(end.bits()) {
                 Some(r) => break r,
                 None => {
                     // Cancelled while it ran (`STOP`): the canceller records
@@ -547,8 +547,8 @@ impl Registry {
                         CANCELLED_BY_USER,
                         failed_name(slot),
                     )));
-                    flags |= FAILED;
-                    self.log_failure(slot, gen, flags);
+                    end = end.and_failed();
+                    self.log_failure(slot, gen, end);
                 }
             }
         };
@@ -575,11 +575,7 @@ impl Registry {
                 .wake_target(slot, |w| crate::trace::wake_issued(self.site(ctx), Some(w)));
         }
         let mut e = slot.close_dependents();
-        let failure = if flags & FAILED != 0 {
-            slot.failure()
-        } else {
-            None
-        };
+        let failure = if end.failed() { slot.failure() } else { None };
         // A top-level worker runs the last job it pushes next; a needed
         // (WAITED) job released earlier in this loop is buried under it, so
         // parked waiters must be told (they could be the only ones able to
@@ -616,11 +612,11 @@ impl Registry {
     /// CAS can free its slot: a wait or an attach that sees the next
     /// generation then finds it there.
     #[cold]
-    fn log_failure(&self, slot: &Slot, gen: u32, flags: u64) {
+    fn log_failure(&self, slot: &Slot, gen: u32, end: Ending) {
         if let Some(failure) = slot.failure() {
             let rec = Recorded {
                 failure,
-                flags: flags
+                flags: end.bits()
                     | if slot.state().is_cancelled() {
                         CANCELLED
                     } else {

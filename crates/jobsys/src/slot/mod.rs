@@ -48,7 +48,7 @@ mod state;
 pub(crate) use edges::{Edge, EDGES_PER_BLOCK};
 pub(crate) use meta::{JobMeta, JobVTable, EMPTY_LOOP_VTABLE, MAX_PIN_CONTEXTS, NOOP_VTABLE};
 use state::*;
-pub(crate) use state::{Snapshot, CANCELLED, FAILED, PFOR, POISONED, RETIRED_GEN, TRACED};
+pub(crate) use state::{Ending, Snapshot, CANCELLED, FAILED, PFOR, POISONED, RETIRED_GEN, TRACED};
 
 #[repr(C, align(16))]
 pub(crate) struct Payload(pub [MaybeUninit<u8>; PAYLOAD_BYTES]);

@@ -54,7 +54,7 @@ fn finish_wakes_a_waiter_that_parks_concurrently() {
                     &*(slot_addr as *const crate::slot::Slot),
                 )
             };
-            reg2.finish(ctx_r, slot, gen, 0);
+            reg2.finish(ctx_r, slot, gen, crate::slot::Ending::SUCCEEDED);
         });
         // SAFETY: as above.
         let ctx_w = unsafe { &*(waiter as *const Context) };
