@@ -13,7 +13,7 @@
 # - The work-stealing deque is jobsys's own (src/deque.rs): its cells are
 #   atomics (a thief's speculative read of a cell the owner may be
 #   rewriting is not a data race), so it needs no suppression.
-# - jobsys's own fences (sleep/mod.rs, registry.rs flush, wait.rs park_on,
+# - jobsys's own fences (sleep/mod.rs, registry.rs flush, wait/mod.rs park_on,
 #   the deque's pop and steal) are SeqCst store->load (Dekker) fences; they
 #   never carry happens-before for plain data (that comes from the deque's
 #   Release/Acquire `back`/`front` and the slots' state words), so TSan

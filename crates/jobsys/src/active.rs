@@ -10,12 +10,12 @@
 //! mask, the online CPUs and the cgroup quota (`topology::CpuWatch`: one
 //! syscall and two or three small file reads).
 
-use crate::context::Context;
-use crate::registry::Registry;
+use crate::sleep::Sleep;
 use crate::topology::{CpuWatch, MaskSource};
+use crate::trace::{Site, TraceHost};
 use std::fmt;
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -46,6 +46,8 @@ impl fmt::Display for ActiveWorkersError {
 impl std::error::Error for ActiveWorkersError {}
 
 pub(crate) struct Active {
+    /// Workers the system started (the most that can be active).
+    workers: usize,
     /// The program's limit (`set_active_workers`; all workers by default).
     user: AtomicU32,
     /// Usable CPUs − 1 while following them; all workers otherwise.
@@ -72,6 +74,7 @@ impl Active {
             MaskSource::CallingThread
         };
         Active {
+            workers,
             user: AtomicU32::new(workers as u32),
             cpus: AtomicU32::new(workers as u32),
             follow: follow_cpus.then(|| Follow {
@@ -84,55 +87,71 @@ impl Active {
     }
 }
 
-impl Registry {
-    /// `JobSystem::set_active_workers`.
-    pub(crate) fn set_active_workers(
+impl Active {
+    /// `JobSystem::set_active_workers`. `site`: the calling thread's, for
+    /// the tracer; `sleep`: the registry's, which benches the workers.
+    pub(crate) fn set_active_workers<H: TraceHost>(
         &self,
-        ctx: &Context,
+        site: Site<'_, H>,
+        sleep: &Sleep,
         n: usize,
     ) -> Result<(), ActiveWorkersError> {
-        if n > self.num_workers {
+        if n > self.workers {
             return Err(ActiveWorkersError {
                 requested: n,
-                workers: self.num_workers,
+                workers: self.workers,
             });
         }
-        self.active.user.store(n as u32, Ordering::SeqCst);
-        self.apply_active(ctx);
+        self.user.store(n as u32, Ordering::SeqCst);
+        self.apply_active(site, sleep);
         Ok(())
-    }
-
-    /// Workers taking work now.
-    pub(crate) fn active_workers(&self) -> usize {
-        self.sleep.active() as usize
     }
 
     /// Re-read the usable CPUs if following them and a poll is due. Cheap
     /// when not: one load (not following), or a call, a clock read and a
-    /// load.
+    /// load. `oversubscribed`: the registry's flag, set when more threads
+    /// than usable CPUs.
     #[inline]
-    pub(crate) fn poll_cpus(&self, ctx: &Context) {
-        if let Some(f) = &self.active.follow {
-            self.poll_cpus_following(ctx, f);
+    pub(crate) fn poll_cpus<H: TraceHost>(
+        &self,
+        site: Site<'_, H>,
+        sleep: &Sleep,
+        oversubscribed: &AtomicBool,
+    ) {
+        if let Some(f) = &self.follow {
+            self.poll_cpus_following(site, sleep, oversubscribed, f);
         }
     }
 
     /// `poll_cpus` when following. Out of line: inlined, its clock call
-    /// kept `ctx` (used only by the tracer's hooks in `apply_active`)
-    /// alive in a saved register, which every top-level wait's
+    /// kept `site` (used only by the tracer's hooks in `apply_active`)
+    /// alive in saved registers, which every top-level wait's
     /// `DepthGuard` drop paid for, following or not, with the tracer
     /// compiled in.
     #[inline(never)]
-    fn poll_cpus_following(&self, ctx: &Context, f: &Follow) {
+    fn poll_cpus_following<H: TraceHost>(
+        &self,
+        site: Site<'_, H>,
+        sleep: &Sleep,
+        oversubscribed: &AtomicBool,
+        f: &Follow,
+    ) {
         let now = f.start.elapsed().as_nanos() as u64;
         if now >= f.next.load(Ordering::Relaxed) {
-            self.poll_cpus_now(ctx, f, now);
+            self.poll_cpus_now(site, sleep, oversubscribed, f, now);
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn poll_cpus_now(&self, ctx: &Context, f: &Follow, now: u64) {
+    fn poll_cpus_now<H: TraceHost>(
+        &self,
+        site: Site<'_, H>,
+        sleep: &Sleep,
+        oversubscribed: &AtomicBool,
+        f: &Follow,
+        now: u64,
+    ) {
         // One poller at a time; the others go on with their work.
         let Ok(mut watch) = f.watch.try_lock() else {
             return;
@@ -142,27 +161,24 @@ impl Registry {
         let usable = watch.poll();
         drop(watch);
         // The thread that calls `complete` counts as one of the usable CPUs.
-        let workers = (usable.saturating_sub(1)).min(self.num_workers) as u32;
-        if self.active.cpus.swap(workers, Ordering::SeqCst) != workers {
-            self.oversubscribed
-                .store(workers as usize + 1 > usable, Ordering::Relaxed);
-            self.apply_active(ctx);
+        let workers = (usable.saturating_sub(1)).min(self.workers) as u32;
+        if self.cpus.swap(workers, Ordering::SeqCst) != workers {
+            oversubscribed.store(workers as usize + 1 > usable, Ordering::Relaxed);
+            self.apply_active(site, sleep);
         }
     }
 
     /// Make the active count the smaller of the two limits.
-    fn apply_active(&self, ctx: &Context) {
-        let _one = self.active.apply.lock().unwrap_or_else(|e| e.into_inner());
+    fn apply_active<H: TraceHost>(&self, site: Site<'_, H>, sleep: &Sleep) {
+        let _one = self.apply.lock().unwrap_or_else(|e| e.into_inner());
         let n = self
-            .active
             .user
             .load(Ordering::SeqCst)
-            .min(self.active.cpus.load(Ordering::SeqCst));
-        if n == self.sleep.active() {
+            .min(self.cpus.load(Ordering::SeqCst));
+        if n == sleep.active() {
             return;
         }
-        self.sleep
-            .set_active(n, |w| crate::trace::wake_issued(self.site(ctx), Some(w)));
-        crate::trace::active_workers(self.site(ctx), n);
+        sleep.set_active(n, |w| crate::trace::wake_issued(site, Some(w)));
+        crate::trace::active_workers(site, n);
     }
 }

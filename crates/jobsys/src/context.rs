@@ -15,9 +15,10 @@ use crate::job::Entry;
 use crate::sleep::Futex;
 use crate::slot::Slot;
 use crate::store::Store;
-use crate::wait::WaitScratch;
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
+use std::collections::HashSet;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Number of priority levels (`Priority::High`, `Normal`, `Low`).
@@ -79,7 +80,7 @@ pub(crate) struct OwnerState {
     pub stale_hint: u32,
     /// Buffers of `complete`'s dependency walk and deque compaction, kept
     /// between waits so that a wait allocates nothing in steady state
-    /// (`wait.rs`). Taken out while in use (`take_wait_scratch`).
+    /// (`wait/mod.rs`). Taken out while in use (`take_wait_scratch`).
     pub wait_scratch: WaitScratch,
     /// A reused buffer for the copy of `running` that a thread parking in
     /// `complete` leaves in the parked list (`Waiters::register`); moved
@@ -101,7 +102,7 @@ pub(crate) struct Context {
     pub store: Store,
     /// Runnable jobs pinned to this context's thread, and its thread index
     /// (`pinned.rs`).
-    pub pinned: crate::pinned::PinnedQueue,
+    pub pinned: crate::pinned_queue::PinnedQueue,
     pub claimed: AtomicBool,
     /// Futex this thread sleeps on inside `complete`.
     pub park: CachePadded<Futex>,
@@ -159,7 +160,7 @@ impl Context {
             needed_local,
             needed,
             store: Store::new(index),
-            pinned: crate::pinned::PinnedQueue::new(is_worker.then_some(index)),
+            pinned: crate::pinned_queue::PinnedQueue::new(is_worker.then_some(index)),
             claimed: AtomicBool::new(false),
             park: CachePadded::new(Futex::new(0)),
             counters: CachePadded::new(Counters::default()),
@@ -427,3 +428,71 @@ impl Context {
         x
     }
 }
+
+/// Buffers of a wait, kept in the waiting thread's context between waits
+/// (`Context::take_wait_scratch`), so `complete` allocates nothing once
+/// they have grown to the graphs it walks. Each is empty between uses.
+/// A context's buffers start with `INITIAL` entries each: the first wait
+/// that walks a graph may come late (under load more of a graph is still
+/// unfinished when waited on than in any earlier frame), and a small walk
+/// then still allocates nothing.
+#[derive(Default)]
+pub(crate) struct WaitScratch {
+    /// The walk's depth-first stack (`mark_needed`).
+    pub(crate) stack: Vec<(NonNull<Slot>, u32)>,
+    /// Runnable jobs the walk found, to offer as needed (`help_once`).
+    pub(crate) runnable: Vec<Entry>,
+    /// Nodes the walk visited, used when the thread is inside a job.
+    /// Keyed by (slot, generation): a graph can hold two handles of one
+    /// slot, an early job's (finished, slot reused) and a later one's.
+    pub(crate) visited: HashSet<(*const Slot, u32), SlotHash>,
+    /// Entries kept by `compact_deques`.
+    pub(crate) keep: Vec<Entry>,
+}
+
+impl WaitScratch {
+    /// Entries each buffer starts with (about 6 KiB per context, with
+    /// `park_running`): a burst of 64 jobs (tests/alloc_free.rs) fits.
+    pub(crate) const INITIAL: usize = 64;
+
+    pub(crate) fn with_initial_capacity() -> WaitScratch {
+        WaitScratch {
+            stack: Vec::with_capacity(Self::INITIAL),
+            runnable: Vec::with_capacity(Self::INITIAL),
+            visited: HashSet::with_capacity_and_hasher(Self::INITIAL, SlotHash::default()),
+            keep: Vec::with_capacity(Self::INITIAL),
+        }
+    }
+}
+
+/// Hasher of the walk's visited set: keys are (slot address, generation),
+/// already well spread; SipHash cost more than the rest of the walk.
+#[derive(Default)]
+pub(crate) struct SlotHasher(u64);
+
+impl std::hash::Hasher for SlotHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    #[inline]
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+    #[inline]
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+}
+
+pub(crate) type SlotHash = std::hash::BuildHasherDefault<SlotHasher>;

@@ -4,6 +4,7 @@
 //! Each closure type gets one `JobVTable` (a `static` per monomorphisation)
 //! with functions to run it (consuming it) or drop it unrun.
 
+use crate::sleep::Futex;
 use crate::slot::{JobVTable, Slot, PAYLOAD_BYTES};
 use std::mem::{align_of, size_of};
 use std::ptr::{self, NonNull};
@@ -25,7 +26,7 @@ impl<F: FnOnce()> SingleVTable for SingleInline<F> {
         type_name: std::any::type_name::<F>,
         run: run_inline::<F>,
         drop: drop_inline::<F>,
-        run_range: crate::parallel_for::no_range,
+        run_range: no_range,
     };
 }
 impl<F: FnOnce()> SingleVTable for SingleBoxed<F> {
@@ -33,8 +34,21 @@ impl<F: FnOnce()> SingleVTable for SingleBoxed<F> {
         type_name: std::any::type_name::<F>,
         run: run_boxed::<F>,
         drop: drop_boxed::<F>,
-        run_range: crate::parallel_for::no_range,
+        run_range: no_range,
     };
+}
+
+/// The `run_range` of single jobs, never called for them.
+///
+/// # Safety
+/// None: it reads nothing.
+pub(crate) unsafe fn no_range(
+    _: *const u8,
+    _: usize,
+    _: usize,
+    _: usize,
+    _: &std::sync::atomic::AtomicUsize,
+) {
 }
 
 /// The vtable's `run` of a closure stored inline.
@@ -103,6 +117,20 @@ pub(crate) unsafe fn write_single<F: FnOnce() + Send>(slot: &Slot, f: F) {
     }
 }
 
+/// The type-erased head of a `StackJob` (join.rs), which a stack entry
+/// points to.
+#[repr(C)]
+pub(crate) struct StackHeader {
+    pub(crate) run: unsafe fn(*const StackHeader),
+    pub(crate) latch: Futex,
+    /// Context index + 1 of the thread that took the job from a deque (0:
+    /// not taken yet). A thief's deque is empty when it steals (threads pop
+    /// their own deque before stealing, one entry at a time), so everything
+    /// in it while it runs this job descends from this job: the joiner may
+    /// take work from there while it waits (leapfrogging).
+    pub(crate) thief: std::sync::atomic::AtomicU32,
+}
+
 /// A queued job: slot address and generation at push time.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Entry {
@@ -124,7 +152,7 @@ impl Entry {
     /// The tag is added and removed by pointer arithmetic, not through an
     /// integer, so the pointer keeps its provenance.
     #[inline]
-    pub(crate) fn stack(job: *const crate::join::StackHeader) -> Entry {
+    pub(crate) fn stack(job: *const StackHeader) -> Entry {
         let tagged = job.cast::<u8>().wrapping_add(1) as *mut Slot;
         Entry {
             // SAFETY: a pointer derived from a reference, plus one, is non-null.
@@ -140,13 +168,13 @@ impl Entry {
 
     /// The job pointer `Entry::stack` was given (only on a stack entry).
     #[inline]
-    pub(crate) fn stack_header(&self) -> *const crate::join::StackHeader {
+    pub(crate) fn stack_header(&self) -> *const StackHeader {
         debug_assert!(self.is_stack());
         self.slot
             .as_ptr()
             .cast::<u8>()
             .wrapping_sub(1)
-            .cast::<crate::join::StackHeader>()
+            .cast::<StackHeader>()
     }
 
     /// The slot of a slot entry (never called on a stack entry).

@@ -12,7 +12,7 @@
 //! latch set.
 
 use crate::context::{Context, HIGH, NORMAL, PRIORITIES};
-use crate::job::Entry;
+use crate::job::{Entry, StackHeader};
 use crate::registry::Registry;
 use crate::sleep::Futex;
 use crate::sync::Ordering;
@@ -25,19 +25,6 @@ use std::thread;
 const PENDING: u32 = 0;
 const DONE: u32 = 1;
 const SLEEPING: u32 = 2;
-
-/// The type-erased head of a `StackJob`.
-#[repr(C)]
-pub(crate) struct StackHeader {
-    run: unsafe fn(*const StackHeader),
-    latch: Futex,
-    /// Context index + 1 of the thread that took the job from a deque (0:
-    /// not taken yet). A thief's deque is empty when it steals (threads pop
-    /// their own deque before stealing, one entry at a time), so everything
-    /// in it while it runs this job descends from this job: the joiner may
-    /// take work from there while it waits (leapfrogging).
-    thief: std::sync::atomic::AtomicU32,
-}
 
 /// `f` and `result` carry no "taken"/"written" flag of their own: the
 /// deque entry, taken exactly once, decides who runs `f` (the joiner after

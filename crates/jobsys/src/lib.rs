@@ -173,6 +173,7 @@
 pub mod access;
 mod active;
 mod builder;
+mod cancel;
 mod context;
 mod deque;
 mod desc;
@@ -184,7 +185,10 @@ mod join;
 mod lifecycle;
 mod parallel_for;
 mod pinned;
+mod pinned_queue;
 mod registry;
+mod room;
+mod running;
 mod scope;
 mod search;
 mod sleep;
@@ -197,6 +201,7 @@ mod system;
 pub mod topology;
 pub mod trace;
 mod wait;
+mod waiters;
 mod worker;
 
 #[cfg(all(test, not(loom)))]
@@ -211,10 +216,10 @@ pub use builder::{
 pub use desc::{JobDesc, Priority};
 pub use error::{JobError, JobPanic, PanicHandler};
 pub use handle::JobHandle;
-pub use lifecycle::is_cancelled;
 pub use parallel_for::Batch;
 pub use pinned::{Pin, ThreadIndex};
 pub use registry::Stats;
+pub use running::is_cancelled;
 pub use scope::Scope;
 pub use spawn::{AccessJobBuilder, JobBuilder};
 #[doc(hidden)]

@@ -1,5 +1,5 @@
-//! A job's life on the engine side: slot allocation (with back-pressure
-//! and trimming), submit → (dependencies) → release onto a deque → claim →
+//! A job's life on the engine side: slot allocation (room.rs, with
+//! back-pressure and trimming), submit → (dependencies) → release onto a deque → claim →
 //! run (or skip, or cancel) → finish (release dependents, wake waiters) →
 //! recycle. Every state change goes through `slot`'s transitions (`slot/mod.rs`); this
 //! module decides which one and when.
@@ -8,7 +8,7 @@
 //! job behind, half published. Whatever may panic comes before the job's
 //! slot is taken: the checks of the input (`check_handles`, `pin_target`,
 //! `Batch::Fixed(0)`, a declared access's), and back-pressure's stall
-//! (`make_room`, which runs before `Store::alloc` hands out the slot, and
+//! (room.rs `make_room`, which runs before `Store::alloc` hands out the slot, and
 //! for a declared-access job before its resource locks are taken); the
 //! closure is then still the caller's, and the unwinding drops it, once.
 //! From the slot's allocation to the job's release onto a deque (`submit`;
@@ -18,267 +18,31 @@
 //! set aside, so the thread's next job still meets it), profiler hooks abort
 //! the process rather than unwind (`trace/hooks.rs`), a closure dropped on
 //! the way (a job pinned to a thread that is gone) is dropped under
-//! `catch_unwind` (`drop_as_job`), and running out of memory aborts.
+//! `catch_unwind` (running.rs `drop_as_job`), and running out of memory aborts.
 
+use crate::cancel::CANCELLED_BY_USER;
 use crate::context::{bump, bump_by, Context};
-use crate::desc::JobDesc;
 use crate::error::Failure;
 use crate::failures::{Outcome, Recorded};
 use crate::handle::JobHandle;
 use crate::job::Entry;
 use crate::registry::Registry;
+use crate::running::{drop_as_job, failed_name, CurrentJob};
 use crate::slot::*;
 use crate::sync::fence;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// How long back-pressure (`Registry::make_room`) waits with no job
-/// finishing anywhere before it panics (`Config::max_jobs`).
-pub(crate) const MAX_JOBS_STALL: Duration = Duration::from_secs(10);
 
 impl Registry {
     // ---- slots ------------------------------------------------------------
-
-    #[inline]
-    pub(crate) fn alloc<'a>(&'a self, ctx: &Context) -> (&'a Slot, u32) {
-        // SAFETY: `ctx` is the calling thread's claimed context.
-        let slot = match unsafe { ctx.store.alloc() } {
-            Some(slot) => slot,
-            None => self.alloc_slow(ctx),
-        };
-        // SAFETY: the slot lives in a page owned by `self`.
-        let slot: &'a Slot = unsafe { slot.as_ref() };
-        (slot, slot.gen_now())
-    }
-
-    /// `alloc` when this thread's free lists are empty: back-pressure
-    /// first (`make_room`, which may run jobs that allocate), then the rest
-    /// of the page an edge block took (`Store::bypass`), else a new page.
-    #[cold]
-    fn alloc_slow(&self, ctx: &Context) -> NonNull<Slot> {
-        self.make_room(ctx);
-        // SAFETY: `ctx` is the calling thread's claimed context; no other
-        // store call is in progress on this thread.
-        unsafe {
-            if let Some(slot) = ctx.store.alloc() {
-                return slot; // jobs run by make_room freed some
-            }
-            if !ctx.store.take_bypass() {
-                ctx.store.add_page(|page| self.keep_page_static(page));
-            }
-            ctx.store.alloc().expect("a page's worth of free slots")
-        }
-    }
-
-    /// An edge block for a job being attached (`attach_deps`), without
-    /// back-pressure: the job was admitted when its own slot was allocated,
-    /// and it is published already, so a stall panic here would leave it
-    /// half attached (module docs). A page it needs goes on the bypass
-    /// list (`Store::bypass`): the next job this thread schedules still
-    /// finds its free lists empty and applies back-pressure. Edge blocks add
-    /// to job storage about one slot per two dependencies of the jobs
-    /// `max_jobs` lets in.
-    fn alloc_edge_block<'a>(&'a self, ctx: &Context) -> (&'a Slot, u32) {
-        // SAFETY: `ctx` is the calling thread's claimed context; no other
-        // store call is in progress on this thread.
-        let slot = unsafe {
-            match ctx.store.alloc_bypass() {
-                Some(slot) => slot,
-                None => {
-                    ctx.store
-                        .add_bypass_page(|page| self.keep_page_static(page));
-                    ctx.store.alloc_bypass().expect("a page was just added")
-                }
-            }
-        };
-        // SAFETY: the slot lives in a page owned by `self`.
-        let slot: &'a Slot = unsafe { slot.as_ref() };
-        (slot, slot.gen_now())
-    }
-
-    /// `keep_page`, for `Store::add_page`.
-    fn keep_page_static(&self, page: crate::store::Page) -> &'static [Slot] {
-        let slots: *const [Slot] = self.keep_page(page);
-        // SAFETY: kept by the registry until it drops, and a store's slots
-        // are used only while its registry lives.
-        unsafe { &*slots }
-    }
-
-    /// Back-pressure (`Config::max_jobs`): this thread needs a new page of
-    /// slots for a job while `max_jobs` jobs are unfinished, so storage
-    /// stays bounded by about `max_jobs` slots per thread. Called before
-    /// `Store::alloc`, never inside it (a job run here may schedule, i.e.
-    /// allocate, itself). What the thread does meanwhile depends on where
-    /// it is (`Doing`):
-    ///
-    /// - At its top level (a thread that is not a worker, in no job and no
-    ///   wait, holding no `read_now`/`write_now` guard): it runs queued
-    ///   jobs, any of them, until fewer than `max_jobs` are unfinished.
-    /// - Inside a job (a worker always is), a wait, or holding a guard: it
-    ///   runs nothing (`complete` helps only with work its handle needs,
-    ///   and an unrelated job run here could block this one, or wait on a
-    ///   job that needs it) and waits for other threads to finish jobs. The
-    ///   jobs it is inside of, and its guards' events, are not counted:
-    ///   they cannot finish before it returns to them (with `max_jobs(1)` a
-    ///   job may still schedule a child). With no other worker active
-    ///   (`workers(0)`, all benched, or this one the only one), nobody runs
-    ///   queued jobs while it waits, so the allocation goes through.
-    /// - Scheduling a declared-access job, with its resource locks held
-    ///   (`access::helping_forbidden`): the allocation goes through;
-    ///   `access::schedule_core` applied back-pressure before the locks
-    ///   (`make_room_before_locks`).
-    ///
-    /// # Panics
-    /// If no job finishes anywhere for `MAX_JOBS_STALL` while the system is
-    /// full, read between two jobs run at top level and on every look while
-    /// waiting: the unfinished jobs wait for something this thread has not
-    /// done yet (or for threads that are blocked), so waiting longer would
-    /// hang. The message says where the thread was. The slot is not taken
-    /// yet: nothing of the job being scheduled exists.
-    #[cold]
-    fn make_room(&self, ctx: &Context) {
-        if self.outstanding() < self.max_jobs as u64 || crate::access::helping_forbidden() {
-            return;
-        }
-        match Doing::of(ctx) {
-            Doing::TopLevel => self.make_room_by_running_jobs(ctx),
-            doing => self.wait_for_room(ctx, doing),
-        }
-    }
-
-    /// `make_room` at a thread's top level: run queued jobs.
-    fn make_room_by_running_jobs(&self, ctx: &Context) {
-        let mut stall = Stall::new(self);
-        let mut searching = false;
-        let mut backoff = self.backoff();
-        while self.outstanding() >= self.max_jobs as u64 {
-            if self.find_and_run(ctx, &mut searching) {
-                continue;
-            }
-            stall.check(self, Doing::TopLevel);
-            backoff.snooze(backoff.elapsed());
-        }
-    }
-
-    /// `make_room` inside a job, a wait or a guard: run nothing, wait for
-    /// other threads to finish jobs.
-    fn wait_for_room(&self, ctx: &Context, doing: Doing) {
-        let (running, guards) = ctx.own_unfinished();
-        let own = (running + guards) as u64;
-        let mut stall = Stall::new(self);
-        let mut backoff = self.backoff();
-        while self.outstanding().saturating_sub(own) >= self.max_jobs as u64
-            && self.other_workers_active(ctx)
-        {
-            stall.check(self, doing);
-            backoff.snooze(backoff.elapsed());
-        }
-    }
-
-    /// Is a worker other than the calling thread active (taking queued
-    /// jobs)? Workers `0..active_workers()` are.
-    fn other_workers_active(&self, ctx: &Context) -> bool {
-        let active = self.active_workers();
-        let me = usize::from(ctx.is_worker && (ctx.index as usize) < active);
-        active > me
-    }
-
-    /// Jobs finished so far, over all threads.
-    fn finished_total(&self) -> u64 {
-        (0..self.num_contexts())
-            .map(|i| self.context(i).counters.finished.load(Ordering::Acquire))
-            .sum()
-    }
-
-    /// Back-pressure for a declared-access job, before its resource locks
-    /// are taken (`access::schedule_core`): under them no job may run nor
-    /// a thread wait, so `make_room` lets the allocation through there.
-    /// Applied here when that allocation would need a new page, as
-    /// `alloc_slow` would apply it.
-    #[inline]
-    pub(crate) fn make_room_before_locks(&self, ctx: &Context) {
-        // SAFETY: `ctx` is the calling thread's claimed context; no other
-        // store call is in progress on this thread.
-        if !unsafe { ctx.store.has_free() } {
-            self.make_room(ctx);
-        }
-    }
-
-    /// `MAX_JOBS_STALL`, or what a test set (`set_max_jobs_stall`).
-    fn max_jobs_stall(&self) -> Duration {
-        Duration::from_nanos(self.max_jobs_stall_ns.load(Ordering::Relaxed))
-    }
-
-    /// Make back-pressure give up (panic) after `stall` without a finished
-    /// job instead of `MAX_JOBS_STALL`, so tests reach the stall quickly.
-    #[cfg(all(test, not(loom)))]
-    pub(crate) fn set_max_jobs_stall(&self, stall: Duration) {
-        self.max_jobs_stall_ns
-            .store(stall.as_nanos() as u64, Ordering::Relaxed);
-    }
-
-    /// A slot for a job described by `desc` (name and priority recorded).
-    #[inline]
-    pub(crate) fn alloc_job<'a>(&'a self, ctx: &Context, desc: &JobDesc) -> (&'a Slot, u32) {
-        self.alloc_pinned_job(ctx, desc, None)
-    }
-
-    /// `alloc_job` for a job that only context `pin` may run.
-    #[inline]
-    pub(crate) fn alloc_pinned_job<'a>(
-        &'a self,
-        ctx: &Context,
-        desc: &JobDesc,
-        pin: Option<u32>,
-    ) -> (&'a Slot, u32) {
-        let (slot, gen) = self.alloc(ctx);
-        let meta = JobMeta {
-            name: desc.name.map_or(0, crate::desc::intern),
-            priority: desc.priority as u8,
-            // Context indices, and `NO_THREAD` above them, stay below
-            // MAX_PIN_CONTEXTS (`Registry::new`).
-            pin: pin.map_or(0, |c| c as u16 + 1),
-        };
-        // The slot is fresh and unpublished: ours to write.
-        slot.set_meta(meta);
-        (slot, gen)
-    }
 
     /// The name a job is reported by: its `JobDesc` name, else its closure's
     /// type name. Caller holds a pin or claim.
     #[allow(dead_code)] // used by the tracer hooks
     pub(crate) fn job_name(slot: &Slot) -> &'static str {
         crate::desc::name_of(slot.meta().name).unwrap_or_else(|| (slot.vtable().type_name)())
-    }
-
-    /// Give back the memory of `ctx`'s whole free pages above `keep_pages`
-    /// (`Store::trim`). `ctx` is the calling thread's own context, idle.
-    #[inline]
-    pub(crate) fn trim(&self, ctx: &Context) -> usize {
-        // SAFETY: `ctx` is the calling thread's claimed context.
-        unsafe { ctx.store.trim(self.keep_pages) }
-    }
-
-    /// `ctx`'s thread is idle (a worker about to sleep, or another thread
-    /// whose outermost `complete` returns): note its demand since its last
-    /// idle moment, and give back storage that has been above `keep_pages`
-    /// for `TRIM_DELAY` and that its recent peak does not need
-    /// (`Store::trim_if_due`).
-    #[inline]
-    pub(crate) fn idle(&self, ctx: &Context) {
-        // SAFETY: `ctx` is the calling thread's claimed context.
-        if unsafe { ctx.store.idle_tick(self.keep_pages) } {
-            self.idle_slow(ctx);
-        }
-    }
-
-    #[cold]
-    fn idle_slow(&self, ctx: &Context) {
-        // SAFETY: `ctx` is the calling thread's claimed context.
-        unsafe { ctx.store.trim_if_due(self.keep_pages) };
     }
 
     /// Return a slot that its `finish`/`unpin` just freed (with its edge
@@ -533,7 +297,7 @@ impl Registry {
         let mut block: Option<&Slot> = None;
         for (i, d) in deps.iter().enumerate() {
             if i % EDGES_PER_BLOCK == 0 {
-                let (b, bgen) = self.alloc_edge_block(ctx);
+                let (b, bgen) = crate::room::alloc_edge_block(self, ctx);
                 b.become_edge_block(bgen);
                 prev = block;
                 block = Some(b);
@@ -592,7 +356,7 @@ impl Registry {
                     gen: slot.gen_now(),
                     system: self.id,
                 };
-                self.cancel_with(ctx, h, crate::pinned::PINNED_GONE, false);
+                crate::cancel::cancel_with(self, ctx, h, crate::pinned::PINNED_GONE, false);
             }
         }
         let Some(s) = slot.release() else {
@@ -709,7 +473,7 @@ impl Registry {
         // CANCELLED is only set while WAITING, so the claim fixed it.
         if claimed.is_cancelled() {
             // The canceller dropped the closure (`cancel_unstarted`).
-            self.finish(ctx, slot, gen, FAILED);
+            self.finish(ctx, slot, gen, Ending::FAILED);
             return;
         }
         // Poisoning happens before the job became runnable (pending hit 0).
@@ -721,7 +485,7 @@ impl Registry {
             // SAFETY: we hold the claim; the payload is initialised and
             // dropped exactly once, here. (The job fails either way.)
             let _ = unsafe { drop_as_job(ctx, slot, gen) };
-            self.finish(ctx, slot, gen, FAILED | POISONED);
+            self.finish(ctx, slot, gen, Ending::POISONED);
             return;
         }
         let traced = if TRACE {
@@ -744,110 +508,10 @@ impl Registry {
             crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
         }
         match r {
-            Ok(()) => self.finish(ctx, slot, gen, 0),
+            Ok(()) => self.finish(ctx, slot, gen, Ending::SUCCEEDED),
             Err(p) => {
                 slot.set_failure(Arc::new(Failure::from_panic(p, failed_name(slot))));
-                self.finish(ctx, slot, gen, FAILED);
-            }
-        }
-    }
-
-    /// `JobSystem::cancel`: cancel `h`, and if it is a `combine`, every job
-    /// of the group first (nested groups included; the dependencies of a
-    /// single job are not touched). Returns whether `h` itself was stopped
-    /// before it started.
-    pub(crate) fn cancel(&self, ctx: &Context, h: JobHandle) -> bool {
-        let mut todo = vec![h];
-        let mut members = Vec::new();
-        // `h` is a group that had not finished: true, whatever the race
-        // below (cancelling the members may let the group finish, as
-        // failed, before `cancel_with` reaches it, which then reads
-        // "finished" and returns false).
-        let mut unfinished_group = false;
-        while let Some(g) = todo.pop() {
-            let slot = g.slot();
-            let Some(st) = slot.pin(g.gen) else { continue };
-            let is_group =
-                st.is_waiting() && !st.is_pfor() && std::ptr::eq(slot.vtable(), &NOOP_VTABLE);
-            if is_group {
-                unfinished_group |= g == h;
-                // SAFETY: pinned and WAITING: its edges are final.
-                unsafe {
-                    slot.for_each_dep(|dep, gen| {
-                        let d = JobHandle {
-                            slot: dep,
-                            gen,
-                            system: self.id,
-                        };
-                        todo.push(d);
-                        members.push(d);
-                    })
-                };
-            }
-            self.unpin(ctx, slot);
-        }
-        for m in members {
-            self.cancel_with(ctx, m, CANCELLED_BY_USER, true);
-        }
-        self.cancel_with(ctx, h, CANCELLED_BY_USER, true) || unfinished_group
-    }
-
-    /// Cancel the job `h` (`Slot::cancel`), recording `why`. A job that
-    /// had not started never runs: its closure is dropped here, now, on
-    /// this thread, as part of the job (a `Drop` that waits on `h` gets
-    /// `WaitOnSelf`); a runnable one finishes at once, one that waits for
-    /// dependencies when they are done. With `stop_started`, a job already
-    /// running is asked to stop (`is_cancelled`, a loop's remaining pieces
-    /// skipped) and fails when it returns. Dependents fail with the same
-    /// cause. Returns whether the job was stopped before it started.
-    pub(crate) fn cancel_with(
-        &self,
-        ctx: &Context,
-        h: JobHandle,
-        why: &str,
-        stop_started: bool,
-    ) -> bool {
-        let slot = h.slot();
-        let outcome = slot.cancel(h.gen, stop_started);
-        match outcome {
-            Cancel::No => false,
-            Cancel::Waiting | Cancel::Claimed => {
-                // The cause, recorded while we own the closure and before
-                // anyone can see the job finish (`finish` passes it on).
-                slot.set_failure(Arc::new(Failure::cancelled(why, failed_name(slot))));
-                // SAFETY: the cancelling CAS gave us the payload: nobody
-                // runs or drops a CANCELLED job's closure, and our pin (or
-                // claim) keeps the slot from being recycled meanwhile.
-                let _ = unsafe { drop_as_job(ctx, slot, h.gen) };
-                if outcome == Cancel::Claimed {
-                    self.finish(ctx, slot, h.gen, FAILED);
-                } else {
-                    // Until here the job could not become runnable, so
-                    // nobody saw it finish while its closure was being
-                    // dropped. If its last dependency finished meanwhile,
-                    // its release was left to us (our pin keeps the slot).
-                    if slot.end_cancel_drop()
-                        && self.make_runnable(ctx, slot)
-                        && ctx.is_top_level_worker()
-                    {
-                        // `make_runnable` leaves waking parked waiters to a
-                        // top-level worker's next job; this worker goes on
-                        // with its own.
-                        self.wake_parked_waiters(ctx);
-                    }
-                    self.unpin(ctx, slot);
-                }
-                true
-            }
-            // Started: no failure recorded here. The runner already holds
-            // its claim and may be about to read `has_failure` as "a
-            // dependency failed, skip the closure" (`run_claimed`); the
-            // finishing CAS refuses while STOP is set and `finish` records
-            // the cancellation then.
-            Cancel::Started if slot.state().is_pfor() => self.cancel_pieces(ctx, slot, h.gen),
-            Cancel::Started => {
-                self.unpin(ctx, slot);
-                false
+                self.finish(ctx, slot, gen, Ending::FAILED);
             }
         }
     }
@@ -855,26 +519,26 @@ impl Registry {
     /// The job in `slot` is done (ran, failed or was skipped); the caller
     /// holds one pin (its claim), which this drops.
     #[inline]
-    pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) {
+    pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, end: Ending) {
         // A job that succeeded with nobody waiting on it and nothing
         // depending on it (W1 single, most leaves of a frame): one CAS and
         // the slot back on a free list, without the walk below.
-        if flags == 0 && slot.finish_alone() {
+        if end == Ending::SUCCEEDED && slot.finish_alone() {
             bump(&ctx.counters.finished);
             self.recycle(ctx, slot);
             return;
         }
-        self.finish_shared(ctx, slot, gen, flags);
+        self.finish_shared(ctx, slot, gen, end);
     }
 
     /// `finish` of a job that failed, or that others pin or depend on.
     #[inline(never)]
-    fn finish_shared(&self, ctx: &Context, slot: &Slot, gen: u32, mut flags: u64) {
-        if flags & FAILED != 0 {
-            self.log_failure(slot, gen, flags);
+    fn finish_shared(&self, ctx: &Context, slot: &Slot, gen: u32, mut end: Ending) {
+        if end.failed() {
+            self.log_failure(slot, gen, end);
         }
         let (prev, claim_dropped, un) = loop {
-            match slot.finish(flags) {
+            match slot.finish(end.bits()) {
                 Some(r) => break r,
                 None => {
                     // Cancelled while it ran (`STOP`): the canceller records
@@ -883,8 +547,8 @@ impl Registry {
                         CANCELLED_BY_USER,
                         failed_name(slot),
                     )));
-                    flags |= FAILED;
-                    self.log_failure(slot, gen, flags);
+                    end = end.and_failed();
+                    self.log_failure(slot, gen, end);
                 }
             }
         };
@@ -911,11 +575,7 @@ impl Registry {
                 .wake_target(slot, |w| crate::trace::wake_issued(self.site(ctx), Some(w)));
         }
         let mut e = slot.close_dependents();
-        let failure = if flags & FAILED != 0 {
-            slot.failure()
-        } else {
-            None
-        };
+        let failure = if end.failed() { slot.failure() } else { None };
         // A top-level worker runs the last job it pushes next; a needed
         // (WAITED) job released earlier in this loop is buried under it, so
         // parked waiters must be told (they could be the only ones able to
@@ -952,11 +612,11 @@ impl Registry {
     /// CAS can free its slot: a wait or an attach that sees the next
     /// generation then finds it there.
     #[cold]
-    fn log_failure(&self, slot: &Slot, gen: u32, flags: u64) {
+    fn log_failure(&self, slot: &Slot, gen: u32, end: Ending) {
         if let Some(failure) = slot.failure() {
             let rec = Recorded {
                 failure,
-                flags: flags
+                flags: end.bits()
                     | if slot.state().is_cancelled() {
                         CANCELLED
                     } else {
@@ -973,155 +633,4 @@ impl Registry {
         self.waiters
             .wake_all_parked(|w| crate::trace::wake_issued(self.site(ctx), Some(w)));
     }
-}
-
-/// Where a thread under back-pressure is (`Registry::make_room`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Doing {
-    /// Not a worker, in no job and no wait, holding no guard.
-    TopLevel,
-    /// Inside a job (its closure, or its closure's drop), or a worker.
-    Job,
-    /// Holding a `read_now`/`write_now` guard.
-    Guard,
-    /// Inside a wait: `complete`, a `join`'s or a scope's.
-    Wait,
-}
-
-impl Doing {
-    fn of(ctx: &Context) -> Doing {
-        let (running, guards) = ctx.own_unfinished();
-        if running > 0 || ctx.is_worker {
-            Doing::Job
-        } else if guards > 0 {
-            Doing::Guard
-        } else if ctx.wait_depth() > 0 {
-            Doing::Wait
-        } else {
-            Doing::TopLevel
-        }
-    }
-
-    /// Where the thread was and what it did meanwhile, for the stall panic.
-    fn describe(self) -> &'static str {
-        match self {
-            Doing::TopLevel => "at its top level, running queued jobs meanwhile",
-            Doing::Job => "inside a job, running none meanwhile",
-            Doing::Guard => "holding a read_now/write_now guard, running no job meanwhile",
-            Doing::Wait => "inside a wait (complete, join, scope), running no job meanwhile",
-        }
-    }
-}
-
-/// Back-pressure's stall limit: since when no job finished anywhere.
-struct Stall {
-    last: u64,
-    since: Instant,
-    limit: Duration,
-}
-
-impl Stall {
-    fn new(reg: &Registry) -> Stall {
-        Stall {
-            last: reg.finished_total(),
-            since: Instant::now(),
-            limit: reg.max_jobs_stall(),
-        }
-    }
-
-    /// Panic if no job finished for the limit (`make_room`, "Panics").
-    fn check(&mut self, reg: &Registry, doing: Doing) {
-        let now = reg.finished_total();
-        if now != self.last {
-            self.last = now;
-            self.since = Instant::now();
-        } else if self.since.elapsed() >= self.limit {
-            panic!(
-                "jobsys: {} jobs are unfinished (Config::max_jobs is {}) and none finished in \
-                 {:?} while this thread, {}, waited for room to schedule another; they wait \
-                 for something this thread has not done yet, or for threads that are blocked",
-                reg.outstanding(),
-                reg.max_jobs,
-                self.limit,
-                doing.describe()
-            );
-        }
-    }
-}
-
-/// Why `JobSystem::cancel` cancelled a job (its dependents report it too).
-/// The `JobDesc` name of the failing job in `slot`, for its failure
-/// record; read only when a failure is recorded (the caller holds a pin or
-/// claim, so the meta is this job's). Out of line: the success path never
-/// calls it.
-#[cold]
-#[inline(never)]
-pub(crate) fn failed_name(slot: &Slot) -> Option<&'static str> {
-    crate::desc::name_of(slot.meta().name)
-}
-
-pub(crate) const CANCELLED_BY_USER: &str = "cancelled by JobSystem::cancel";
-
-thread_local! {
-    /// The job this thread is running, for `is_cancelled`.
-    static CURRENT_JOB: std::cell::Cell<(*const Slot, u32)> =
-        const { std::cell::Cell::new((std::ptr::null(), 0)) };
-}
-
-/// Marks the job a thread runs (for `is_cancelled`) until dropped, which
-/// restores the outer one (nested jobs: a wait that helps).
-pub(crate) struct CurrentJob((*const Slot, u32));
-
-impl CurrentJob {
-    #[inline]
-    pub(crate) fn enter(slot: &Slot, gen: u32) -> CurrentJob {
-        CurrentJob(
-            CURRENT_JOB
-                .try_with(|c| c.replace((slot, gen)))
-                .unwrap_or((std::ptr::null(), 0)),
-        )
-    }
-}
-
-impl Drop for CurrentJob {
-    #[inline]
-    fn drop(&mut self) {
-        let _ = CURRENT_JOB.try_with(|c| c.set(self.0));
-    }
-}
-
-/// Has the job running on this thread been cancelled (`JobSystem::cancel`
-/// after it started)? A long job polls this to stop early; it then fails
-/// as cancelled whatever it returns. False outside a job.
-pub fn is_cancelled() -> bool {
-    CURRENT_JOB
-        .try_with(|c| {
-            let (slot, gen) = c.get();
-            // SAFETY: set only while this thread runs that job, which holds
-            // a claim or a piece pin on the slot (and the registry that owns
-            // its page is alive while one of its jobs runs).
-            !slot.is_null() && unsafe { &*slot }.cancel_requested(gen)
-        })
-        .unwrap_or(false)
-}
-
-/// Drop a job's closure without running it, as part of the job: the slot
-/// is on this thread's `running` stack meanwhile, so a `Drop` that waits on
-/// the job's own handle gets `WaitOnSelf` instead of parking forever.
-/// Returns the `Drop`'s panic, if any. Used by every path that ends a job
-/// without running its closure (skipped, cancelled, a parallel_for after
-/// its last piece).
-///
-/// # Safety
-/// The caller alone may drop `slot`'s payload (it holds the claim, the
-/// cancel, or the last piece), and does so exactly once, here.
-pub(crate) unsafe fn drop_as_job(ctx: &Context, slot: &Slot, gen: u32) -> std::thread::Result<()> {
-    let vt = slot.vtable();
-    ctx.running_push(slot, gen);
-    // SAFETY: exclusive, single drop of an initialised payload (above).
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-        (vt.drop)(slot.payload_ptr())
-    }));
-    ctx.running_pop(slot, gen);
-    r
 }

@@ -81,12 +81,6 @@ unsafe fn header(slot: &Slot) -> &Header {
     unsafe { &*slot.payload_ptr().cast::<Header>() }
 }
 
-/// The `run_range` of single jobs (job.rs), never called for them.
-///
-/// # Safety
-/// None: it reads nothing.
-pub(crate) unsafe fn no_range(_: *const u8, _: usize, _: usize, _: usize, _: &AtomicUsize) {}
-
 trait RangeVTable {
     const VTABLE: JobVTable;
 }
@@ -337,7 +331,11 @@ impl Registry {
                 // count the rest done.
                 let prev = h.next.swap(ABANDONED, Ordering::AcqRel);
                 if prev < h.pieces {
-                    let poisoned = if prev == 0 { POISONED } else { 0 };
+                    let if_failed = if prev == 0 {
+                        Ending::POISONED
+                    } else {
+                        Ending::FAILED
+                    };
                     let n = h.pieces - prev;
                     if h.done.fetch_add(n, Ordering::AcqRel) + n == h.pieces {
                         // End before finish (see `run_claimed`).
@@ -345,7 +343,7 @@ impl Registry {
                             let id = Registry::job_id(slot, gen);
                             crate::trace::job_end(self.site(ctx), id, name);
                         }
-                        return self.finish_pieces(ctx, slot, gen, st.is_cancelled(), poisoned);
+                        return self.finish_pieces(ctx, slot, gen, st.is_cancelled(), if_failed);
                     }
                 }
                 break;
@@ -380,7 +378,7 @@ impl Registry {
             let lo = h.start + first * h.batch;
             let hi = h.start + last.saturating_mul(h.batch).min(len);
             ctx.running_push(slot, gen);
-            let outer = crate::lifecycle::CurrentJob::enter(slot, gen);
+            let outer = crate::running::CurrentJob::enter(slot, gen);
             // SAFETY: pieces [first, last) were handed to us alone; the
             // closure is initialised and only shared (`Fn`) while RUNNABLE.
             let r = catch_unwind(AssertUnwindSafe(|| unsafe {
@@ -392,7 +390,7 @@ impl Registry {
             if let Err(p) = r {
                 slot.set_failure(Arc::new(Failure::from_panic(
                     p,
-                    crate::lifecycle::failed_name(slot),
+                    crate::running::failed_name(slot),
                 )));
                 // Abandon what nobody took yet; count it as done.
                 let prev = h.next.swap(ABANDONED, Ordering::AcqRel);
@@ -404,7 +402,7 @@ impl Registry {
                 if let Some(name) = traced {
                     crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
                 }
-                return self.finish_pieces(ctx, slot, gen, st.is_cancelled(), 0);
+                return self.finish_pieces(ctx, slot, gen, st.is_cancelled(), Ending::FAILED);
             }
         }
         if let Some(name) = traced {
@@ -427,7 +425,7 @@ impl Registry {
             if h.done.fetch_add(n, Ordering::AcqRel) + n == h.pieces {
                 // No piece runs: the closure is ours to drop (STOP, unlike
                 // CANCELLED, leaves it in place).
-                self.finish_pieces(ctx, slot, gen, false, 0);
+                self.finish_pieces(ctx, slot, gen, false, Ending::FAILED);
                 return prev == 0;
             }
         }
@@ -439,6 +437,8 @@ impl Registry {
     /// caller's pin is dropped by `finish`. `closure_dropped`: the state
     /// the caller pinned was `CANCELLED` (the closure was dropped already;
     /// a loop's cancel after it started, `STOP`, leaves it in place).
+    /// `if_failed`: how the job ends if a failure is recorded by then
+    /// (`Ending::POISONED` when no piece ran, else `Ending::FAILED`).
     ///
     /// The closure is dropped as part of the job: the slot is on this
     /// thread's `running` stack meanwhile, so a `Drop` that waits on the
@@ -450,24 +450,24 @@ impl Registry {
         slot: &Slot,
         gen: u32,
         closure_dropped: bool,
-        poisoned: u64,
+        if_failed: Ending,
     ) -> bool {
         if !closure_dropped {
             // SAFETY: every piece is done or abandoned, so no thread uses the
             // closure any more; it is dropped exactly once, here.
-            if let Err(p) = unsafe { crate::lifecycle::drop_as_job(ctx, slot, gen) } {
+            if let Err(p) = unsafe { crate::running::drop_as_job(ctx, slot, gen) } {
                 slot.set_failure(Arc::new(Failure::from_panic(
                     p,
-                    crate::lifecycle::failed_name(slot),
+                    crate::running::failed_name(slot),
                 )));
             }
         }
-        let failed = if slot.has_failure() {
-            FAILED | poisoned
+        let end = if slot.has_failure() {
+            if_failed
         } else {
-            0
+            Ending::SUCCEEDED
         };
-        self.finish(ctx, slot, gen, failed);
+        self.finish(ctx, slot, gen, end);
         true
     }
 }

@@ -3,7 +3,7 @@
 //! teardown), counters, and the pages of slots. The rest of `impl Registry`
 //! lives with its responsibility: `lifecycle.rs` (a job from submit to
 //! recycle), `search.rs` (which work a thread takes, the wake cascade),
-//! `worker.rs` (the worker loop and shutdown), `wait.rs` (`complete`),
+//! `worker.rs` (the worker loop and shutdown), `wait/mod.rs` (`complete`),
 //! `parallel_for.rs` and `join.rs`.
 
 use crate::builder::IdlePolicy;
@@ -13,12 +13,16 @@ use crate::sleep::{Futex, Sleep};
 use crate::slot::{Slot, PAGE_SLOTS};
 use crate::store::Page;
 use crate::trace::{HookMark, JobId, Site, TraceHost};
-use crate::wait::Waiters;
+use crate::waiters::Waiters;
 use std::cell::{Cell, RefCell};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
+
+/// How long back-pressure (room.rs `make_room`) waits with no job
+/// finishing anywhere before it panics (`Config::max_jobs`).
+pub(crate) const MAX_JOBS_STALL: Duration = Duration::from_secs(10);
 
 /// The panic of a thread that uses a job system from a thread-local
 /// destructor that runs after both of jobsys's claim lists were destroyed.
@@ -157,7 +161,7 @@ pub(crate) struct Registry {
     /// `register_main`); `NO_THREAD` before.
     pub main_ctx: AtomicU32,
     /// Who holds which thread index (`pinned.rs`).
-    pub(crate) threads: Mutex<crate::pinned::ThreadTable>,
+    pub(crate) threads: Mutex<crate::pinned_queue::ThreadTable>,
     /// Shared by every context (`context::Urgent`).
     pub(crate) urgent: std::sync::Arc<crate::context::Urgent>,
     /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
@@ -201,7 +205,7 @@ fn with_claims<R>(f: impl FnOnce(&RefCell<Vec<Claim>>) -> R) -> Option<R> {
 /// refusal adds nothing to the hot paths' code: a second thread-local read
 /// in the cold look-up changed the inlining around them (W1 counts moved).
 #[cfg(feature = "trace")]
-pub(crate) fn enter_hook(method: &'static &'static str) -> (u32, *const Context) {
+fn enter_hook(method: &'static &'static str) -> (u32, *const Context) {
     let mark = (method as *const &'static str).cast::<Context>();
     CURRENT.with(|c| c.replace((0, mark)))
 }
@@ -210,7 +214,7 @@ pub(crate) fn enter_hook(method: &'static &'static str) -> (u32, *const Context)
 /// the cache: only the hook's code ran, and a look-up from it panics before
 /// caching anything.
 #[cfg(feature = "trace")]
-pub(crate) fn leave_hook(cached: (u32, *const Context)) {
+fn leave_hook(cached: (u32, *const Context)) {
     CURRENT.with(|c| c.set(cached));
 }
 
@@ -218,7 +222,7 @@ pub(crate) fn leave_hook(cached: (u32, *const Context)) {
 /// `enter_hook`).
 #[cfg(feature = "trace")]
 #[inline]
-pub(crate) fn in_hook() -> Option<&'static str> {
+fn in_hook() -> Option<&'static str> {
     let (id, mark) = CURRENT.with(|c| c.get());
     if id != 0 || mark.is_null() {
         return None;
@@ -377,7 +381,7 @@ impl Registry {
         let cap = num_workers + 1 + MAX_EXTERNAL;
         // A pinned job names its context in 14 bits (`JobMeta`), and one
         // value more is `NO_THREAD`.
-        assert!(cap <= crate::pinned::NO_THREAD as usize);
+        assert!(cap <= crate::pinned_queue::NO_THREAD as usize);
         let reg = Arc::new_cyclic(|weak| {
             let contexts: Box<[OnceLock<Box<Context>>]> =
                 (0..cap).map(|_| OnceLock::new()).collect();
@@ -398,9 +402,7 @@ impl Registry {
                 waiters: Waiters::new(max_contexts),
                 failures: FailureLog::new(failure_history),
                 max_jobs,
-                max_jobs_stall_ns: AtomicU64::new(
-                    crate::lifecycle::MAX_JOBS_STALL.as_nanos() as u64
-                ),
+                max_jobs_stall_ns: AtomicU64::new(MAX_JOBS_STALL.as_nanos() as u64),
                 keep_pages,
                 pages: Mutex::new(Vec::new()),
                 page_set: crate::store::pages::PageSet::new(crate::store::PAGE_BYTES),
@@ -416,8 +418,8 @@ impl Registry {
                     num_workers + 1 > std::thread::available_parallelism().map_or(1, |n| n.get()),
                 ),
                 active,
-                main_ctx: AtomicU32::new(crate::pinned::NO_THREAD),
-                threads: Mutex::new(crate::pinned::ThreadTable::new(num_workers)),
+                main_ctx: AtomicU32::new(crate::pinned_queue::NO_THREAD),
+                threads: Mutex::new(crate::pinned_queue::ThreadTable::new(num_workers)),
                 hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
                 unflushed: AtomicU64::new(0),
                 urgent,
@@ -643,7 +645,7 @@ impl Registry {
             .sum();
         let mut st = Stats {
             workers: self.num_workers,
-            active_workers: self.active_workers(),
+            active_workers: self.sleep.active() as usize,
             failures_forgotten: self.failures.forgotten(),
             panics_unobserved: self.failures.unobserved(),
             batched_unflushed: self.unflushed.load(Ordering::Relaxed),
@@ -661,7 +663,7 @@ impl Registry {
             .map(|i| {
                 let mut st = Stats {
                     workers: 1,
-                    active_workers: usize::from(i < self.active_workers()),
+                    active_workers: usize::from(i < self.sleep.active() as usize),
                     ..Stats::default()
                 };
                 st.add_context(&self.context(i).counters);

@@ -170,7 +170,7 @@ where
     let mut first_err: Option<JobError> = None;
     // One wait for the whole drain: the waits below nest in it, so the
     // bookkeeping of a thread's outermost wait (deque compaction, the
-    // storage demand count, `wait.rs` `DepthGuard`) runs once per scope,
+    // storage demand count, `wait/mod.rs` `DepthGuard`) runs once per scope,
     // not once per job (W1 flat's count shows it per job otherwise).
     let reg = system.reg();
     let _depth = crate::wait::DepthGuard::new(reg, reg.current_for(|| "JobSystem::scope"));

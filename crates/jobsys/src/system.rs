@@ -128,7 +128,7 @@ impl JobSystem {
         let reg = self.reg();
         reg.check_handles(deps, "JobBuilder::after");
         let ctx = reg.current_for(|| "JobBuilder::schedule");
-        let (slot, gen) = reg.alloc_job(ctx, desc);
+        let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { crate::job::write_single(slot, f) };
         reg.submit_batched(ctx, slot, gen, deps, 0)
@@ -153,7 +153,7 @@ impl JobSystem {
         let ticket = reg.pin_target(pin);
         reg.check_handles(deps, "JobBuilder::after");
         let ctx = reg.current_for(|| "JobBuilder::schedule");
-        let (slot, gen) = reg.alloc_pinned_job(ctx, desc, Some(ticket.target()));
+        let (slot, gen) = crate::room::alloc_pinned_job(reg, ctx, desc, Some(ticket.target()));
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { crate::job::write_single(slot, f) };
         ticket.submitted();
@@ -229,7 +229,7 @@ impl JobSystem {
         let reg = self.reg();
         reg.check_handles(deps, "schedule_after");
         let ctx = reg.current_for(|| "JobSystem::schedule");
-        let (slot, gen) = reg.alloc_job(ctx, desc);
+        let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { crate::job::write_single(slot, f) };
         reg.submit(ctx, slot, gen, deps, 0)
@@ -257,7 +257,7 @@ impl JobSystem {
             return self.completed_handle();
         }
         let ctx = reg.current_for(|| "JobSystem::combine (or an empty parallel_for)");
-        let (slot, gen) = reg.alloc_job(ctx, &JobDesc::default());
+        let (slot, gen) = crate::room::alloc_job(reg, ctx, &JobDesc::default());
         // SAFETY: fresh slot, unpublished.
         unsafe { slot.set_vtable(vt) };
         reg.submit(ctx, slot, gen, deps, 0)
@@ -267,7 +267,7 @@ impl JobSystem {
     fn completed_handle(&self) -> JobHandle {
         let reg = self.reg();
         let ctx = reg.current_for(|| "JobSystem::combine (or an empty parallel_for)");
-        let (slot, gen) = reg.alloc(ctx);
+        let (slot, gen) = crate::room::alloc(reg, ctx);
         let h = JobHandle {
             slot: std::ptr::NonNull::from(slot),
             gen,
@@ -331,7 +331,7 @@ impl JobSystem {
         }
         reg.check_handles(deps, "parallel_for_after");
         let ctx = reg.current_for(|| "JobSystem::parallel_for");
-        let (slot, gen) = reg.alloc_job(ctx, desc);
+        let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { write_pfor(slot, range, piece, f, vts.0, vts.1) };
         if batched {
@@ -391,7 +391,7 @@ impl JobSystem {
     /// 256 slots, 32 KiB) given back.
     pub fn trim_storage(&self) -> usize {
         let reg = self.reg();
-        reg.trim(reg.current_for(|| "JobSystem::trim_storage"))
+        crate::room::trim(reg, reg.current_for(|| "JobSystem::trim_storage"))
     }
 
     /// Make the calling thread (a render or IO thread, say) one that runs
@@ -552,7 +552,7 @@ impl JobSystem {
     pub fn cancel(&self, h: JobHandle) -> bool {
         let reg = self.reg();
         reg.check_handles(&[h], "cancel");
-        reg.cancel(reg.current_for(|| "JobSystem::cancel"), h)
+        crate::cancel::cancel(reg, reg.current_for(|| "JobSystem::cancel"), h)
     }
 
     /// Let at most `n` workers take work; the others park (no CPU, and no
@@ -565,12 +565,13 @@ impl JobSystem {
     /// If `n` is more than the workers started.
     pub fn set_active_workers(&self, n: usize) -> Result<(), ActiveWorkersError> {
         let reg = self.reg();
-        reg.set_active_workers(reg.current_for(|| "JobSystem::set_active_workers"), n)
+        let ctx = reg.current_for(|| "JobSystem::set_active_workers");
+        reg.active.set_active_workers(reg.site(ctx), &reg.sleep, n)
     }
 
     /// Workers allowed to take work now (also in [`stats`](Self::stats)).
     pub fn active_workers(&self) -> usize {
-        self.reg().active_workers()
+        self.reg().sleep.active() as usize
     }
 
     /// Run `a` and `b`, potentially in parallel, and return both results.

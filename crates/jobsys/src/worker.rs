@@ -76,13 +76,15 @@ impl Registry {
                 since_poll += 1;
                 if since_poll >= crate::active::POLL_JOBS {
                     since_poll = 0;
-                    self.poll_cpus(ctx);
+                    self.active
+                        .poll_cpus(self.site(ctx), &self.sleep, &self.oversubscribed);
                 }
                 continue;
             }
             since_poll = 0;
             spin_budget.looked(false);
-            self.poll_cpus(ctx);
+            self.active
+                .poll_cpus(self.site(ctx), &self.sleep, &self.oversubscribed);
             if std::mem::take(&mut saw_work) {
                 contention = (contention + 1).min(3);
             }
@@ -145,7 +147,7 @@ impl Registry {
             }
             bump(&ctx.counters.sleeps);
             // Idle: give back storage a burst left behind long enough ago.
-            self.idle(ctx);
+            crate::room::idle(&self, ctx);
             crate::trace::sleep_begin(self.site(ctx));
             let parked = Instant::now();
             woken_by = self.sleep.park(idx);
@@ -220,7 +222,8 @@ impl Registry {
         {
             return;
         }
-        self.poll_cpus(ctx);
+        self.active
+            .poll_cpus(self.site(ctx), &self.sleep, &self.oversubscribed);
         // `prepare_park` puts a benched worker on the bench.
         self.sleep.prepare_park(idx, *searching, false);
         *searching = false;
@@ -240,7 +243,7 @@ impl Registry {
         if self.work_visible() {
             self.notify_work(ctx);
         }
-        self.idle(ctx);
+        crate::room::idle(self, ctx);
         crate::trace::sleep_begin(self.site(ctx));
         self.sleep.park(idx);
         crate::trace::sleep_end(self.site(ctx));

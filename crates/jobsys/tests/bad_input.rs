@@ -376,7 +376,7 @@ fn the_257th_concurrent_outside_thread_panics_with_a_message() {
 /// next in a ring (through `try_complete`, with no dependency edge between
 /// them): A waits on B, B on C, …, the last on A. No thread waits on a job
 /// it is inside of, so the walk cannot see it; the parked-waiter registry
-/// does (wait.rs, `Waiters::register`): the thread that closes the ring
+/// does (waiters.rs, `Waiters::register`): the thread that closes the ring
 /// gets `WaitOnSelf`, its job ends, and the others' waits end with Ok.
 #[test]
 fn a_ring_of_jobs_waiting_on_each_other_across_threads_is_reported() {

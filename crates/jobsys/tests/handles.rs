@@ -471,7 +471,7 @@ fn a_dependency_reads_complete_once_a_dependent_has_completed() {
 
 /// A job's wait that fails with WaitOnSelf still marks (and offers) every
 /// other job its target needs: a later wait from outside any job stops at
-/// nodes already marked (wait.rs, `mark_needed`), so with no workers at all
+/// nodes already marked (wait/mod.rs, `mark_needed`), so with no workers at all
 /// an unmarked runnable dependency below a marked node would never run.
 #[test]
 fn a_failed_wait_on_self_leaves_the_rest_of_the_graph_runnable_for_later_waits() {

@@ -129,7 +129,7 @@ fn a_pinned_closure_dropped_at_thread_exit_can_schedule_and_wait() {
 ///
 /// Before its fix (2026-11-25): it hangs. The registry's `Claim::drop` (crates/jobsys/src/registry.rs)
 /// calls `close_pinned` → `cancel_pinned_entry` → `cancel_with`
-/// (lifecycle.rs), which claims the runnable job (`Cancel::Claimed`) and
+/// (cancel.rs), which claims the runnable job (`Cancel::Claimed`) and
 /// drops its closure *before* finishing it. That drop runs `Owner::drop`
 /// (system.rs) on the exiting thread, which is not a worker, so it calls
 /// `Registry::drain` (worker.rs), which waits until no job is outstanding;
@@ -495,7 +495,7 @@ thread_local! {
 /// gives *then*, a fresh `LATE_CLAIMS` one; registry.rs `Claim::drop`
 /// and `claim_external` leave `running` as it was), so X, the next owner
 /// of that context, looks "inside" the event, and the walk
-/// (wait.rs `mark_needed`) reads the wait as a wait on itself.
+/// (wait/mod.rs `mark_needed`) reads the wait as a wait on itself.
 #[test]
 fn a_now_guard_outliving_its_threads_context_does_not_poison_the_next_owner() {
     watchdog(30, || {

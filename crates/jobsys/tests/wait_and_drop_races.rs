@@ -459,7 +459,7 @@ fn a_scope_with_a_panicking_job_and_a_cancelled_one_reraises_after_the_drop() {
 /// already, so nothing borrows the frame any more: the scope should end
 /// (with the wait-on-self panic, or quietly, as a cancelled job).
 ///
-/// Before its fix (2026-11-25): `Registry::wait_scoped` (crates/jobsys/src/wait.rs, the loop at the
+/// Before its fix (2026-11-25): `Registry::wait_scoped` (crates/jobsys/src/wait/mod.rs, the loop at the
 /// top) answers the cycle's `WaitOnSelf` by cancelling K itself; that
 /// cancel finds K cancelled already (`Cancel::No`) and returns false, which
 /// the loop reads as "runnable, running or finished: wait again". The next
@@ -578,8 +578,8 @@ fn a_scope_in_a_wait_cycle_outlives_another_threads_drop_of_its_cancelled_job() 
 /// should return true. The member's closure opens the dependency's gate in
 /// its `Drop`, so the member can finish right after its cancel.
 ///
-/// Before its fix (2026-11-25; minor, contract, timing-dependent): `Registry::cancel`
-/// (crates/jobsys/src/lifecycle.rs) cancels the members first; the
+/// Before its fix (2026-11-25; minor, contract, timing-dependent): `cancel`
+/// (crates/jobsys/src/cancel.rs) cancels the members first; the
 /// member's release is left to the canceller after its drop, which queues
 /// it; a worker runs it (cancelled), which releases the group, and runs
 /// the group (a no-op job) before the canceller's `cancel_with` reaches

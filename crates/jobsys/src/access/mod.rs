@@ -13,14 +13,14 @@
 //!        twice with a write is refused (panic, like other bad input);
 //!        then back-pressure (`Config::max_jobs`), before any lock: it may
 //!        run jobs (which may lock the same resources) or wait
-//!        (`Registry::make_room_before_locks`)
+//!        (room.rs `make_room_before_locks`)
 //!     2. lock each resource's history in that order (no two threads lock
 //!        in opposite orders: no deadlock)
 //!     3. deps = explicit deps
 //!            + for a read:  the last writer (if unfinished)
 //!            + for a write: the last writer and every unfinished reader since
 //!     4. submit the job after deps (no job may run on this thread while the
-//!        locks are held, nor may it wait: `helping_forbidden` lets the
+//!        locks are held, nor may it wait: room.rs `helping_forbidden` lets the
 //!        allocation through, back-pressure was step 1's), then record it:
 //!        a write becomes the last writer and clears the readers; a read
 //!        joins the readers
@@ -90,7 +90,7 @@ pub use now::{AccessError, ReadNow, WriteNow};
 use crate::handle::JobHandle;
 use crate::registry::Registry;
 use crate::system::JobSystem;
-use std::cell::{Cell, UnsafeCell};
+use std::cell::UnsafeCell;
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -416,32 +416,6 @@ impl<T> Resource<T> {
 
 // ---- scheduling --------------------------------------------------------
 
-thread_local! {
-    /// Depth of access scheduling on this thread: while non-zero, resource
-    /// locks are held and no job may run here (one could lock them again).
-    static NO_HELP: Cell<u32> = const { Cell::new(0) };
-}
-
-/// Is this thread inside a locked access schedule? Back-pressure
-/// (`make_room`) then lets the allocation through, neither running jobs
-/// nor waiting: `schedule_core` applied it before taking the locks.
-pub(crate) fn helping_forbidden() -> bool {
-    NO_HELP.with(|c| c.get() != 0)
-}
-
-struct NoHelp;
-impl NoHelp {
-    fn enter() -> NoHelp {
-        NO_HELP.with(|c| c.set(c.get() + 1));
-        NoHelp
-    }
-}
-impl Drop for NoHelp {
-    fn drop(&mut self) {
-        NO_HELP.with(|c| c.set(c.get() - 1));
-    }
-}
-
 /// Dependencies gathered for one job: inline up to 16, then a `Vec`.
 pub(crate) struct DepBuf {
     inline: [JobHandle; 16],
@@ -547,7 +521,7 @@ pub(crate) fn schedule_core<'s>(
     visit(&mut |s, m| decls.add(s, m));
     // Before the locks: back-pressure may run jobs, or wait for other
     // threads to finish some (which may need these locks).
-    reg.make_room_before_locks(reg.current());
+    crate::room::make_room_before_locks(reg, reg.current());
     let mut deps = DepBuf::new();
     for &h in extra {
         deps.push(h);
@@ -560,7 +534,7 @@ pub(crate) fn schedule_core<'s>(
         locks[k] = Some(h);
     }
     let handle = {
-        let _no_help = NoHelp::enter();
+        let _no_help = crate::room::NoHelp::enter();
         submit(deps.as_slice())
     };
     for (k, (_, m)) in decls.iter().enumerate() {

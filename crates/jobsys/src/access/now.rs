@@ -266,8 +266,9 @@ impl<T: Send + Sync + 'static> Resource<T> {
         // Allocated before the lock: allocation may run jobs. The group's
         // slot too (a blocking guard may need one, module docs), so that
         // nothing under the lock runs back-pressure.
-        let (slot, gen) = reg.alloc_job(ctx, &crate::desc::JobDesc::default());
-        let group = blocking.then(|| reg.alloc_job(ctx, &crate::desc::JobDesc::default()));
+        let (slot, gen) = crate::room::alloc_job(reg, ctx, &crate::desc::JobDesc::default());
+        let group =
+            blocking.then(|| crate::room::alloc_job(reg, ctx, &crate::desc::JobDesc::default()));
         let discard = |(s, g): (&Slot, u32)| {
             s.complete_unpublished(g);
             reg.recycle(ctx, s);
@@ -315,7 +316,7 @@ impl<T: Send + Sync + 'static> Resource<T> {
                     // (`NoHelp`); submitting cannot unwind (the slots were
                     // allocated above; edge blocks are allocated without
                     // back-pressure), so E is always fully attached.
-                    let _no_help = super::NoHelp::enter();
+                    let _no_help = crate::room::NoHelp::enter();
                     // SAFETY: fresh slot, unpublished.
                     unsafe { gslot.set_vtable(&NOOP_VTABLE) };
                     let g = reg.submit(ctx, gslot, ggen, deps.as_slice(), 0);

@@ -2,7 +2,10 @@
 //! owner: it holds the state bits and their diagram (`state.rs`) and every transition
 //! (publish, pin/unpin, claim, release, cancel, mark, finish, free, retire),
 //! and the slot's fields are private to it. Nothing else writes a slot's
-//! state word; the rest of the crate calls the methods here.
+//! state word; the rest of the crate calls the methods here. Two parts
+//! that never touch the state word live beside it: a job's dependency
+//! edges and its dependents list (`edges.rs`), and its vtable and packed
+//! name, priority and pin (`meta.rs`).
 //!
 //! A `Slot` is one fixed-size (128-byte) cell. It holds either a job
 //! (closure inline when it fits in `PAYLOAD_BYTES`, boxed when not) or, for a
@@ -29,8 +32,8 @@ use crate::sync::AtomicPtr as SyncAtomicPtr;
 use crate::sync::AtomicU64 as StateWord;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
-use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::sync::Arc;
 
 /// Bytes of closure a slot stores inline.
@@ -38,87 +41,14 @@ pub(crate) const PAYLOAD_BYTES: usize = 64;
 /// Slots per page.
 pub(crate) const PAGE_SLOTS: usize = 256;
 
+mod edges;
+mod meta;
 mod state;
 
+pub(crate) use edges::{Edge, EDGES_PER_BLOCK};
+pub(crate) use meta::{JobMeta, JobVTable, EMPTY_LOOP_VTABLE, MAX_PIN_CONTEXTS, NOOP_VTABLE};
 use state::*;
-pub(crate) use state::{Snapshot, CANCELLED, FAILED, PFOR, POISONED, RETIRED_GEN, TRACED};
-
-/// Sentinel in `Slot::dependents` once the job finished: no more edges.
-const CLOSED: *mut Edge = 1 as *mut Edge;
-
-/// What kind of job a slot holds, and how to run or drop its payload.
-pub(crate) struct JobVTable {
-    /// Run (consuming) the closure in the payload.
-    pub run: unsafe fn(*mut u8),
-    /// Drop the payload without running it.
-    pub drop: unsafe fn(*mut u8),
-    /// The closure's type name (unnamed jobs are reported by it).
-    pub type_name: fn() -> &'static str,
-    /// For parallel_for: run indices `[begin, end)` of the closure, which
-    /// is whole pieces of `batch` indices (the last may be shorter), and
-    /// start no further piece once the loop stops handing out pieces (the
-    /// `AtomicUsize` is its dispenser: parallel_for.rs `stopped`).
-    pub run_range: unsafe fn(*const u8, usize, usize, usize, &AtomicUsize),
-}
-
-/// One dependency edge: `dependent` waits for `dep`. Lives in an edge block
-/// owned by `dependent`; linked into `dep`'s dependents list through `next`.
-#[repr(C)]
-pub(crate) struct Edge {
-    next: UnsafeCell<*mut Edge>,
-    dependent: *const Slot,
-    dep: *const Slot,
-    dep_gen: u32,
-}
-pub(crate) const EDGES_PER_BLOCK: usize = PAYLOAD_BYTES / std::mem::size_of::<Edge>();
-
-/// A job's name id (`desc::intern`), priority and pinned thread, in the
-/// slot's 4 spare bytes: name 16 bits, priority 2, pin 14.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct JobMeta {
-    pub name: u16,
-    pub priority: u8,
-    /// 0: any thread may run the job; else the index + 1 of the only
-    /// context that may (`Pin`).
-    pub pin: u16,
-}
-
-/// Contexts a pinned job can name (14 bits, minus the 0 "unpinned").
-pub(crate) const MAX_PIN_CONTEXTS: usize = (1 << 14) - 1;
-
-impl JobMeta {
-    /// One word, so the slot can keep it in an atomic.
-    #[inline]
-    fn pack(self) -> u32 {
-        debug_assert!(self.priority < 4 && usize::from(self.pin) <= MAX_PIN_CONTEXTS);
-        u32::from(self.name) | u32::from(self.priority) << 16 | u32::from(self.pin) << 18
-    }
-
-    /// Unnamed, normal priority, unpinned.
-    fn default_packed() -> u32 {
-        JobMeta {
-            name: 0,
-            priority: 1,
-            pin: 0,
-        }
-        .pack()
-    }
-
-    #[inline]
-    fn unpack(w: u32) -> JobMeta {
-        JobMeta {
-            name: w as u16,
-            priority: ((w >> 16) & 3) as u8,
-            pin: (w >> 18) as u16,
-        }
-    }
-
-    /// The context a pinned job must run on.
-    #[inline]
-    pub(crate) fn pinned_to(self) -> Option<u32> {
-        u32::from(self.pin).checked_sub(1)
-    }
-}
+pub(crate) use state::{Ending, Snapshot, CANCELLED, FAILED, PFOR, POISONED, RETIRED_GEN, TRACED};
 
 #[repr(C, align(16))]
 pub(crate) struct Payload(pub [MaybeUninit<u8>; PAYLOAD_BYTES]);
@@ -164,38 +94,6 @@ const _: () = assert!(EDGES_PER_BLOCK == 2);
 unsafe impl Sync for Slot {}
 // SAFETY: as above; slots move between threads only as addresses.
 unsafe impl Send for Slot {}
-
-/// `NOOP_VTABLE`'s `run` and `drop`: the slot has nothing to run or drop.
-///
-/// # Safety
-/// None beyond the vtable's: it reads nothing, so any pointer will do.
-unsafe fn noop(_: *mut u8) {}
-/// `NOOP_VTABLE`'s `run_range`, never called (no loop has this vtable).
-///
-/// # Safety
-/// None: it reads nothing.
-unsafe fn noop_range(_: *const u8, _: usize, _: usize, _: usize, _: &AtomicUsize) {}
-/// The vtable of a job with nothing to run (`combine`).
-fn combine_name() -> &'static str {
-    "combine"
-}
-pub(crate) static NOOP_VTABLE: JobVTable = JobVTable {
-    type_name: combine_name,
-    run: noop,
-    drop: noop,
-    run_range: noop_range,
-};
-fn empty_loop_name() -> &'static str {
-    "parallel_for (empty range)"
-}
-/// The vtable of a `parallel_for` over an empty range: nothing to run, but
-/// not a group (`cancel` of a `combine` cancels its members).
-pub(crate) static EMPTY_LOOP_VTABLE: JobVTable = JobVTable {
-    type_name: empty_loop_name,
-    run: noop,
-    drop: noop,
-    run_range: noop_range,
-};
 
 impl Slot {
     pub(crate) fn new(owner: u32) -> Slot {
@@ -781,142 +679,11 @@ impl Slot {
         self.state.store(u64::from(gen) | EDGES, Ordering::Relaxed);
     }
 
-    /// Record edge number `i` of this (unpublished or still-being-attached)
-    /// job, `dependent` on the job `(dep, dep_gen)`, in `block`, which the
-    /// caller allocated for edges `i - i % EDGES_PER_BLOCK ..` (and linked
-    /// after `prev`, the block before it, when `i % EDGES_PER_BLOCK == 0`).
-    /// Returns the edge, private until `push_dependent` publishes it.
-    ///
-    /// # Safety
-    /// The caller is the job's publisher, inside `submit` / `submit_held`,
-    /// and `block` is an edge block of this job. Edges are written after
-    /// `publish_waiting`, but nobody else reads them meanwhile: the only
-    /// readers (`for_each_dep`: a wait's walk, a group's cancel) start from
-    /// the job's handle, which nobody has until `submit` returns it (a
-    /// dependency's dependents list leads to the edge, never to the job's
-    /// other edges), and `ndeps`/`edges` only grow until then.
-    pub(crate) unsafe fn write_edge(
-        &self,
-        i: usize,
-        prev: Option<&Slot>,
-        block: &Slot,
-        dep: NonNull<Slot>,
-        dep_gen: u32,
-    ) -> *mut Edge {
-        let k = i % EDGES_PER_BLOCK;
-        // SAFETY: private to the publisher (see above).
-        unsafe {
-            if k == 0 {
-                let link = match prev {
-                    None => self.edges.get(),
-                    Some(p) => p.edges.get(),
-                };
-                *link = block as *const Slot as *mut Slot;
-            }
-            let e = block.payload_ptr().cast::<Edge>().add(k);
-            ptr::write(
-                e,
-                Edge {
-                    next: UnsafeCell::new(ptr::null_mut()),
-                    dependent: self,
-                    dep: dep.as_ptr(),
-                    dep_gen,
-                },
-            );
-            *self.ndeps.get() = i as u32 + 1;
-            e
-        }
-    }
-
-    /// Link edge `e` into this job's dependents list, unless the list is
-    /// closed (the job finished: its dependents were walked). `pinned` is
-    /// the state `pin_for_attach` returned.
-    ///
-    /// # Safety
-    /// `e` came from `write_edge` and is not linked anywhere yet; the
-    /// caller holds a pin from `pin_for_attach`.
-    pub(crate) unsafe fn push_dependent(&self, pinned: Snapshot, e: *mut Edge) -> bool {
-        if pinned.is_finished() {
-            // Finished before our pin: its dependents were (or are being)
-            // walked without us.
-            return false;
-        }
-        // Acquire pairs with the AcqRel swap to CLOSED in `close_dependents`.
-        let mut head = self.dependents.load(Ordering::Acquire);
-        loop {
-            if head == CLOSED {
-                return false;
-            }
-            // SAFETY: `e` is still private to us until the CAS succeeds.
-            unsafe { *(*e).next.get() = head };
-            // Release publishes the edge to the finisher's swap.
-            match self.dependents.compare_exchange_weak(
-                head,
-                e,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return true,
-                Err(now) => head = now,
-            }
-        }
-    }
-
-    /// Close the dependents list of a finished job (the caller holds a pin)
-    /// and return its edges, to be walked once with `Edge::take`. AcqRel:
-    /// Acquire pairs with the edges' CAS in `push_dependent`; Release
-    /// publishes the job's failure to later attachers.
-    pub(crate) fn close_dependents(&self) -> *mut Edge {
-        self.dependents.swap(CLOSED, Ordering::AcqRel)
-    }
-
-    /// Visit this job's dependencies as (slot, generation).
-    ///
-    /// # Safety
-    /// The caller holds a pin on the job (its edges are then stable), and
-    /// it is `WAITING` (published with its edges).
-    pub(crate) unsafe fn for_each_dep(&self, mut f: impl FnMut(NonNull<Slot>, u32)) {
-        // SAFETY: pinned and published: `edges` and `ndeps` are final.
-        let (mut block, n) = unsafe { (*self.edges.get(), *self.ndeps.get() as usize) };
-        let mut i = 0;
-        while i < n && !block.is_null() {
-            // SAFETY: blocks hold EDGES_PER_BLOCK initialised edges each, `n`
-            // in total, until their job is freed (it is pinned).
-            let edges = unsafe { (*block).payload_ptr().cast::<Edge>() };
-            for k in 0..EDGES_PER_BLOCK.min(n - i) {
-                // SAFETY: in bounds (see above).
-                let e = unsafe { &*edges.add(k) };
-                // SAFETY: `dep` came from a handle's non-null slot pointer.
-                f(
-                    unsafe { NonNull::new_unchecked(e.dep as *mut Slot) },
-                    e.dep_gen,
-                );
-            }
-            i += EDGES_PER_BLOCK;
-            // SAFETY: as above.
-            block = unsafe { *(*block).edges.get() };
-        }
-    }
-
     #[cfg(all(test, not(loom)))]
     /// Move a free slot to generation `gen` (tests of retirement).
     pub(crate) fn set_free_gen_for_test(&self, gen: u32) {
         assert_eq!(phase_of(self.state.load(Ordering::Relaxed)), FREE);
         self.state.store(u64::from(gen) | FREE, Ordering::Relaxed);
-    }
-}
-
-impl Edge {
-    /// Read an edge of a list taken with `close_dependents`: its next edge
-    /// and its dependent job.
-    ///
-    /// # Safety
-    /// `e` is a non-null edge of that list, read before the dependent's
-    /// `dep_done` (after which the dependent may run and free the edge).
-    pub(crate) unsafe fn take<'a>(e: *mut Edge) -> (*mut Edge, &'a Slot) {
-        // SAFETY: promised by the caller; the dependent's slot lives as long
-        // as the registry.
-        unsafe { (*(*e).next.get(), &*(*e).dependent) }
     }
 }
 

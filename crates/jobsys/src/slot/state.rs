@@ -122,6 +122,40 @@ pub(super) fn next_free_state(s: u64) -> u64 {
     u64::from(gen_of(s).saturating_add(1)) | FREE
 }
 
+/// How a job ended, as `Registry::finish` records it: on the state word
+/// (`Slot::finish`'s flags) and, for a failure, in the failure log. A
+/// named set of the finish flags instead of bare bits: succeeded (no
+/// flag), failed (`FAILED`), or failed before any of it ran because a
+/// dependency failed (`FAILED | POISONED`). `CANCELLED` is not an ending
+/// of its own: the slot records it when cancelled, and the failure log
+/// reads it from there (`log_failure`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Ending(u64);
+
+impl Ending {
+    pub(crate) const SUCCEEDED: Ending = Ending(0);
+    pub(crate) const FAILED: Ending = Ending(FAILED);
+    pub(crate) const POISONED: Ending = Ending(FAILED | POISONED);
+
+    /// The finish flags (`Slot::finish`, the failure log's `Recorded`).
+    #[inline(always)]
+    pub(crate) fn bits(self) -> u64 {
+        self.0
+    }
+
+    /// Did the job fail?
+    #[inline(always)]
+    pub(crate) fn failed(self) -> bool {
+        self.0 & FAILED != 0
+    }
+
+    /// This ending, failed too (a job cancelled while it ran).
+    #[inline(always)]
+    pub(crate) fn and_failed(self) -> Ending {
+        Ending(self.0 | FAILED)
+    }
+}
+
 /// One load of a slot's state word (`Slot::state`, or the state a
 /// transition returns), asked named questions. A plain copy: it says what
 /// the word held then, and every question is one or two instructions on

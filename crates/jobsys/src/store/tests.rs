@@ -53,7 +53,7 @@ impl Harness {
         self.t0 + Duration::from_millis(self.now_ms)
     }
 
-    /// Allocate `n` slots, adding pages as `Registry::alloc` does.
+    /// Allocate `n` slots, adding pages as room.rs `alloc` does.
     fn alloc(&mut self, n: usize) -> Vec<NonNull<Slot>> {
         (0..n)
             .map(|_| {
@@ -95,7 +95,7 @@ impl Harness {
 
     /// An idle moment: note the demand; check for a trim on every idle
     /// moment (`every`), or on every `TRIM_CHECK_EVERY`th as
-    /// `Registry::idle` does.
+    /// room.rs `idle` does.
     fn idle(&mut self, every: bool) {
         let now = self.now();
         // SAFETY: owner-only (the test's only thread).

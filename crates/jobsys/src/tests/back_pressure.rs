@@ -94,8 +94,7 @@ fn a_stall_panic_while_scheduling_with_dependencies_leaves_no_job_half_published
     use crate::slot::{EDGES_PER_BLOCK, PAGE_SLOTS};
     watchdog(60, || {
         let js = JobSystem::builder().workers(1).max_jobs(1).build().unwrap();
-        js.reg()
-            .set_max_jobs_stall(std::time::Duration::from_millis(200));
+        crate::room::set_max_jobs_stall(js.reg(), std::time::Duration::from_millis(200));
         let (started_tx, started) = std::sync::mpsc::channel();
         let (release, released) = std::sync::mpsc::channel::<()>();
         // Runs on the only worker until released: nothing finishes, and
@@ -390,8 +389,7 @@ fn max_jobs_bounds_declared_access_jobs() {
 fn a_back_pressure_stall_inside_a_job_panics_in_time_and_says_so() {
     watchdog(60, || {
         let js = JobSystem::builder().workers(2).max_jobs(1).build().unwrap();
-        js.reg()
-            .set_max_jobs_stall(std::time::Duration::from_millis(200));
+        crate::room::set_max_jobs_stall(js.reg(), std::time::Duration::from_millis(200));
         // Worker 1 is busy until released, so nothing finishes.
         let (busy_tx, busy) = std::sync::mpsc::channel();
         let (release_busy, busy_released) = std::sync::mpsc::channel::<()>();

@@ -27,17 +27,15 @@
 //! cycles across two job systems, are not detected (docs/design-notes.md,
 //! "Known limits").
 
-use crate::context::{Context, HIGH, PRIORITIES};
+use crate::context::{Context, WaitScratch, HIGH, PRIORITIES};
 use crate::error::JobError;
 use crate::failures::Outcome;
 use crate::handle::JobHandle;
 use crate::job::Entry;
 use crate::registry::Registry;
 use crate::slot::*;
-use crate::sync::lock;
-use crate::sync::{fence, AtomicU32, Ordering};
-use std::collections::HashSet;
-use std::ptr::NonNull;
+use crate::sync::{fence, Ordering};
+use crate::waiters::BROKEN;
 
 /// Why a scope cancelled one of its jobs (`wait_scoped`).
 const SCOPE_CYCLE: &str = "the job was cancelled before it started: the scope that owned it \
@@ -48,215 +46,10 @@ const SCOPE_CYCLE: &str = "the job was cancelled before it started: the scope th
 const SCOPE_CYCLE_CANCELLED: &str = "the job was cancelled before it started (it waited on the \
                                      job its scope's thread runs)";
 
-/// Threads parked in `complete`, with the slot each waits on.
-pub(crate) struct Waiters {
-    parked: crate::sync::Mutex<Vec<Parked>>,
-    count: AtomicU32,
-}
-
-/// One parked waiter: its context, the job it waits on, and the jobs it is
-/// inside of (a copy of its `running` stack, taken when it parked), so a
-/// thread about to park can see a cycle of waits across threads.
-struct Parked {
-    ctx: *const Context,
-    target: (*const Slot, u32),
-    running: Vec<(*const Slot, u32)>,
-    /// A scope's wait: it never gives up (see `register`).
-    must_finish: bool,
-}
-
-// SAFETY: the raw pointers name contexts and slots of the registry that owns
-// this list; they are only dereferenced while that registry is alive.
-unsafe impl Sync for Waiters {}
-// SAFETY: as above.
-unsafe impl Send for Waiters {}
-
-/// `park` word values: 0 while parked, then
-/// - `WOKEN`: the target finished or needed work became runnable: look again;
-/// - `BROKEN`: a scope's wait closed a cycle through this thread's wait,
-///   which must end (`register`): it returns `WaitOnSelf`.
-const WOKEN: u32 = 1;
-const BROKEN: u32 = 2;
-
-impl Waiters {
-    /// `threads`: the most contexts the registry can have. The list holds
-    /// at most one entry per context, so it never grows after this: a
-    /// park allocates nothing (tests/alloc_free.rs).
-    pub(crate) fn new(threads: usize) -> Waiters {
-        Waiters {
-            parked: crate::sync::Mutex::new(Vec::with_capacity(threads)),
-            count: AtomicU32::new(0),
-        }
-    }
-
-    /// Register `ctx` as parked on `target` — unless that closes a cycle of
-    /// waits: `target` is run by a parked thread that waits on a job run by
-    /// another parked thread … that waits on a job `ctx` is inside of. Then
-    /// nobody in the cycle can ever finish, and one wait in it must end:
-    /// - normally the caller's: returns `Err(WaitOnSelf)` and registers
-    ///   nothing;
-    /// - if the caller `must_finish` (a scope waiting on a job that borrows
-    ///   its stack: it may not return while that job lives), another
-    ///   member's: a parked thread of the cycle that may give up is woken
-    ///   with `BROKEN` (its wait returns `WaitOnSelf`) and the caller
-    ///   registers and waits on. If every other member must finish too,
-    ///   nothing can end the cycle without freeing borrowed memory under a
-    ///   running job: the process aborts with a message.
-    ///
-    /// Registration and check happen under one lock, so of two threads
-    /// closing a cycle the second to register sees it.
-    ///
-    /// `ctx` is the caller's own context (its `running` is copied into the
-    /// list, in a buffer reused from park to park: `take_running_copy`).
-    fn register(
-        &self,
-        ctx: &Context,
-        target: (*const Slot, u32),
-        must_finish: bool,
-    ) -> Result<(), JobError> {
-        ctx.park.store(0, Ordering::Relaxed);
-        // Copied before the lock, and moved into the list under it: other
-        // threads read the copy only under the lock; the thread's own
-        // `running` changes if it runs a job before it sleeps.
-        let running = ctx.take_running_copy();
-        let mut p = lock(&self.parked);
-        if !running.is_empty() {
-            let mut job = target;
-            // The parked thread followed last that may give up its wait
-            // (an index into `p`).
-            let mut breakable = None;
-            // Each step follows one parked thread; a chain longer than the
-            // list has looped without reaching us.
-            for _ in 0..p.len() {
-                let Some(i) = p.iter().position(|w| w.running.contains(&job)) else {
-                    break;
-                };
-                if !p[i].must_finish {
-                    breakable = Some(i);
-                }
-                job = p[i].target;
-                if running.contains(&job) {
-                    if !must_finish {
-                        drop(p);
-                        ctx.put_running_copy(running);
-                        return Err(JobError::WaitOnSelf);
-                    }
-                    // The last thread followed waits on our job: it is the
-                    // most direct one to tell.
-                    let Some(v) = breakable else {
-                        eprintln!(
-                            "jobsys: scopes wait on each other in a cycle (each waits on a job \
-                             that borrows its stack); none can return safely. Aborting."
-                        );
-                        std::process::abort();
-                    };
-                    // SAFETY: parked contexts belong to the live registry.
-                    let c = unsafe { &*p[v].ctx };
-                    c.park.store(BROKEN, Ordering::Release);
-                    c.park.wake_one();
-                    break;
-                }
-            }
-        }
-        p.push(Parked {
-            ctx,
-            target,
-            running,
-            must_finish,
-        });
-        // SeqCst: pairs with the SeqCst loads of `count` in the wake paths
-        // (each after the waker's state change on the slot).
-        self.count.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
-
-    /// Remove `ctx` (the caller's own context) from the list; its copy of
-    /// `running` goes back to the context for the next park.
-    fn unregister(&self, ctx: &Context) {
-        let mut p = lock(&self.parked);
-        if let Some(i) = p.iter().position(|w| std::ptr::eq(w.ctx, ctx)) {
-            let w = p.swap_remove(i);
-            self.count.fetch_sub(1, Ordering::SeqCst);
-            drop(p);
-            ctx.put_running_copy(w.running);
-        }
-    }
-
-    /// Threads parked in `complete` now (tests wait for a waiter to sleep).
-    #[cfg(test)]
-    pub(crate) fn parked(&self) -> u32 {
-        self.count.load(Ordering::SeqCst)
-    }
-
-    /// `slot` finished while pinned by someone: wake its parked waiters.
-    /// `on_wake(index)` runs for each waiter this wakes (for the tracer's
-    /// arrows), before the store of `WOKEN` (see `wake_waiter`).
-    pub(crate) fn wake_target(&self, slot: &Slot, mut on_wake: impl FnMut(u32)) {
-        if self.count.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        let p = lock(&self.parked);
-        for w in p.iter() {
-            if std::ptr::eq(w.target.0, slot) {
-                // SAFETY: parked contexts belong to the live registry.
-                let c = unsafe { &*w.ctx };
-                wake_waiter(c, &mut on_wake);
-            }
-        }
-    }
-
-    /// A job was pinned to `ctx`'s thread: wake it if it is parked here.
-    /// The caller's push is ordered before the count load by a SeqCst
-    /// fence, pairing with the one in `park_on` after registering.
-    pub(crate) fn wake_ctx(&self, ctx: &Context, mut on_wake: impl FnMut(u32)) {
-        fence(Ordering::SeqCst);
-        if self.count.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        let p = lock(&self.parked);
-        if p.iter().any(|w| std::ptr::eq(w.ctx, ctx)) {
-            wake_waiter(ctx, &mut on_wake);
-        }
-    }
-
-    /// A needed job became runnable where nobody may run it soon: wake all
-    /// parked waiters so they look again.
-    /// `on_wake` as in `wake_target`.
-    pub(crate) fn wake_all_parked(&self, mut on_wake: impl FnMut(u32)) {
-        if self.count.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        let p = lock(&self.parked);
-        for w in p.iter() {
-            // SAFETY: as in `wake_target`.
-            let c = unsafe { &*w.ctx };
-            wake_waiter(c, &mut on_wake);
-        }
-    }
-}
-
-/// Wake the registered waiter `c` (the caller holds the `parked` lock).
-///
-/// `on_wake` (the tracer's `wake_issued`) runs only when this call is what
-/// ends the wait (the word is still 0), and *before* the store of `WOKEN`:
-/// the waiter stamps its `sleep_end` after its Acquire load sees that
-/// store, so the wake's arrow never ends before it starts, and a waiter
-/// already woken (or `BROKEN`) gets no second arrow. The load cannot be
-/// overtaken: other threads change a registered waiter's word only under
-/// the `parked` lock, which we hold.
-fn wake_waiter(c: &Context, on_wake: &mut impl FnMut(u32)) {
-    if c.park.load(Ordering::Relaxed) == 0 {
-        on_wake(c.index);
-    }
-    // A BROKEN word stays BROKEN: that wait must still end.
-    let _ = c.park.compare_exchange(0, WOKEN);
-    c.park.wake_one();
-}
-
 /// Keeps `wait_depth` right even if a helped job's panic unwinds through.
 /// When the outermost wait of a thread that is not a worker ends, that
 /// thread is about to go back to its own code: a good moment to give back
-/// job storage (`Registry::trim`).
+/// job storage (room.rs `idle`).
 pub(crate) struct DepthGuard<'a> {
     reg: &'a Registry,
     ctx: &'a Context,
@@ -272,10 +65,14 @@ impl Drop for DepthGuard<'_> {
         self.ctx.add_wait_depth(-1);
         if !self.ctx.is_worker && self.ctx.wait_depth() == 0 {
             self.reg.compact_deques(self.ctx);
-            self.reg.idle(self.ctx);
+            crate::room::idle(self.reg, self.ctx);
             // With every worker benched, this thread may be the only one
             // that looks: follow the CPUs from here too (`active.rs`).
-            self.reg.poll_cpus(self.ctx);
+            self.reg.active.poll_cpus(
+                self.reg.site(self.ctx),
+                &self.reg.sleep,
+                &self.reg.oversubscribed,
+            );
         }
     }
 }
@@ -369,7 +166,7 @@ impl Registry {
                         // frame, never inside one of its jobs.
                         unreachable!("jobsys: a scope waits on a job it is running");
                     }
-                    if self.cancel_with(ctx, h, SCOPE_CYCLE, false) {
+                    if crate::cancel::cancel_with(self, ctx, h, SCOPE_CYCLE, false) {
                         return Err(JobError::WaitOnSelf);
                     }
                     // Cancelled already (`JobSystem::cancel`, or another
@@ -842,74 +639,6 @@ impl Registry {
     }
 }
 
-/// Buffers of a wait, kept in the waiting thread's context between waits
-/// (`Context::take_wait_scratch`), so `complete` allocates nothing once
-/// they have grown to the graphs it walks. Each is empty between uses.
-/// A context's buffers start with `INITIAL` entries each: the first wait
-/// that walks a graph may come late (under load more of a graph is still
-/// unfinished when waited on than in any earlier frame), and a small walk
-/// then still allocates nothing.
-#[derive(Default)]
-pub(crate) struct WaitScratch {
-    /// The walk's depth-first stack (`mark_needed`).
-    stack: Vec<(NonNull<Slot>, u32)>,
-    /// Runnable jobs the walk found, to offer as needed (`help_once`).
-    runnable: Vec<Entry>,
-    /// Nodes the walk visited, used when the thread is inside a job.
-    /// Keyed by (slot, generation): a graph can hold two handles of one
-    /// slot, an early job's (finished, slot reused) and a later one's.
-    visited: HashSet<(*const Slot, u32), SlotHash>,
-    /// Entries kept by `compact_deques`.
-    keep: Vec<Entry>,
-}
-
-impl WaitScratch {
-    /// Entries each buffer starts with (about 6 KiB per context, with
-    /// `park_running`): a burst of 64 jobs (tests/alloc_free.rs) fits.
-    pub(crate) const INITIAL: usize = 64;
-
-    pub(crate) fn with_initial_capacity() -> WaitScratch {
-        WaitScratch {
-            stack: Vec::with_capacity(Self::INITIAL),
-            runnable: Vec::with_capacity(Self::INITIAL),
-            visited: HashSet::with_capacity_and_hasher(Self::INITIAL, SlotHash::default()),
-            keep: Vec::with_capacity(Self::INITIAL),
-        }
-    }
-}
-
-/// Hasher of the walk's visited set: keys are (slot address, generation),
-/// already well spread; SipHash cost more than the rest of the walk.
-#[derive(Default)]
-struct SlotHasher(u64);
-
-impl std::hash::Hasher for SlotHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    #[inline]
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(u64::from(x));
-    }
-    #[inline]
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
-    }
-}
-
-type SlotHash = std::hash::BuildHasherDefault<SlotHasher>;
-
 /// Some waiter needs this entry's job and it can still run.
 #[inline]
 fn is_needed(e: Entry) -> bool {
@@ -931,74 +660,4 @@ pub(crate) fn still_queued(e: Entry) -> bool {
 }
 
 #[cfg(all(test, loom))]
-mod loom_tests {
-    use crate::builder::IdlePolicy;
-    use crate::context::Context;
-    use crate::handle::JobHandle;
-    use crate::registry::Registry;
-    use crate::slot::NOOP_VTABLE;
-    use std::ptr::NonNull;
-    use std::time::Duration;
-
-    // Finish vs waiter registration, on the real code: a thread finishes a
-    // running job (`Registry::finish`) while another pins it, registers as
-    // parked and sleeps (`Registry::park_on`, wait spin 0). Whatever the
-    // interleaving, the waiter sees the job finished or is woken: no lost
-    // wake-up (loom reports a deadlock if the waiter sleeps forever), and
-    // the slot is freed exactly once (the finisher or the waiter's unpin
-    // recycles it).
-    #[test]
-    fn finish_wakes_a_waiter_that_parks_concurrently() {
-        loom::model(|| {
-            let reg = Registry::new(
-                0,
-                IdlePolicy::default(),
-                Duration::ZERO,
-                true,
-                16,
-                1 << 20,
-                64,
-                crate::active::Active::new(0, false, false),
-            );
-            let waiter = reg.claim_external() as usize;
-            let runner = reg.claim_external() as usize;
-            // SAFETY: contexts live as long as `reg`; each is used by one
-            // model thread at a time (the runner's moves to the spawned one).
-            let ctx_r = unsafe { &*(runner as *const Context) };
-            let (slot, gen) = reg.alloc(ctx_r);
-            // SAFETY: fresh, unpublished slot.
-            unsafe { slot.set_vtable(&NOOP_VTABLE) };
-            slot.publish_runnable(gen, 0);
-            assert!(slot.claim(gen).is_some());
-            let h = JobHandle {
-                slot: NonNull::from(slot),
-                gen,
-                system: reg.id,
-            };
-            let slot_addr = slot as *const _ as usize;
-            let reg2 = reg.clone();
-            let t = loom::thread::spawn(move || {
-                // SAFETY: as above; the slot lives in `reg2`'s pages.
-                let (ctx_r, slot) = unsafe {
-                    (
-                        &*(runner as *const Context),
-                        &*(slot_addr as *const crate::slot::Slot),
-                    )
-                };
-                reg2.finish(ctx_r, slot, gen, 0);
-            });
-            // SAFETY: as above.
-            let ctx_w = unsafe { &*(waiter as *const Context) };
-            let mut marked = false;
-            loop {
-                let s = h.slot().state();
-                if s.is_complete_for(gen) {
-                    break;
-                }
-                reg.park_on(ctx_w, h, &mut marked, false).unwrap();
-            }
-            t.join().unwrap();
-            assert!(reg.is_complete(h));
-        });
-    }
-}
+mod loom_tests;

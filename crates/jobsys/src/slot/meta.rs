@@ -1,0 +1,100 @@
+//! What a slot holds besides its state: the job's vtable (`JobVTable`,
+//! and the two vtables of jobs with nothing to run) and its packed name,
+//! priority and pinned thread (`JobMeta`).
+
+use std::sync::atomic::AtomicUsize;
+
+/// What kind of job a slot holds, and how to run or drop its payload.
+pub(crate) struct JobVTable {
+    /// Run (consuming) the closure in the payload.
+    pub run: unsafe fn(*mut u8),
+    /// Drop the payload without running it.
+    pub drop: unsafe fn(*mut u8),
+    /// The closure's type name (unnamed jobs are reported by it).
+    pub type_name: fn() -> &'static str,
+    /// For parallel_for: run indices `[begin, end)` of the closure, which
+    /// is whole pieces of `batch` indices (the last may be shorter), and
+    /// start no further piece once the loop stops handing out pieces (the
+    /// `AtomicUsize` is its dispenser: parallel_for.rs `stopped`).
+    pub run_range: unsafe fn(*const u8, usize, usize, usize, &AtomicUsize),
+}
+
+/// A job's name id (`desc::intern`), priority and pinned thread, in the
+/// slot's 4 spare bytes: name 16 bits, priority 2, pin 14.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct JobMeta {
+    pub name: u16,
+    pub priority: u8,
+    /// 0: any thread may run the job; else the index + 1 of the only
+    /// context that may (`Pin`).
+    pub pin: u16,
+}
+
+/// Contexts a pinned job can name (14 bits, minus the 0 "unpinned").
+pub(crate) const MAX_PIN_CONTEXTS: usize = (1 << 14) - 1;
+
+impl JobMeta {
+    /// One word, so the slot can keep it in an atomic.
+    #[inline]
+    pub(super) fn pack(self) -> u32 {
+        debug_assert!(self.priority < 4 && usize::from(self.pin) <= MAX_PIN_CONTEXTS);
+        u32::from(self.name) | u32::from(self.priority) << 16 | u32::from(self.pin) << 18
+    }
+
+    /// Unnamed, normal priority, unpinned.
+    pub(super) fn default_packed() -> u32 {
+        JobMeta {
+            name: 0,
+            priority: 1,
+            pin: 0,
+        }
+        .pack()
+    }
+
+    #[inline]
+    pub(super) fn unpack(w: u32) -> JobMeta {
+        JobMeta {
+            name: w as u16,
+            priority: ((w >> 16) & 3) as u8,
+            pin: (w >> 18) as u16,
+        }
+    }
+
+    /// The context a pinned job must run on.
+    #[inline]
+    pub(crate) fn pinned_to(self) -> Option<u32> {
+        u32::from(self.pin).checked_sub(1)
+    }
+}
+
+/// `NOOP_VTABLE`'s `run` and `drop`: the slot has nothing to run or drop.
+///
+/// # Safety
+/// None beyond the vtable's: it reads nothing, so any pointer will do.
+unsafe fn noop(_: *mut u8) {}
+/// `NOOP_VTABLE`'s `run_range`, never called (no loop has this vtable).
+///
+/// # Safety
+/// None: it reads nothing.
+unsafe fn noop_range(_: *const u8, _: usize, _: usize, _: usize, _: &AtomicUsize) {}
+/// The vtable of a job with nothing to run (`combine`).
+fn combine_name() -> &'static str {
+    "combine"
+}
+pub(crate) static NOOP_VTABLE: JobVTable = JobVTable {
+    type_name: combine_name,
+    run: noop,
+    drop: noop,
+    run_range: noop_range,
+};
+fn empty_loop_name() -> &'static str {
+    "parallel_for (empty range)"
+}
+/// The vtable of a `parallel_for` over an empty range: nothing to run, but
+/// not a group (`cancel` of a `combine` cancels its members).
+pub(crate) static EMPTY_LOOP_VTABLE: JobVTable = JobVTable {
+    type_name: empty_loop_name,
+    run: noop,
+    drop: noop,
+    run_range: noop_range,
+};
