@@ -166,38 +166,7 @@ def main():
         n = len(re.findall(r"^impl(<[^>]*>)?\s+Registry\b", code, re.M))
         if n:
             impls[rel] = n
-    nodes = sorted(set(edges) | {t for ts in edges.values() for t in ts})
-
-    # Tarjan's strongly connected components.
-    index, low, stack, on, sccs = {}, {}, [], set(), []
-    counter = [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in sorted(edges.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            sccs.append(sorted(comp))
-
-    sys.setrecursionlimit(10000)
-    for v in nodes:
-        if v not in index:
-            visit(v)
-    circles = [c for c in sccs if len(c) > 1]
+    nodes, circles = circles_of(edges)
     arrows = sum(len(t) for t in edges.values())
     print(f"modules: {len(nodes)}, import arrows: {arrows}")
     if circles:
