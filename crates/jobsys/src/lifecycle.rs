@@ -96,9 +96,20 @@ impl Registry {
 
     // ---- submitting -------------------------------------------------------
 
-    /// Check that every handle in `deps` is ours.
+    /// Check that every handle in `deps` is ours. Inlined to a length
+    /// test: most jobs have no dependencies.
     #[track_caller]
+    #[inline(always)]
     pub(crate) fn check_handles(&self, deps: &[JobHandle], what: &str) {
+        if !deps.is_empty() {
+            self.check_some_handles(deps, what);
+        }
+    }
+
+    /// `check_handles` of a non-empty list, out of line.
+    #[track_caller]
+    #[inline(never)]
+    fn check_some_handles(&self, deps: &[JobHandle], what: &str) {
         for d in deps {
             assert!(
                 d.system == self.id,
