@@ -194,6 +194,13 @@ typedef struct jobsys_profiler_callbacks {
     void (*frame_end)(void *user_data, uint32_t thread, uint64_t frame);
     /* jobsys_set_active_workers (or follow_cpus) changed the active workers to `count`. */
     void (*active_workers)(void *user_data, uint32_t thread, uint32_t count);
+    /* This thread was runnable but not running (waiting for a CPU: preempted by the OS, or not
+     * yet picked after a wake) for `wait_ns` in all since its previous sample. Called at one of
+     * the thread's state boundaries (a job's begin or end, a search, spin or sleep begin, a
+     * sleep end, a wait's begin or end), at most once per 50 us per thread, only with a nonzero
+     * wait; the wait lies somewhere between the previous sample and this call. Never called
+     * where the run-queue wait cannot be read (not Linux, or no per-thread schedstat). */
+    void (*preempted)(void *user_data, uint32_t thread, uint64_t wait_ns);
 } jobsys_profiler_callbacks;
 
 /* Settings for jobsys_create. Fill with jobsys_config_init, then change fields.

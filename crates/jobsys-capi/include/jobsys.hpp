@@ -361,6 +361,9 @@ public:
     virtual void frame_begin(uint32_t /*thread*/, uint64_t /*frame*/) {}
     virtual void frame_end(uint32_t /*thread*/, uint64_t /*frame*/) {}
     virtual void active_workers(uint32_t /*thread*/, uint32_t /*count*/) {}
+    // Runnable but not running for wait_ns since the last sample (see
+    // jobsys_profiler_callbacks.preempted): the "preempted" state.
+    virtual void preempted(uint32_t /*thread*/, uint64_t /*wait_ns*/) {}
 };
 
 namespace detail {
@@ -450,6 +453,10 @@ jobsys_profiler_callbacks profiler_callbacks(H &hooks) noexcept {
     if constexpr (JOBSYS_HOOK_OVERRIDDEN(active_workers))
         cb.active_workers = [](void *u, uint32_t t, uint32_t c) {
             call_hook([&] { static_cast<H *>(u)->H::active_workers(t, c); });
+        };
+    if constexpr (JOBSYS_HOOK_OVERRIDDEN(preempted))
+        cb.preempted = [](void *u, uint32_t t, uint64_t ns) {
+            call_hook([&] { static_cast<H *>(u)->H::preempted(t, ns); });
         };
 #undef JOBSYS_HOOK_OVERRIDDEN
     return cb;

@@ -13,9 +13,9 @@
 //! callbacks) leaves the newer callbacks NULL, one from a newer header has
 //! its extra callbacks ignored. A `size` below the first version's (0: the
 //! caller forgot it) is rejected.
-//! (With one version, "at most its own struct's" is a whole read; the day a
-//! callback is added, `from_c` must copy `min(size, size_of::<Callbacks>())`
-//! bytes into a zeroed table, and `SIZE_V1` stays the first struct's size.)
+//! `from_c` copies `min(size, size_of::<Callbacks>())` bytes into a zeroed
+//! table; `SIZE_V1` is the first version's size (the struct below) and
+//! stays that when a later version adds callbacks at the end.
 
 use crate::errors::{Code, Error, Result};
 use jobsys::trace::JobId;
@@ -29,6 +29,7 @@ type Thread = unsafe extern "C" fn(*mut c_void, u32);
 type ThreadJob = unsafe extern "C" fn(*mut c_void, u32, u64);
 type ThreadJobName = unsafe extern "C" fn(*mut c_void, u32, u64, *const c_char, usize);
 type ThreadThread = unsafe extern "C" fn(*mut c_void, u32, u32);
+type ThreadNs = unsafe extern "C" fn(*mut c_void, u32, u64);
 
 /// `jobsys_profiler_callbacks` (same field order and types as the header).
 /// All-zero bytes are a valid value (every callback `None`).
@@ -53,6 +54,7 @@ pub struct Callbacks {
     pub frame_begin: Option<ThreadJob>,
     pub frame_end: Option<ThreadJob>,
     pub active_workers: Option<ThreadThread>,
+    pub preempted: Option<ThreadNs>,
 }
 
 /// The `size` of the first version of the struct (the one above): the
@@ -75,6 +77,7 @@ impl Callbacks {
             || self.frame_begin.is_some()
             || self.frame_end.is_some()
             || self.active_workers.is_some()
+            || self.preempted.is_some()
     }
 }
 
@@ -112,10 +115,20 @@ pub unsafe fn from_c(table: *const Callbacks) -> Result<Option<Arc<dyn ProfilerH
             ),
         ));
     }
-    // SAFETY: `size >= SIZE_V1` readable bytes, as the caller promises, and
-    // the header's fields up to there are ours, so the read is in bounds and
-    // each field holds a value of its type (a function pointer or NULL).
-    let cb = unsafe { table.read() };
+    // The bytes both versions know: a newer header's extra callbacks are
+    // not read; an older one's missing ones stay zero (NULL).
+    let known = size.min(size_of::<Callbacks>());
+    let mut cb = std::mem::MaybeUninit::<Callbacks>::zeroed();
+    // SAFETY: `size >= known` readable bytes at `table`, as the caller
+    // promises; `cb` has room for `size_of::<Callbacks>() >= known`; the two
+    // do not overlap (one is a fresh local).
+    unsafe {
+        std::ptr::copy_nonoverlapping(table.cast::<u8>(), cb.as_mut_ptr().cast::<u8>(), known)
+    };
+    // SAFETY: all-zero bytes are a valid `Callbacks` (its doc), and the
+    // bytes copied over them are the caller's fields up to `known`, each a
+    // value of its type (a function pointer or NULL), as the header says.
+    let cb = unsafe { cb.assume_init() };
     if !cb.any() {
         return Ok(None);
     }
@@ -158,5 +171,73 @@ impl ProfilerHooks for CHooks {
         frame_begin(thread: u32, frame: u64) => (thread, frame);
         frame_end(thread: u32, frame: u64) => (thread, frame);
         active_workers(thread: u32, count: u32) => (thread, count);
+        preempted(thread: u32, wait_ns: u64) => (thread, wait_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// What `on_preempted` received: thread << 48 | wait_ns.
+    unsafe extern "C" fn on_preempted(user_data: *mut c_void, thread: u32, wait_ns: u64) {
+        // SAFETY: the tests pass a live `AtomicU64` as user_data.
+        let seen = unsafe { &*user_data.cast::<AtomicU64>() };
+        seen.store((u64::from(thread) << 48) | wait_ns, Ordering::Relaxed);
+    }
+
+    fn zeroed() -> Callbacks {
+        // SAFETY: all-zero bytes are a valid `Callbacks` (every callback None).
+        unsafe { std::mem::MaybeUninit::<Callbacks>::zeroed().assume_init() }
+    }
+
+    #[test]
+    fn a_table_with_only_preempted_installs_hooks_that_forward_it() {
+        let seen = AtomicU64::new(0);
+        let mut cb = zeroed();
+        cb.size = size_of::<Callbacks>() as u32;
+        cb.user_data = (&seen as *const AtomicU64).cast_mut().cast();
+        cb.preempted = Some(on_preempted);
+        // SAFETY: a whole table of this version, live for the test.
+        let hooks = unsafe { from_c(&cb) }
+            .unwrap()
+            .expect("preempted alone is a hook");
+        hooks.preempted(3, 1234);
+        assert_eq!(seen.load(Ordering::Relaxed), (3 << 48) | 1234);
+    }
+
+    #[test]
+    fn a_newer_headers_larger_table_is_read_up_to_this_versions_fields() {
+        #[repr(C)]
+        struct Newer {
+            cb: Callbacks,
+            later: [usize; 2],
+        }
+        let seen = AtomicU64::new(0);
+        let mut t = Newer {
+            cb: zeroed(),
+            later: [usize::MAX; 2],
+        };
+        t.cb.size = size_of::<Newer>() as u32;
+        t.cb.user_data = (&seen as *const AtomicU64).cast_mut().cast();
+        t.cb.preempted = Some(on_preempted);
+        // SAFETY: `size` readable bytes at the table; the unknown tail is
+        // never interpreted.
+        let hooks = unsafe { from_c(&t.cb) }.unwrap().expect("hooks");
+        hooks.preempted(1, 7);
+        assert_eq!(seen.load(Ordering::Relaxed), (1 << 48) | 7);
+    }
+
+    #[test]
+    fn a_size_below_the_first_versions_is_refused_and_all_null_is_no_hooks() {
+        let mut cb = zeroed();
+        cb.size = (SIZE_V1 - 1) as u32;
+        // SAFETY: the whole table is readable.
+        let err = unsafe { from_c(&cb) }.expect_err("too small");
+        assert_eq!(err.code, Code::Config);
+        cb.size = SIZE_V1 as u32;
+        // SAFETY: as above.
+        assert!(unsafe { from_c(&cb) }.unwrap().is_none());
     }
 }

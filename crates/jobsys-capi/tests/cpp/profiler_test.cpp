@@ -72,6 +72,12 @@ struct OnlyBegin : jobsys::ProfilerHooks {
     void job_begin(uint32_t, uint64_t, std::string_view) override { begins++; }
 };
 
+struct OnlyPreempted : jobsys::ProfilerHooks {
+    uint32_t thread = 0;
+    uint64_t ns = 0;
+    void preempted(uint32_t t, uint64_t wait_ns) override { thread = t, ns = wait_ns; }
+};
+
 struct Thrower : jobsys::ProfilerHooks {
     void job_begin(uint32_t, uint64_t, std::string_view) override { throw std::runtime_error("boom"); }
 };
@@ -85,7 +91,12 @@ void only_overridden_methods_are_installed() {
           cb.job_ready == nullptr && cb.steal == nullptr && cb.wait_begin == nullptr &&
           cb.wait_end == nullptr && cb.sleep_begin == nullptr && cb.sleep_end == nullptr &&
           cb.wake == nullptr && cb.frame_begin == nullptr && cb.frame_end == nullptr &&
-          cb.active_workers == nullptr);
+          cb.active_workers == nullptr && cb.preempted == nullptr);
+    OnlyPreempted p;
+    jobsys_profiler_callbacks pc = jobsys::detail::profiler_callbacks(p);
+    CHECK(pc.preempted != nullptr && pc.job_begin == nullptr && pc.user_data == &p);
+    pc.preempted(pc.user_data, 2, 900); // what the library calls: forwarded to the override
+    CHECK(p.thread == 2 && p.ns == 900);
     Recorder r;
     jobsys_profiler_callbacks all = jobsys::detail::profiler_callbacks(r);
     CHECK(all.thread_start && all.thread_stop && all.job_begin && all.job_end && all.wait_begin &&

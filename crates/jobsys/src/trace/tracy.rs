@@ -76,7 +76,9 @@ fn close(kind: Kind, id: u64) -> bool {
 /// - plots: `jobsys active workers`, `jobsys queued jobs` (runnable and
 ///   not started: see [`Queued`]), `jobsys running jobs` (job zones open
 ///   over all threads) and `jobsys jobs ready per frame` (jobs that became
-///   runnable since the previous frame mark, plotted at each mark).
+///   runnable since the previous frame mark, plotted at each mark) and
+///   `jobsys preempted us` (each `preempted` report: microseconds a thread
+///   was runnable without a CPU since its previous report);
 ///
 /// Wakes and steals are not shown (Tracy has no arrows between threads; a
 /// wake shows as the end of the wakee's sleep zone).
@@ -90,7 +92,7 @@ pub struct TracyHooks {
     queued: Queued,
     running: AtomicI64,
     ready: AtomicU64,
-    counts: [AtomicU64; 3],
+    counts: [AtomicU64; 4],
 }
 
 /// How much a [`TracyHooks`] has sent to Tracy (for tests and checks).
@@ -103,11 +105,14 @@ pub struct TracyCounts {
     pub frame_marks: u64,
     /// Threads named.
     pub threads_named: u64,
+    /// Nanoseconds of run-queue wait reported by `preempted`, in all.
+    pub preempted_ns: u64,
 }
 
 const ZONES_SENT: usize = 0;
 const FRAMES_SENT: usize = 1;
 const NAMES_SENT: usize = 2;
+const PREEMPTED_NS: usize = 3;
 
 impl Default for TracyHooks {
     fn default() -> Self {
@@ -134,6 +139,7 @@ impl TracyHooks {
             zones: c(ZONES_SENT),
             frame_marks: c(FRAMES_SENT),
             threads_named: c(NAMES_SENT),
+            preempted_ns: c(PREEMPTED_NS),
         }
     }
 
@@ -227,6 +233,12 @@ impl ProfilerHooks for TracyHooks {
             .plot(plot_name!("jobsys jobs ready per frame"), ready as f64);
     }
 
+    fn preempted(&self, _thread: u32, wait_ns: u64) {
+        self.counts[PREEMPTED_NS].fetch_add(wait_ns, Ordering::Relaxed);
+        self.client
+            .plot(plot_name!("jobsys preempted us"), wait_ns as f64 / 1000.0);
+    }
+
     fn active_workers(&self, _thread: u32, count: u32) {
         self.client
             .plot(plot_name!("jobsys active workers"), f64::from(count));
@@ -295,7 +307,17 @@ impl Queued {
 
 #[cfg(test)]
 mod tests {
-    use super::{Queued, MAX_AGE, SWEEP};
+    use super::{Queued, TracyHooks, MAX_AGE, SWEEP};
+    use crate::trace::ProfilerHooks;
+
+    #[test]
+    fn preempted_reports_add_up_in_the_counts() {
+        let hooks = TracyHooks::new();
+        let before = hooks.counts().preempted_ns;
+        hooks.preempted(1, 5_000);
+        hooks.preempted(2, 250);
+        assert_eq!(hooks.counts().preempted_ns - before, 5_250);
+    }
 
     #[test]
     fn queued_counts_ready_until_the_first_begin() {
