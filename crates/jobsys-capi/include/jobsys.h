@@ -90,8 +90,10 @@ typedef enum jobsys_error {
     JOBSYS_ERR_INTERNAL = 10,          /* a bug in jobsys; the message says where */
     JOBSYS_ERR_IO = 11,                /* a file could not be written */
     JOBSYS_ERR_CANCELLED = 12,         /* the job, or one it depends on, was cancelled */
-    JOBSYS_ERR_OUTCOME_UNKNOWN = 13    /* the job finished, but whether it failed is no longer
+    JOBSYS_ERR_OUTCOME_UNKNOWN = 13,   /* the job finished, but whether it failed is no longer
                                           known (see jobsys_handle); treat it as a failure */
+    JOBSYS_ERR_TIMEOUT = 14            /* jobsys_complete_timeout: the time ran out first; the
+                                          job goes on (not cancelled) */
 } jobsys_error;
 
 /* How idle workers wait for work (see crates/jobsys/src/sleep/README.md, "Idle policies"). */
@@ -455,6 +457,13 @@ jobsys_error jobsys_combine(jobsys_system *sys, const jobsys_handle *handles, si
  * `the job "physics" failed: ...`, `a job this one depends on, job "physics", failed: ...`, a
  * cancellation's text ends `(job "physics")`. */
 jobsys_error jobsys_complete(jobsys_system *sys, jobsys_handle h);
+
+/* jobsys_complete that gives up after timeout_ns nanoseconds with JOBSYS_ERR_TIMEOUT, leaving the
+ * job as it is (not cancelled: wait again, or jobsys_cancel it). It runs h's work meanwhile as
+ * jobsys_complete does, and a job it runs is not interrupted, so it may return later than the
+ * timeout by that job's length. A finished job never reports TIMEOUT, even with timeout_ns 0.
+ * Errors: those of jobsys_complete, and TIMEOUT. */
+jobsys_error jobsys_complete_timeout(jobsys_system *sys, jobsys_handle h, uint64_t timeout_ns);
 
 /* *done = whether h finished (successfully or not). Never blocks, never runs a job. Errors:
  * NULL_ARGUMENT (sys, done), INVALID_HANDLE, FOREIGN_HANDLE. */

@@ -73,6 +73,7 @@
 
 #include "jobsys.h"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -970,6 +971,20 @@ public:
     // complete() that returns the code instead of throwing (the message:
     // jobsys_last_error_message()).
     jobsys_error try_complete(Handle h) noexcept { return jobsys_complete(sys_, h.raw()); }
+
+    // complete() that gives up after `timeout`: false if h has not finished
+    // by then (the job goes on, not cancelled: wait again or cancel it);
+    // true once it has; throws as complete() does if it failed. A job this
+    // thread runs meanwhile is not interrupted, so it may return later than
+    // the timeout by that job's length.
+    template <class Rep, class Period>
+    bool complete_for(Handle h, std::chrono::duration<Rep, Period> timeout) {
+        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+        jobsys_error e = jobsys_complete_timeout(sys_, h.raw(), ns < 0 ? 0 : uint64_t(ns));
+        if (e == JOBSYS_ERR_TIMEOUT) return false;
+        detail::check(e);
+        return true;
+    }
 
     // Whether h finished (successfully or not); never blocks.
     bool is_complete(Handle h) const {

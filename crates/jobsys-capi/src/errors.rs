@@ -30,10 +30,11 @@ pub enum Code {
     Cancelled = 12,
     /// The job finished, but whether it failed is no longer known.
     OutcomeUnknown = 13,
+    Timeout = 14,
 }
 
 /// Every code with its name in the header, for `jobsys_error_name`.
-const NAMES: [(Code, &[u8]); 14] = [
+const NAMES: [(Code, &[u8]); 15] = [
     (Code::Ok, b"JOBSYS_OK\0"),
     (Code::NullArgument, b"JOBSYS_ERR_NULL_ARGUMENT\0"),
     (Code::InvalidArgument, b"JOBSYS_ERR_INVALID_ARGUMENT\0"),
@@ -48,6 +49,7 @@ const NAMES: [(Code, &[u8]); 14] = [
     (Code::Io, b"JOBSYS_ERR_IO\0"),
     (Code::Cancelled, b"JOBSYS_ERR_CANCELLED\0"),
     (Code::OutcomeUnknown, b"JOBSYS_ERR_OUTCOME_UNKNOWN\0"),
+    (Code::Timeout, b"JOBSYS_ERR_TIMEOUT\0"),
 ];
 
 /// A failure of one call: its code and a message for
@@ -81,6 +83,7 @@ pub fn from_job_error(e: &jobsys::JobError) -> Error {
         JobError::ForeignHandle => Code::ForeignHandle,
         JobError::Cancelled(_) => Code::Cancelled,
         JobError::OutcomeUnknown => Code::OutcomeUnknown,
+        JobError::Timeout => Code::Timeout,
         _ => Code::Internal,
     };
     let message = match e {

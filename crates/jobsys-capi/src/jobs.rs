@@ -905,6 +905,29 @@ pub unsafe extern "C" fn jobsys_complete(sys: *const System, h: Handle) -> Code 
     })
 }
 
+/// `jobsys_complete` that gives up after `timeout_ns` with `Timeout`.
+///
+/// # Safety
+/// `sys` live or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_complete_timeout(
+    sys: *const System,
+    h: Handle,
+    timeout_ns: u64,
+) -> Code {
+    ffi("jobsys_complete_timeout", || {
+        // SAFETY: as promised by the caller.
+        let s = unsafe { system(sys) }?;
+        match job_of(&s.js, h)? {
+            None => Ok(()),
+            Some(job) => {
+                s.js.try_complete_timeout(job, std::time::Duration::from_nanos(timeout_ns))
+                    .map_err(|e| crate::errors::from_job_error(&e))
+            }
+        }
+    })
+}
+
 /// `*done` = has `h` finished (successfully or not)? Never blocks.
 ///
 /// # Safety

@@ -276,6 +276,10 @@ pub enum JobError {
     /// program that keeps its failures below `failure_history` never sees
     /// it. Treat it as a failure whose cause is lost.
     OutcomeUnknown,
+    /// A timed wait ([`JobSystem::try_complete_timeout`](crate::JobSystem::try_complete_timeout))
+    /// ran out of time before the job finished. Nothing happened to the
+    /// job: it goes on, and its handle may be waited on again.
+    Timeout,
 }
 
 impl fmt::Display for JobError {
@@ -303,6 +307,10 @@ impl fmt::Display for JobError {
             JobError::WaitOnSelf => write!(
                 f,
                 "jobsys: a job waited on itself (or on a job that depends on it); that wait would never end"
+            ),
+            JobError::Timeout => write!(
+                f,
+                "jobsys: the wait timed out before the job finished (the job goes on)"
             ),
         }
     }

@@ -14,6 +14,7 @@ use crate::spawn::JobBuilder;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// A pool of worker threads running jobs with dependencies.
 ///
@@ -357,6 +358,34 @@ impl JobSystem {
     /// `complete`, returning failures as a value instead of panicking.
     pub fn try_complete(&self, h: JobHandle) -> Result<(), JobError> {
         self.reg().wait(h)
+    }
+
+    /// `try_complete` that gives up after `timeout`:
+    /// `Err(JobError::Timeout)` if `h` has not finished by then (a frame
+    /// that must present does not block for ever on streaming). The job
+    /// is not cancelled; wait on it again or [`cancel`](Self::cancel) it.
+    /// It helps with `h`'s work meanwhile, as `complete` does, and a job it
+    /// runs is not interrupted, so it can return later than `timeout` by
+    /// the length of the job it was running. A finished job is never
+    /// reported as timed out, even with a zero `timeout`.
+    ///
+    /// ```
+    /// # let js = jobsys::JobSystem::builder().workers(1).build().unwrap();
+    /// use jobsys::JobError;
+    /// use std::time::Duration;
+    /// # fn stream_in_texture() {}
+    /// let texture = js.job().name("stream").schedule(stream_in_texture);
+    /// match js.try_complete_timeout(texture, Duration::from_millis(2)) {
+    ///     Ok(()) => { /* draw with the new texture */ }
+    ///     Err(JobError::Timeout) => { /* draw without it; wait again next frame */ }
+    ///     Err(e) => panic!("{e}"),
+    /// }
+    /// ```
+    pub fn try_complete_timeout(&self, h: JobHandle, timeout: Duration) -> Result<(), JobError> {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.reg().wait_until(h, deadline),
+            None => self.reg().wait(h), // beyond any Instant: no deadline
+        }
     }
 
     /// Has `h` finished (successfully or not)? Never blocks. When it has

@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1040,6 +1041,43 @@ static void test_cancel(void) {
     OK(jobsys_destroy(sys));
 }
 
+/* A job that says it started, then waits for `go`. */
+struct held {
+    atomic_int started, go;
+};
+static void hold(void *p) {
+    struct held *h = p;
+    atomic_store(&h->started, 1);
+    while (!atomic_load(&h->go)) sched_yield();
+}
+
+static void test_complete_timeout(void) {
+    jobsys_system *sys = create(1);
+    struct held held = {0, 0};
+    jobsys_handle h;
+    OK(jobsys_schedule(sys, NULL, hold, &held, &h));
+    while (!atomic_load(&held.started)) sched_yield(); /* on the worker */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    EXPECT(jobsys_complete_timeout(sys, h, 20 * 1000 * 1000), JOBSYS_ERR_TIMEOUT);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double waited_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+    CHECK(waited_ms >= 20.0); /* not before the timeout */
+    MESSAGE_HAS("timed out");
+    bool done = true;
+    OK(jobsys_is_complete(sys, h, &done));
+    CHECK(!done); /* not cancelled, not finished */
+    EXPECT(jobsys_complete_timeout(sys, h, 0), JOBSYS_ERR_TIMEOUT);
+    CHECK(strcmp(jobsys_error_name(JOBSYS_ERR_TIMEOUT), "JOBSYS_ERR_TIMEOUT") == 0);
+    atomic_store(&held.go, 1);
+    OK(jobsys_complete_timeout(sys, h, UINT64_MAX)); /* no deadline in reach: a plain wait */
+    OK(jobsys_complete_timeout(sys, h, 0));          /* finished: OK even with no time */
+    jobsys_handle none = {0, 0};
+    OK(jobsys_complete_timeout(sys, none, 0));
+    EXPECT(jobsys_complete_timeout(NULL, h, 0), JOBSYS_ERR_NULL_ARGUMENT);
+    OK(jobsys_destroy(sys));
+}
+
 static void test_active_workers(void) {
     jobsys_system *sys = create(2);
     uint32_t n = 99;
@@ -1657,6 +1695,7 @@ int main(void) {
     test_dense_thread_indices();
     test_cancel();
     test_active_workers();
+    test_complete_timeout();
     jobsys_system *again = create(2);
     test_desc_size_and_flags(again);
     OK(jobsys_destroy(again));

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -699,6 +700,28 @@ void test_frames() {
     if (const char *path = std::getenv("JOBSYS_TEST_TRACE")) js.trace_write(path);
     { auto untraced = js.frame(); } // not recording: a no-op
 }
+// complete_for: false while the job runs past the timeout (the job goes
+// on), true once it finished, throws as complete() does for a failure.
+void test_complete_for() {
+    jobsys::System js(1);
+    std::atomic<bool> started{false}, go{false};
+    auto h = js.schedule([&] {
+        started = true;
+        while (!go) std::this_thread::yield();
+    });
+    while (!started) std::this_thread::yield(); // on the worker
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK(!js.complete_for(h, std::chrono::milliseconds(10)));
+    CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(10));
+    CHECK(!js.is_complete(h));
+    go = true;
+    CHECK(js.complete_for(h, std::chrono::hours(1)));
+    CHECK(js.complete_for(h, std::chrono::nanoseconds(0)));
+    CHECK(js.complete_for(jobsys::Handle(), std::chrono::nanoseconds(-5))); // no job
+    auto bad = js.job().name("boom").schedule([] { throw std::runtime_error("boom"); });
+    expect_error([&] { js.complete_for(bad, std::chrono::seconds(30)); }, JOBSYS_ERR_JOB_FAILED,
+                 "boom");
+}
 } // namespace
 
 int main() {
@@ -724,6 +747,7 @@ int main() {
     CHECK(live == 0);
     test_boxed_callables_are_freed();
     test_frames();
+    test_complete_for();
     test_engine();
     CHECK(live == 0);
     {

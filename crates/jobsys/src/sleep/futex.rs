@@ -49,6 +49,44 @@ impl Futex {
         }
     }
 
+    /// `wait`, for at most about `timeout` (a timed `complete`). May return
+    /// early, spuriously or at the timeout alike: callers re-check their
+    /// condition and their deadline in a loop. On Linux one futex wait
+    /// with a timeout; elsewhere (no timed wait in `atomic-wait`) a sleep
+    /// of at most 500 µs at a time, so a timed wait there notices its
+    /// wake that late. Under loom: an untimed `wait` (models use none).
+    pub(crate) fn wait_for(&self, expected: u32, timeout: std::time::Duration) {
+        #[cfg(all(not(loom), target_os = "linux"))]
+        {
+            let ts = libc::timespec {
+                tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
+                tv_nsec: timeout.subsec_nanos() as libc::c_long,
+            };
+            // SAFETY: FUTEX_WAIT reads the aligned u32 at the word's address
+            // (alive: `&self`) and the timespec on our stack; it changes no
+            // memory. Its result (woken, timed out, interrupted, or the word
+            // already differed) is not needed: the caller re-checks.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    self.word.as_ptr(),
+                    libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                    expected,
+                    &ts as *const libc::timespec,
+                )
+            };
+        }
+        #[cfg(all(not(loom), not(target_os = "linux")))]
+        if self.word.load(Ordering::Acquire) == expected {
+            std::thread::sleep(timeout.min(std::time::Duration::from_micros(500)));
+        }
+        #[cfg(loom)]
+        {
+            let _ = timeout;
+            self.wait(expected);
+        }
+    }
+
     /// Wake every thread sleeping on the word (callers change the word first).
     pub(crate) fn wake_all(&self) {
         #[cfg(not(loom))]

@@ -8,6 +8,7 @@ mod engine;
 mod join;
 mod slots;
 mod storage_trim;
+mod timed_wait;
 
 use crate::{Batch, JobError, JobSystem};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -36,6 +36,19 @@ use crate::registry::Registry;
 use crate::slot::*;
 use crate::sync::{fence, Ordering};
 use crate::waiters::BROKEN;
+use std::time::Instant;
+
+mod depth;
+pub(crate) use depth::DepthGuard;
+
+/// When a timed wait gives up (`wait_until`); `None`: never.
+type Deadline = Option<Instant>;
+
+/// Is the deadline (if any) past?
+#[inline]
+fn past(deadline: Deadline) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
 
 /// Why a scope cancelled one of its jobs (`wait_scoped`).
 const SCOPE_CYCLE: &str = "the job was cancelled before it started: the scope that owned it \
@@ -45,37 +58,6 @@ const SCOPE_CYCLE: &str = "the job was cancelled before it started: the scope th
 /// it waited on the job the scope's thread is inside of (`wait_scoped`).
 const SCOPE_CYCLE_CANCELLED: &str = "the job was cancelled before it started (it waited on the \
                                      job its scope's thread runs)";
-
-/// Keeps `wait_depth` right even if a helped job's panic unwinds through.
-/// When the outermost wait of a thread that is not a worker ends, that
-/// thread is about to go back to its own code: a good moment to give back
-/// job storage (room.rs `idle`).
-pub(crate) struct DepthGuard<'a> {
-    reg: &'a Registry,
-    ctx: &'a Context,
-}
-impl<'a> DepthGuard<'a> {
-    pub(crate) fn new(reg: &'a Registry, ctx: &'a Context) -> Self {
-        ctx.add_wait_depth(1);
-        DepthGuard { reg, ctx }
-    }
-}
-impl Drop for DepthGuard<'_> {
-    fn drop(&mut self) {
-        self.ctx.add_wait_depth(-1);
-        if !self.ctx.is_worker && self.ctx.wait_depth() == 0 {
-            self.reg.compact_deques(self.ctx);
-            crate::room::idle(self.reg, self.ctx);
-            // With every worker benched, this thread may be the only one
-            // that looks: follow the CPUs from here too (`active.rs`).
-            self.reg.active.poll_cpus(
-                self.reg.site(self.ctx),
-                &self.reg.sleep,
-                &self.reg.oversubscribed,
-            );
-        }
-    }
-}
 
 /// Stale entries a thread may leave in its deques before it compacts them.
 const STALE_LIMIT: u32 = 64;
@@ -135,7 +117,15 @@ impl Registry {
 
     /// Wait for `h`, helping with the work it needs.
     pub(crate) fn wait(&self, h: JobHandle) -> Result<(), JobError> {
-        self.wait_with(h, false)
+        self.wait_with(h, false, None)
+    }
+
+    /// `wait` that gives up at `deadline` with `Err(Timeout)`, leaving the
+    /// job as it is (not cancelled). It helps as `wait` does meanwhile, and
+    /// a job it runs is not interrupted: it can return later than
+    /// `deadline` by the length of one such job.
+    pub(crate) fn wait_until(&self, h: JobHandle, deadline: Instant) -> Result<(), JobError> {
+        self.wait_with(h, false, Some(deadline))
     }
 
     /// A scope's wait for one of its jobs, which may borrow the scope's
@@ -157,7 +147,7 @@ impl Registry {
     pub(crate) fn wait_scoped(&self, h: JobHandle) -> Result<(), JobError> {
         let mut cycle = false;
         loop {
-            match self.wait_with(h, true) {
+            match self.wait_with(h, true, None) {
                 Err(JobError::WaitOnSelf) => {
                     cycle = true;
                     let ctx = self.current();
@@ -211,7 +201,12 @@ impl Registry {
         }
     }
 
-    fn wait_with(&self, h: JobHandle, must_finish: bool) -> Result<(), JobError> {
+    fn wait_with(
+        &self,
+        h: JobHandle,
+        must_finish: bool,
+        deadline: Deadline,
+    ) -> Result<(), JobError> {
         if h.system != self.id {
             return Err(JobError::ForeignHandle);
         }
@@ -240,9 +235,9 @@ impl Registry {
         if s.is_plain_runnable() && ctx.batch_pending() == 0 {
             let _depth = DepthGuard::new(self, ctx);
             self.run_if_on_top::<false>(ctx, h);
-            return self.wait_after_top(ctx, h, must_finish);
+            return self.wait_after_top(ctx, h, must_finish, deadline);
         }
-        self.wait_general(ctx, h, s, must_finish)
+        self.wait_general(ctx, h, s, must_finish, deadline)
     }
 
     /// `wait_with` of a job it saw in state `s` that is not a plain
@@ -254,6 +249,7 @@ impl Registry {
         h: JobHandle,
         s: Snapshot,
         must_finish: bool,
+        deadline: Deadline,
     ) -> Result<(), JobError> {
         if s.is_finished() {
             return self.observe(ctx, h);
@@ -270,9 +266,9 @@ impl Registry {
         // flag or that waited for the flush.
         if s.is_runnable_single_untraced() {
             self.run_if_on_top::<false>(ctx, h);
-            return self.wait_after_top(ctx, h, must_finish);
+            return self.wait_after_top(ctx, h, must_finish, deadline);
         }
-        self.wait_slow(ctx, h, Some(s), must_finish)
+        self.wait_slow(ctx, h, Some(s), must_finish, deadline)
     }
 
     /// The rest of a wait after `run_if_on_top`: done if it ran `h` (or
@@ -283,6 +279,7 @@ impl Registry {
         ctx: &Context,
         h: JobHandle,
         must_finish: bool,
+        deadline: Deadline,
     ) -> Result<(), JobError> {
         let s = h.slot().state();
         if s.generation() != h.gen {
@@ -291,7 +288,7 @@ impl Registry {
         if s.is_finished() {
             return self.observe(ctx, h);
         }
-        self.wait_slow(ctx, h, None, must_finish)
+        self.wait_slow(ctx, h, None, must_finish, deadline)
     }
 
     /// `wait_with` past its fast path, or for a `TRACED` job: the traced
@@ -305,6 +302,7 @@ impl Registry {
         h: JobHandle,
         seen: Option<Snapshot>,
         must_finish: bool,
+        deadline: Deadline,
     ) -> Result<(), JobError> {
         let _trace = crate::trace::WaitTrace::of_handle(self.site(ctx), h);
         if let Some(s) = seen {
@@ -312,7 +310,7 @@ impl Registry {
                 self.run_if_on_top::<true>(ctx, h);
             }
         }
-        self.wait_loop(ctx, h, must_finish)
+        self.wait_loop(ctx, h, must_finish, deadline)
     }
 
     /// The fast path of a wait, `h` seen runnable and not a loop: if `h`
@@ -335,8 +333,18 @@ impl Registry {
         }
     }
 
-    /// The rest of a wait: help, spin, park until `h` finishes.
-    fn wait_loop(&self, ctx: &Context, h: JobHandle, must_finish: bool) -> Result<(), JobError> {
+    /// The rest of a wait: help, spin, park until `h` finishes (or the
+    /// deadline passes: `Timeout`, checked only when there is nothing to
+    /// help with, so a finished job is never reported as timed out). The
+    /// `WAITED` marks of a wait that times out stay: they only give the
+    /// marked jobs precedence, and those jobs are still needed.
+    fn wait_loop(
+        &self,
+        ctx: &Context,
+        h: JobHandle,
+        must_finish: bool,
+        deadline: Deadline,
+    ) -> Result<(), JobError> {
         let slot = h.slot();
         let mut marked = false;
         loop {
@@ -350,10 +358,13 @@ impl Registry {
             if self.help_once(ctx, h, &mut marked)? {
                 continue;
             }
-            if self.spin_for_help(ctx, h, &mut marked)? {
+            if past(deadline) {
+                return Err(JobError::Timeout);
+            }
+            if self.spin_for_help(ctx, h, &mut marked, deadline)? {
                 continue;
             }
-            self.park_on(ctx, h, &mut marked, must_finish)?;
+            self.park_on(ctx, h, &mut marked, must_finish, deadline)?;
         }
     }
 
@@ -528,6 +539,7 @@ impl Registry {
         ctx: &Context,
         h: JobHandle,
         marked: &mut bool,
+        deadline: Deadline,
     ) -> Result<bool, JobError> {
         if self.wait_spin.is_zero() {
             return Ok(false);
@@ -542,20 +554,22 @@ impl Registry {
                 return Ok(true);
             }
             let spent = backoff.elapsed();
-            if spent >= self.wait_spin {
+            if spent >= self.wait_spin || past(deadline) {
                 return Ok(false);
             }
             backoff.snooze(spent);
         }
     }
 
-    /// Sleep until `h` finishes or needed work may have become runnable.
+    /// Sleep until `h` finishes or needed work may have become runnable
+    /// (or the deadline passes: the caller's loop then reports it).
     pub(crate) fn park_on(
         &self,
         ctx: &Context,
         h: JobHandle,
         marked: &mut bool,
         must_finish: bool,
+        deadline: Deadline,
     ) -> Result<(), JobError> {
         let slot = h.slot();
         if slot.pin(h.gen).is_none() {
@@ -584,7 +598,16 @@ impl Registry {
         crate::trace::sleep_begin(self.site(ctx));
         let mut word = ctx.park.load(Ordering::Acquire);
         while word == 0 {
-            ctx.park.wait(0);
+            match deadline {
+                None => ctx.park.wait(0),
+                // Timed out: still registered, so a waker may set the word
+                // until `unregister` below takes us off the list (under its
+                // lock, which every waker holds while it sets a word).
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => ctx.park.wait_for(0, left),
+                    _ => break,
+                },
+            }
             word = ctx.park.load(Ordering::Acquire);
         }
         crate::trace::sleep_end(self.site(ctx));
