@@ -205,6 +205,19 @@ impl Graph {
         ))
     }
 
+    /// The priority the next run gives `node`: its own, else `High` on the
+    /// critical path estimated from the finished runs, else `Normal`.
+    pub fn planned_priority(&self, node: NodeId) -> Priority {
+        let st = self.lock();
+        self.opts[node.index()]
+            .priority
+            .unwrap_or(if st.critical[node.index()] {
+                Priority::High
+            } else {
+                Priority::Normal
+            })
+    }
+
     /// Runs started so far.
     pub fn runs(&self) -> u64 {
         self.lock().runs
