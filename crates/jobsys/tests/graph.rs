@@ -556,3 +556,19 @@ fn a_run_after_the_first_allocates_nothing() {
         no_allocation_per_run(1, 2);
     });
 }
+
+#[test]
+fn an_empty_graph_runs_and_a_graph_is_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Graph>();
+    send_sync::<jobsys::GraphReport>();
+    let js = system(0);
+    let graph = Graph::builder().build().unwrap();
+    assert!(graph.is_empty());
+    for _ in 0..3 {
+        js.complete(graph.run(&js));
+    }
+    let r = graph.report(&js).unwrap();
+    assert_eq!(r.frame(), Duration::ZERO);
+    assert!(r.critical_path().is_empty());
+}
