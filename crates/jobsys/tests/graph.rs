@@ -125,7 +125,8 @@ const EDGES: [(usize, usize); 9] = [
 fn every_node_once_in_order(workers: usize, in_flight: usize, overlap: bool) {
     let js = system(workers);
     let c = counted(8, &EDGES, in_flight);
-    let runs = 40;
+    // Fewer under Miri (an interpreter: about 1000x slower).
+    let runs = if cfg!(miri) { 6 } else { 40 };
     let mut last = None;
     for _ in 0..runs {
         let h = c.graph.run(&js);
@@ -548,12 +549,41 @@ fn no_allocation_per_run(workers: usize, in_flight: usize) {
     );
 }
 
+/// Wide: 40 nodes between a source and a sink that waits for all of them
+/// (`after` with 40 dependencies, a `combine` of 42).
+fn no_allocation_per_run_wide(workers: usize) {
+    let js = system(workers);
+    let mut g = Graph::builder();
+    let src = g.node().name("src").call(|| {});
+    let mid: Vec<NodeId> = (0..40)
+        .map(|_| g.node().after(&[src]).call(|| {}))
+        .collect();
+    g.node().name("sink").after(&mid).call(|| {});
+    let graph = g.build().unwrap();
+    for _ in 0..8 {
+        js.complete(graph.run(&js));
+    }
+    let counts: Vec<u64> = (0..16)
+        .map(|_| {
+            let (h, n) = allocations(|| graph.run(&js));
+            js.complete(h);
+            n
+        })
+        .collect();
+    assert!(
+        counts.iter().all(|&n| n == 0),
+        "wide, {workers} workers: allocations per run: {counts:?}"
+    );
+}
+
 #[test]
 fn a_run_after_the_first_allocates_nothing() {
     common::watchdog(120, || {
         no_allocation_per_run(0, 1);
         no_allocation_per_run(0, 2);
         no_allocation_per_run(1, 2);
+        no_allocation_per_run_wide(0);
+        no_allocation_per_run_wide(1);
     });
 }
 

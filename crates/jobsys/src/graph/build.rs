@@ -141,17 +141,17 @@ impl GraphBuilder {
     pub fn build(self) -> Result<Graph, GraphError> {
         let n = self.nodes.len();
         let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut add = |from: u32, to: u32| -> Result<(), GraphError> {
+        let add = |preds: &mut Vec<Vec<u32>>, from: u32, to: u32| -> Result<(), GraphError> {
             for x in [from, to] {
                 if x as usize >= n {
                     return Err(GraphError::UnknownNode(NodeId(x)));
                 }
             }
-            if from != to && !preds[to as usize].contains(&from) {
-                preds[to as usize].push(from);
-            }
             if from == to {
                 return Err(GraphError::Cycle(vec![NodeId(from)]));
+            }
+            if !preds[to as usize].contains(&from) {
+                preds[to as usize].push(from);
             }
             Ok(())
         };
@@ -163,12 +163,17 @@ impl GraphBuilder {
                 });
             }
             for &a in &p.after {
-                add(a, i as u32)?;
+                add(&mut preds, a, i as u32)?;
             }
         }
         for &(a, b) in &self.edges {
-            add(a, b)?;
+            add(&mut preds, a, b)?;
         }
+        // What a run passes as `after`: the explicit edges. Derived ones
+        // only join access nodes, whose runs the resources' histories
+        // order the same way (the run submits in a topological order of
+        // all edges), so passing them too would only double them.
+        let explicit = preds.clone();
         // Declared access, in insertion order: (last writer, readers since).
         let mut hist: HashMap<usize, (Option<u32>, Vec<u32>)> = HashMap::new();
         for (i, p) in self.nodes.iter().enumerate() {
@@ -176,11 +181,11 @@ impl GraphBuilder {
             for &(key, writes) in &p.access {
                 let (w, readers) = hist.entry(key).or_default();
                 if let Some(w) = *w {
-                    add(w, i)?;
+                    add(&mut preds, w, i)?;
                 }
                 if writes {
                     for &r in readers.iter() {
-                        add(r, i)?;
+                        add(&mut preds, r, i)?;
                     }
                     *w = Some(i);
                     readers.clear();
@@ -226,6 +231,7 @@ impl GraphBuilder {
         }
         let topo = Arc::new(Topo {
             names,
+            explicit,
             preds,
             succs,
             order,

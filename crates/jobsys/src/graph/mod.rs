@@ -71,6 +71,9 @@ pub(crate) struct Topo {
     /// Every node's dependencies in the run (explicit and derived, no
     /// duplicates).
     pub(crate) preds: Vec<Vec<u32>>,
+    /// The explicit ones (`after`, `edge`): what a run passes as `after`
+    /// (declared access adds the derived ones at run time).
+    pub(crate) explicit: Vec<Vec<u32>>,
     pub(crate) succs: Vec<Vec<u32>>,
     /// A topological order (Kahn's, ties in insertion order).
     pub(crate) order: Vec<u32>,

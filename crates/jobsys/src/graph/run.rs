@@ -56,7 +56,7 @@ impl State {
         for (i, &x) in topo.order.iter().enumerate() {
             topo_pos[x as usize] = i as u32;
         }
-        let max_preds = topo.preds.iter().map(Vec::len).max().unwrap_or(0);
+        let max_preds = topo.explicit.iter().map(Vec::len).max().unwrap_or(0);
         State {
             runs: 0,
             handles: vec![vec![JobHandle::DANGLING; n]; ring],
@@ -95,8 +95,12 @@ impl Graph {
     /// work on it as on any job.
     ///
     /// With [`max_in_flight`](Graph::max_in_flight) runs in flight, this
-    /// first waits for the oldest (helping with its work). After the first
-    /// run (and one per ring entry) it allocates nothing.
+    /// first waits for the oldest (helping with its work). Its own
+    /// bookkeeping allocates nothing (sized at build); the first runs may
+    /// allocate in the job system as any scheduling does (slot pages,
+    /// deque growth, a name's first use), later ones do not
+    /// (`tests/graph.rs`), except an access node with more than 16
+    /// dependencies at once (docs/graph.md).
     ///
     /// # Panics
     /// If `js` is not the system of the runs still in flight; on a bad
@@ -131,7 +135,7 @@ impl Graph {
         for k in 0..st.order.len() {
             let n = st.order[k] as usize;
             deps.clear();
-            deps.extend(topo.preds[n].iter().map(|&p| st.handles[i][p as usize]));
+            deps.extend(topo.explicit[n].iter().map(|&p| st.handles[i][p as usize]));
             if let Some(p) = prev {
                 let before = st.handles[p][n];
                 if !js.is_complete(before) {
