@@ -449,9 +449,11 @@ fn critical_path_slack_and_what_if_on_a_hand_made_dag() {
     assert!(text.contains("b") && text.contains("slack"), "{text}");
 }
 
-/// Measured: a node that spins for a few milliseconds beside trivial ones
-/// is on the critical path, and the next run gives it `High`, unless it
-/// set its own priority.
+/// Measured: a node that spins for 20 ms beside trivial ones is on the
+/// critical path, and the next run gives it `High`, unless a node set its
+/// own priority. (Timing only as a lower bound: the spin lasts at least
+/// 20 ms; a trivial node would have to be preempted for longer than that
+/// between its two clock reads to take its place.)
 #[test]
 fn measured_critical_path_gets_high_priority() {
     common::watchdog(60, || {
@@ -482,7 +484,7 @@ fn measured_critical_path_gets_high_priority() {
         js.complete(graph.run(&js));
         let r = graph.report(&js).expect("a finished run");
         assert_eq!(r.critical_path(), &[a, slow, own]);
-        assert!(r.duration(slow) >= Duration::from_millis(3));
+        assert!(r.duration(slow) >= Duration::from_millis(20));
         assert!(r.slack(quick) > Duration::ZERO);
         graph.run(&js); // harvests the first run: priorities planned from it
         assert_eq!(graph.planned_priority(slow), Priority::High);
@@ -582,8 +584,11 @@ fn a_run_after_the_first_allocates_nothing() {
         no_allocation_per_run(0, 1);
         no_allocation_per_run(0, 2);
         no_allocation_per_run(1, 2);
-        no_allocation_per_run_wide(0);
-        no_allocation_per_run_wide(1);
+        // 40-wide: minutes under Miri, which the cases above cover.
+        if !cfg!(miri) {
+            no_allocation_per_run_wide(0);
+            no_allocation_per_run_wide(1);
+        }
     });
 }
 
