@@ -470,7 +470,7 @@ fn measured_critical_path_gets_high_priority() {
             .node()
             .name("slow")
             .after(&[a])
-            .call(spin(Duration::from_millis(3)));
+            .call(spin(Duration::from_millis(20)));
         let quick = g.node().name("quick").after(&[a]).call(|| {});
         let own = g
             .node()
