@@ -26,3 +26,8 @@ pub struct ProfilingDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/access.md")]
 pub struct AccessDoctests;
+
+/// docs/graph.md's examples.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/graph.md")]
+pub struct GraphDoctests;

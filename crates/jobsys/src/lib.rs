@@ -179,6 +179,7 @@ mod deque;
 mod desc;
 mod error;
 mod failures;
+mod graph;
 mod handle;
 mod job;
 mod join;
@@ -215,6 +216,9 @@ pub use builder::{
 };
 pub use desc::{JobDesc, Priority};
 pub use error::{JobError, JobPanic, PanicHandler};
+pub use graph::{
+    AccessNodeBuilder, Graph, GraphBuilder, GraphError, GraphReport, NodeBuilder, NodeId,
+};
 pub use handle::JobHandle;
 pub use parallel_for::Batch;
 pub use pinned::{Pin, ThreadIndex};

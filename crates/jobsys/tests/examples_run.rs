@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const EXAMPLES: [&str; 2] = ["game_loop", "scope_borrow"];
+const EXAMPLES: [&str; 3] = ["game_loop", "scope_borrow", "graph"];
 
 /// The examples' executables, built once for both tests.
 fn executables() -> &'static Vec<(String, PathBuf)> {
@@ -136,4 +136,11 @@ fn scope_borrow_matches_the_serial_computation() {
         out.contains("all results equal the serial computation"),
         "{out}"
     );
+}
+
+#[test]
+fn graph_matches_its_serial_replay() {
+    let out = run("graph", Duration::from_secs(60));
+    assert!(out.contains("graph = serial replay"), "{out}");
+    assert!(out.contains("slack"), "{out}");
 }

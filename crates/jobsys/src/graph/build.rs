@@ -1,0 +1,399 @@
+//! Building a graph: nodes with a job's options, edges from `after`,
+//! `edge` and declared access (derived once, here), and the errors a
+//! build reports (a cycle, a conflicting declaration).
+
+use super::body::{Body, Loop, Single, WithAccess};
+use super::{run, Graph, NodeId, NodeOpts, Shared, Span, Topo};
+use crate::access::Access;
+use crate::desc::Priority;
+use crate::parallel_for::Batch;
+use crate::pinned::Pin;
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// A node while the graph is built.
+struct Proto {
+    name: Option<&'static str>,
+    opts: NodeOpts,
+    after: Vec<u32>,
+    /// Declared access: (resource identity, writes).
+    access: Vec<(usize, bool)>,
+    /// A declaration the job API would refuse (a resource twice, one a
+    /// write): reported by `build`.
+    bad_access: Option<String>,
+    body: Box<dyn Body>,
+}
+
+/// Gathers a graph's nodes and edges; [`build`](Self::build) checks them
+/// and derives the edges of declared access.
+pub struct GraphBuilder {
+    nodes: Vec<Proto>,
+    edges: Vec<(u32, u32)>,
+    max_in_flight: usize,
+}
+
+impl Default for GraphBuilder {
+    fn default() -> Self {
+        GraphBuilder::new()
+    }
+}
+
+impl fmt::Debug for GraphBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GraphBuilder")
+            .field("nodes", &self.nodes.len())
+            .field("max_in_flight", &self.max_in_flight)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why [`GraphBuilder::build`] refused a graph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GraphError {
+    /// The edges (explicit and derived from access) form a cycle; the
+    /// nodes on cycles or after one.
+    Cycle(Vec<NodeId>),
+    /// A node declares a resource twice and one declaration writes.
+    Access {
+        /// The node.
+        node: NodeId,
+        /// What is wrong.
+        message: String,
+    },
+    /// An edge or `after` names a node this builder does not have.
+    UnknownNode(NodeId),
+}
+
+impl fmt::Display for GraphError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphError::Cycle(nodes) => {
+                write!(f, "jobsys: the graph has a cycle among")?;
+                for n in nodes {
+                    write!(f, " {n}")?;
+                }
+                Ok(())
+            }
+            GraphError::Access { node, message } => write!(f, "jobsys: {node}: {message}"),
+            GraphError::UnknownNode(n) => write!(f, "jobsys: {n} is not in this graph"),
+        }
+    }
+}
+
+impl std::error::Error for GraphError {}
+
+impl GraphBuilder {
+    /// An empty graph, 2 runs in flight at most.
+    pub fn new() -> GraphBuilder {
+        GraphBuilder {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            max_in_flight: 2,
+        }
+    }
+
+    /// At most `n` runs in flight (default 2): [`Graph::run`] waits for
+    /// (and helps with) the oldest run before starting one past it.
+    ///
+    /// # Panics
+    /// If `n` is 0.
+    pub fn max_in_flight(&mut self, n: usize) -> &mut Self {
+        assert!(
+            n >= 1,
+            "jobsys: GraphBuilder::max_in_flight must be at least 1"
+        );
+        self.max_in_flight = n;
+        self
+    }
+
+    /// Add a node: set its options, then end with `call`,
+    /// `parallel_for` or `access(..).call`.
+    pub fn node(&mut self) -> NodeBuilder<'_> {
+        NodeBuilder {
+            graph: self,
+            name: None,
+            opts: NodeOpts {
+                priority: None,
+                pin: None,
+            },
+            after: Vec::new(),
+        }
+    }
+
+    /// `to` runs after `from` in every run (as `after`, but between nodes
+    /// added in any order).
+    pub fn edge(&mut self, from: NodeId, to: NodeId) -> &mut Self {
+        self.edges.push((from.0, to.0));
+        self
+    }
+
+    /// Check the graph, derive the edges of declared access (in the order
+    /// the nodes were added, as for jobs: a reader after the last writer
+    /// before it, a writer after that writer and every reader since) and
+    /// build it.
+    ///
+    /// # Errors
+    /// [`GraphError`]: a cycle, a node's conflicting declarations, an
+    /// unknown node.
+    pub fn build(self) -> Result<Graph, GraphError> {
+        let n = self.nodes.len();
+        let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let add = |preds: &mut Vec<Vec<u32>>, from: u32, to: u32| -> Result<(), GraphError> {
+            for x in [from, to] {
+                if x as usize >= n {
+                    return Err(GraphError::UnknownNode(NodeId(x)));
+                }
+            }
+            if from == to {
+                return Err(GraphError::Cycle(vec![NodeId(from)]));
+            }
+            if !preds[to as usize].contains(&from) {
+                preds[to as usize].push(from);
+            }
+            Ok(())
+        };
+        for (i, p) in self.nodes.iter().enumerate() {
+            if let Some(m) = &p.bad_access {
+                return Err(GraphError::Access {
+                    node: NodeId(i as u32),
+                    message: m.clone(),
+                });
+            }
+            for &a in &p.after {
+                add(&mut preds, a, i as u32)?;
+            }
+        }
+        for &(a, b) in &self.edges {
+            add(&mut preds, a, b)?;
+        }
+        // What a run passes as `after`: the explicit edges. Derived ones
+        // only join access nodes, whose runs the resources' histories
+        // order the same way (the run submits in a topological order of
+        // all edges), so passing them too would only double them.
+        let explicit = preds.clone();
+        // Declared access, in insertion order: (last writer, readers since).
+        let mut hist: HashMap<usize, (Option<u32>, Vec<u32>)> = HashMap::new();
+        for (i, p) in self.nodes.iter().enumerate() {
+            let i = i as u32;
+            for &(key, writes) in &p.access {
+                let (w, readers) = hist.entry(key).or_default();
+                if let Some(w) = *w {
+                    add(&mut preds, w, i)?;
+                }
+                if writes {
+                    for &r in readers.iter() {
+                        add(&mut preds, r, i)?;
+                    }
+                    *w = Some(i);
+                    readers.clear();
+                } else {
+                    readers.push(i);
+                }
+            }
+        }
+        let mut succs: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (to, ps) in preds.iter().enumerate() {
+            for &from in ps {
+                succs[from as usize].push(to as u32);
+            }
+        }
+        // Kahn's algorithm, ties in insertion order.
+        let mut left: Vec<usize> = preds.iter().map(Vec::len).collect();
+        let mut ready: std::collections::BTreeSet<u32> =
+            (0..n as u32).filter(|&i| left[i as usize] == 0).collect();
+        let mut order = Vec::with_capacity(n);
+        while let Some(i) = ready.pop_first() {
+            order.push(i);
+            for &s in &succs[i as usize] {
+                left[s as usize] -= 1;
+                if left[s as usize] == 0 {
+                    ready.insert(s);
+                }
+            }
+        }
+        if order.len() < n {
+            let stuck = (0..n as u32)
+                .filter(|&i| left[i as usize] > 0)
+                .map(NodeId)
+                .collect();
+            return Err(GraphError::Cycle(stuck));
+        }
+        let mut names = Vec::with_capacity(n);
+        let mut opts = Vec::with_capacity(n);
+        let mut bodies = Vec::with_capacity(n);
+        for p in self.nodes {
+            names.push(p.name);
+            opts.push(p.opts);
+            bodies.push(p.body);
+        }
+        let topo = Arc::new(Topo {
+            names,
+            explicit,
+            preds,
+            succs,
+            order,
+        });
+        let m = self.max_in_flight;
+        let ring = (0..m)
+            .map(|_| {
+                (0..n)
+                    .map(|_| Span {
+                        start: u64::MAX.into(),
+                        end: 0.into(),
+                    })
+                    .collect()
+            })
+            .collect();
+        let state = run::State::new(&topo, m);
+        Ok(Graph {
+            shared: Arc::new(Shared {
+                topo,
+                bodies,
+                ring,
+                epoch: Instant::now(),
+            }),
+            opts,
+            max_in_flight: m,
+            state: Mutex::new(state),
+        })
+    }
+}
+
+/// One node's options (a job's: `name`, `priority`, `pin`, `after`,
+/// `access`), ended by what it runs. Returns its [`NodeId`].
+#[must_use = "a node is added by `call`, `parallel_for` or `access(..).call`"]
+pub struct NodeBuilder<'g> {
+    graph: &'g mut GraphBuilder,
+    name: Option<&'static str>,
+    opts: NodeOpts,
+    after: Vec<u32>,
+}
+
+impl fmt::Debug for NodeBuilder<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeBuilder")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'g> NodeBuilder<'g> {
+    /// The node's name (its jobs' name, and the report's).
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.name = Some(name);
+        self
+    }
+
+    /// The node's own priority. Without one, a node on the critical path
+    /// (measured on earlier runs) is `High` and the others `Normal`.
+    pub fn priority(mut self, priority: Priority) -> Self {
+        self.opts.priority = Some(priority);
+        self
+    }
+
+    /// Run on one thread only, as [`JobBuilder::pin`](crate::JobBuilder::pin)
+    /// (checked when a run schedules it).
+    pub fn pin(mut self, pin: Pin) -> Self {
+        self.opts.pin = Some(pin);
+        self
+    }
+
+    /// Run after these nodes in every run (adding to earlier `after`s).
+    pub fn after(mut self, deps: &[NodeId]) -> Self {
+        self.after.extend(deps.iter().map(|d| d.0));
+        self
+    }
+
+    /// Declared access (`res.read()`, `res.write()`, tuples): edges to the
+    /// graph's other nodes that declare the same resources are derived at
+    /// build; at run time the node is ordered against every other job
+    /// that declares them, and its closure gets the references.
+    pub fn access<A: Access>(self, access: A) -> AccessNodeBuilder<'g, A> {
+        AccessNodeBuilder { node: self, access }
+    }
+
+    /// The node calls `f` once per run.
+    pub fn call<F: Fn() + Send + Sync + 'static>(self, f: F) -> NodeId {
+        self.finish(Vec::new(), None, Box::new(Single(f)))
+    }
+
+    /// A loop node: each run calls `f(i)` for every `i` in `range`, in
+    /// pieces of `batch` on all threads (on the pinned thread with `pin`).
+    ///
+    /// # Panics
+    /// On `Batch::Fixed(0)` (here, not at run time).
+    pub fn parallel_for<F>(self, range: Range<usize>, batch: Batch, f: F) -> NodeId
+    where
+        F: Fn(usize) + Send + Sync + 'static,
+    {
+        let _ = batch.piece_len(range.len(), 1);
+        self.finish(Vec::new(), None, Box::new(Loop { range, batch, f }))
+    }
+
+    /// Add the node.
+    fn finish(
+        self,
+        access: Vec<(usize, bool)>,
+        bad: Option<String>,
+        body: Box<dyn Body>,
+    ) -> NodeId {
+        let NodeBuilder {
+            graph,
+            name,
+            opts,
+            after,
+        } = self;
+        let id = NodeId(graph.nodes.len() as u32);
+        graph.nodes.push(Proto {
+            name,
+            opts,
+            after,
+            access,
+            bad_access: bad,
+            body,
+        });
+        id
+    }
+}
+
+/// A [`NodeBuilder`] with declared access; ends in [`call`](Self::call).
+#[must_use = "a node is added by `call`"]
+pub struct AccessNodeBuilder<'g, A> {
+    node: NodeBuilder<'g>,
+    access: A,
+}
+
+impl<'g, A: Access> AccessNodeBuilder<'g, A> {
+    /// The node calls `f` once per run with `&T` for each read and
+    /// `&mut T` for each write, in the declaration's shape.
+    pub fn call<F>(self, f: F) -> NodeId
+    where
+        F: for<'x> Fn(A::Guards<'x>) + Send + Sync + 'static,
+    {
+        let mut decls: Vec<(usize, bool)> = Vec::new();
+        let mut bad = None;
+        self.access.visit(&mut |s, m| {
+            let key = s as *const crate::access::Shared as usize;
+            let w = m.writes();
+            if let Some(d) = decls.iter_mut().find(|d| d.0 == key) {
+                if d.1 || w {
+                    bad = Some(format!(
+                        "{} is declared twice in one node, and one of the declarations writes",
+                        s.describe()
+                    ));
+                }
+                d.1 |= w;
+            } else {
+                decls.push((key, w));
+            }
+        });
+        let body = WithAccess {
+            access: self.access,
+            f: Arc::new(f),
+        };
+        self.node.finish(decls, bad, Box::new(body))
+    }
+}
