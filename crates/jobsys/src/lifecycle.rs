@@ -316,7 +316,7 @@ impl Registry {
                     Outcome::Failed(rec) => Some(rec.failure),
                     Outcome::Unknown => Some(Arc::new(Failure::dependency_unknown())),
                 };
-                if let Some(f) = failure.filter(|_| !crate::access::is_event(slot)) {
+                if let Some(f) = failure.filter(|_| !crate::slot::is_event(slot)) {
                     slot.set_failure(f);
                 }
                 let last = slot.dep_done();
@@ -326,7 +326,7 @@ impl Registry {
             // SAFETY: `e` is fresh from `write_edge`; we hold the attach pin.
             if !unsafe { dep.push_dependent(pinned, e) } {
                 // Finished: its dependents were walked without us.
-                if let Some(f) = dep.failure().filter(|_| !crate::access::is_event(slot)) {
+                if let Some(f) = dep.failure().filter(|_| !crate::slot::is_event(slot)) {
                     slot.set_failure(f);
                 }
                 let last = slot.dep_done();
@@ -589,7 +589,7 @@ impl Registry {
             if let Some(f) = &failure {
                 // A guard's event does not pass its waits' failures on
                 // (`access/now.rs`).
-                if !crate::access::is_event(dependent) {
+                if !crate::slot::is_event(dependent) {
                     dependent.set_failure(f.clone());
                 }
             }
