@@ -575,6 +575,15 @@ impl JobSystem {
     }
 }
 
+// Here, not in `builder.rs`: the builder's module sits below this one
+// (the system starts from its `Config`), and `build` hands out a system.
+impl Builder {
+    /// Start the workers.
+    pub fn build(self) -> Result<JobSystem, BuildError> {
+        JobSystem::new(self.into_config())
+    }
+}
+
 /// An open hot zone (see [`JobSystem::hot_zone`]); closes when dropped, on
 /// any thread.
 #[must_use = "the hot zone closes when the guard is dropped"]
