@@ -16,6 +16,7 @@ use crate::job::{Entry, StackHeader};
 use crate::registry::Registry;
 use crate::sleep::Futex;
 use crate::sync::Ordering;
+use crate::this_thread::ThisThread;
 use crate::wait::DepthGuard;
 use std::cell::UnsafeCell;
 use std::mem::{ManuallyDrop, MaybeUninit};
@@ -140,7 +141,7 @@ impl Registry {
         // `join_runs_a_on_another_thread_and_waits_for_it`). rayon's
         // `new_internal_jobs` leaves it out; W1's `floor-fence` case measures
         // it (docs/history/benchmarks-log.md), and it costs less than the noise.
-        self.notify_work(ctx);
+        ThisThread::new(self, ctx).notify_work();
         let rb = catch_unwind(AssertUnwindSafe(b));
         let ra = if self.take_back(ctx, entry) {
             // We took our own entry back, so nobody else has it and
@@ -192,7 +193,7 @@ impl Registry {
             ctx.push(e, NORMAL);
         }
         // They were invisible for a moment: keep them findable.
-        self.notify_work(ctx);
+        ThisThread::new(self, ctx).notify_work();
         found
     }
 

@@ -30,6 +30,7 @@ use crate::registry::Registry;
 use crate::running::{drop_as_job, failed_name, CurrentJob};
 use crate::slot::*;
 use crate::sync::fence;
+use crate::this_thread::ThisThread;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
@@ -171,7 +172,7 @@ impl Registry {
             },
             slot.prio(),
         );
-        self.notify_work(ctx);
+        ThisThread::new(self, ctx).notify_work();
         handle
     }
 
@@ -402,7 +403,7 @@ impl Registry {
                 ctx.push_needed(e, crate::wait::still_queued);
             }
         }
-        self.notify_work(ctx);
+        ThisThread::new(self, ctx).notify_work();
     }
 
     // ---- running ----------------------------------------------------------

@@ -8,6 +8,7 @@ use crate::context::Context;
 use crate::context::{bump, bump_by};
 use crate::registry::Registry;
 use crate::sleep::{AdaptiveSpin, Backoff, Park};
+use crate::this_thread::ThisThread;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,6 +28,7 @@ impl Registry {
     pub(crate) fn worker_main(self: Arc<Registry>, idx: usize) {
         let ctx = self.context(idx);
         self.set_current(ctx);
+        let me = ThisThread::new(&self, ctx);
         crate::trace::thread_start(self.site(ctx));
         let mut adaptive = match self.policy {
             IdlePolicy::Adaptive { max_spin, cpu_cap } => {
@@ -62,8 +64,8 @@ impl Registry {
                 .filter(|a| a.is_idle())
                 .map(|_| Instant::now());
             let found = match woken_by.take() {
-                Some(from) => self.find_and_run_from(ctx, from, &mut searching),
-                None => self.find_and_run(ctx, &mut searching),
+                Some(from) => me.find_and_run_from(from, &mut searching),
+                None => me.find_and_run(&mut searching),
             };
             if found {
                 if let (Some(a), Some(t)) = (&mut adaptive, looked) {
@@ -137,8 +139,7 @@ impl Registry {
                 bump(&ctx.counters.futile_wakes);
             }
             // Re-check after unregistering as awake (see sleep/README.md).
-            if self.work_visible_to(ctx) || self.terminating.load(Ordering::SeqCst) || self.is_hot()
-            {
+            if me.work_visible_to() || self.terminating.load(Ordering::SeqCst) || self.is_hot() {
                 self.sleep.cancel_park(idx);
                 crate::trace::search_begin(self.site(ctx));
                 searching = true;
@@ -186,7 +187,7 @@ impl Registry {
         let mut backoff =
             Backoff::contended(self.oversubscribed.load(Ordering::Relaxed), contention);
         loop {
-            if self.work_visible_to(ctx) {
+            if ThisThread::new(self, ctx).work_visible_to() {
                 return (true, backoff.elapsed());
             }
             let spent = backoff.elapsed();
@@ -203,7 +204,10 @@ impl Registry {
                     return (false, spent);
                 }
                 backoff.yield_now();
-                return (self.work_visible_to(ctx), backoff.elapsed());
+                return (
+                    ThisThread::new(self, ctx).work_visible_to(),
+                    backoff.elapsed(),
+                );
             }
             backoff.snooze(spent);
         }
@@ -217,8 +221,9 @@ impl Registry {
     /// on the bench, where no `notify_work` wakes it (`Sleep::set_active`).
     fn benched_round(&self, ctx: &Context, idx: usize, searching: &mut bool) {
         if self.run_one_pinned(ctx, &mut || {})
-            || self.run_own_needed(ctx, &mut || {})
-            || (0..crate::context::PRIORITIES).any(|p| self.pop_and_run(ctx, p, &mut false))
+            || ThisThread::new(self, ctx).run_own_needed(&mut || {})
+            || (0..crate::context::PRIORITIES)
+                .any(|p| ThisThread::new(self, ctx).pop_and_run(p, &mut false))
         {
             return;
         }
@@ -240,8 +245,8 @@ impl Registry {
         }
         // Work we will not take may be visible while no active worker
         // searches (we may have been the searcher): pass it on.
-        if self.work_visible() {
-            self.notify_work(ctx);
+        if ThisThread::new(self, ctx).work_visible() {
+            ThisThread::new(self, ctx).notify_work();
         }
         crate::room::idle(self, ctx);
         crate::trace::sleep_begin(self.site(ctx));
@@ -269,14 +274,14 @@ impl Registry {
         let ctx = self.current();
         let mut searching = false;
         loop {
-            if self.find_and_run(ctx, &mut searching) {
+            if ThisThread::new(self, ctx).find_and_run(&mut searching) {
                 continue;
             }
             let seen = self.drained.load(Ordering::SeqCst);
             if self.outstanding() == 0 {
                 return;
             }
-            if self.work_visible() {
+            if ThisThread::new(self, ctx).work_visible() {
                 continue;
             }
             if self.num_workers == 0 {
@@ -301,7 +306,7 @@ impl Registry {
         let mut searching = false;
         let mut idle = 0u32;
         loop {
-            if self.find_and_run(ctx, &mut searching) {
+            if ThisThread::new(self, ctx).find_and_run(&mut searching) {
                 idle = 0;
                 continue;
             }
@@ -311,7 +316,7 @@ impl Registry {
             if self.outstanding() == 0 {
                 return;
             }
-            if self.work_visible() {
+            if ThisThread::new(self, ctx).work_visible() {
                 continue;
             }
             idle = idle.saturating_add(1);
