@@ -439,7 +439,7 @@ impl Registry {
             }
         }
         if s.is_pfor() {
-            return self.run_pieces(ctx, slot, e.gen, on_claim);
+            return ThisThread::new(self, ctx).run_pieces(slot, e.gen, on_claim);
         }
         let Some(claimed) = slot.claim(e.gen) else {
             return false;
