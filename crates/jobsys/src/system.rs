@@ -571,7 +571,7 @@ impl JobSystem {
         B: FnOnce() -> RB,
         RA: Send,
     {
-        self.reg().join(a, b)
+        crate::join::join(self.reg(), a, b)
     }
 }
 
