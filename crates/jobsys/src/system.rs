@@ -454,7 +454,7 @@ impl JobSystem {
         {
             return Err(JobError::WaitOnSelf);
         }
-        reg.drain_while_running();
+        crate::worker::drain_while_running(reg);
         Ok(())
     }
 
