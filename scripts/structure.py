@@ -19,8 +19,9 @@ a file under `src/trace/` belongs to `trace`. An import is any `crate::X`
 path in non-test code (a file's `#[cfg(test)]`/`#[cfg(loom)]` tail and the
 test-only files are skipped) naming another module. `--check` fails when a
 circle exists or a file is longer than MAX_LINES: the targets of the
-project's structure (docs/design-notes.md, "Module map"); without it the
-script only reports.
+project's structure (docs/design-notes.md, "Modules" and "Layers"); without
+it the script only reports. A name used through a lib.rs re-export
+(`crate::JobSystem`) names no module and is not counted.
 """
 import os
 import re

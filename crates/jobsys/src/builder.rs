@@ -322,9 +322,10 @@ impl Builder {
     pub fn config(&self) -> &Config {
         &self.config
     }
-    /// Start the workers.
-    pub fn build(self) -> Result<crate::JobSystem, BuildError> {
-        crate::JobSystem::new(self.config)
+    /// The configuration, for `build` (`system.rs`, where `build` lives:
+    /// this module sits below the system, which starts from a `Config`).
+    pub(crate) fn into_config(self) -> Config {
+        self.config
     }
 }
 

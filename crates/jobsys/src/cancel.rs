@@ -9,6 +9,7 @@ use crate::handle::JobHandle;
 use crate::registry::Registry;
 use crate::running::{drop_as_job, failed_name};
 use crate::slot::{Cancel, Ending, NOOP_VTABLE};
+use crate::this_thread::ThisThread;
 use std::sync::Arc;
 
 /// Why `JobSystem::cancel` cancelled a job (its dependents report it too).
@@ -106,7 +107,9 @@ pub(crate) fn cancel_with(
         // dependency failed, skip the closure" (`run_claimed`); the
         // finishing CAS refuses while STOP is set and `finish` records
         // the cancellation then.
-        Cancel::Started if slot.state().is_pfor() => reg.cancel_pieces(ctx, slot, h.gen),
+        Cancel::Started if slot.state().is_pfor() => {
+            ThisThread::new(reg, ctx).cancel_pieces(slot, h.gen)
+        }
         Cancel::Started => {
             reg.unpin(ctx, slot);
             false

@@ -10,12 +10,16 @@
 //! Invariant: a stack job's entry is never dropped or duplicated; the joiner
 //! does not return (or unwind) before it ran the job itself or saw the
 //! latch set.
+//!
+//! `join` is a function of the registry (it finds the calling thread's
+//! context); taking the entry back and waiting are `ThisThread` methods.
 
-use crate::context::{Context, HIGH, NORMAL, PRIORITIES};
+use crate::context::{HIGH, NORMAL, PRIORITIES};
 use crate::job::{Entry, StackHeader};
 use crate::registry::Registry;
 use crate::sleep::Futex;
 use crate::sync::Ordering;
+use crate::this_thread::ThisThread;
 use crate::wait::DepthGuard;
 use std::cell::UnsafeCell;
 use std::mem::{ManuallyDrop, MaybeUninit};
@@ -108,68 +112,70 @@ where
     }
 }
 
-impl Registry {
-    pub(crate) fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce() -> RA + Send,
-        B: FnOnce() -> RB,
-        RA: Send,
-    {
-        if self.num_workers == 0 {
-            return join_inline(a, b);
-        }
-        let ctx = self.current_for(|| "JobSystem::join");
-        let job = StackJob {
-            header: StackHeader {
-                run: execute::<A, RA>,
-                latch: Futex::new(PENDING),
-                thief: std::sync::atomic::AtomicU32::new(0),
-            },
-            f: UnsafeCell::new(ManuallyDrop::new(a)),
-            result: UnsafeCell::new(MaybeUninit::uninit()),
-        };
-        // From a pointer to the whole job (repr(C), header first): the
-        // runner reads `f` and writes `result` through it.
-        let entry = Entry::stack((&job as *const StackJob<A, RA>).cast::<StackHeader>());
-        ctx.push(entry, NORMAL);
-        // With the fence: a wake lost here is lost progress, not only
-        // parallelism, when `b` waits for something `a` does (a flag, a
-        // channel): this thread takes `a` back only after `b` returns, and
-        // a worker that was going to sleep as we pushed would miss the push
-        // without it (tests/concurrency.rs,
-        // `join_runs_a_on_another_thread_and_waits_for_it`). rayon's
-        // `new_internal_jobs` leaves it out; W1's `floor-fence` case measures
-        // it (docs/history/benchmarks-log.md), and it costs less than the noise.
-        self.notify_work(ctx);
-        let rb = catch_unwind(AssertUnwindSafe(b));
-        let ra = if self.take_back(ctx, entry) {
-            // We took our own entry back, so nobody else has it and
-            // `execute` never runs: run `a` here without touching the latch.
-            // SAFETY: the only take of `f` (see `StackJob`).
-            let a = unsafe { ManuallyDrop::take(&mut *job.f.get()) };
-            catch_unwind(AssertUnwindSafe(a))
-        } else {
-            self.wait_latch(ctx, &job.header);
-            // SAFETY: the latch is DONE, stored (Release) by `execute` after
-            // it wrote `result`, and `wait_latch` read it with Acquire; this
-            // is the only read.
-            unsafe { (*job.result.get()).assume_init_read() }
-        };
-        match (ra, rb) {
-            (Ok(ra), Ok(rb)) => (ra, rb),
-            (Err(p), _) | (_, Err(p)) => resume_unwind(p),
-        }
+/// `JobSystem::join`.
+pub(crate) fn join<A, B, RA, RB>(reg: &Registry, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB,
+    RA: Send,
+{
+    if reg.num_workers == 0 {
+        return join_inline(a, b);
     }
+    let ctx = reg.current_for(|| "JobSystem::join");
+    let me = ThisThread::new(reg, ctx);
+    let job = StackJob {
+        header: StackHeader {
+            run: execute::<A, RA>,
+            latch: Futex::new(PENDING),
+            thief: std::sync::atomic::AtomicU32::new(0),
+        },
+        f: UnsafeCell::new(ManuallyDrop::new(a)),
+        result: UnsafeCell::new(MaybeUninit::uninit()),
+    };
+    // From a pointer to the whole job (repr(C), header first): the
+    // runner reads `f` and writes `result` through it.
+    let entry = Entry::stack((&job as *const StackJob<A, RA>).cast::<StackHeader>());
+    ctx.push(entry, NORMAL);
+    // With the fence: a wake lost here is lost progress, not only
+    // parallelism, when `b` waits for something `a` does (a flag, a
+    // channel): this thread takes `a` back only after `b` returns, and
+    // a worker that was going to sleep as we pushed would miss the push
+    // without it (tests/concurrency.rs,
+    // `join_runs_a_on_another_thread_and_waits_for_it`). rayon's
+    // `new_internal_jobs` leaves it out; W1's `floor-fence` case measures
+    // it (docs/history/benchmarks-log.md), and it costs less than the noise.
+    me.notify_work();
+    let rb = catch_unwind(AssertUnwindSafe(b));
+    let ra = if me.take_back(entry) {
+        // We took our own entry back, so nobody else has it and
+        // `execute` never runs: run `a` here without touching the latch.
+        // SAFETY: the only take of `f` (see `StackJob`).
+        let a = unsafe { ManuallyDrop::take(&mut *job.f.get()) };
+        catch_unwind(AssertUnwindSafe(a))
+    } else {
+        me.wait_latch(&job.header);
+        // SAFETY: the latch is DONE, stored (Release) by `execute` after
+        // it wrote `result`, and `wait_latch` read it with Acquire; this
+        // is the only read.
+        unsafe { (*job.result.get()).assume_init_read() }
+    };
+    match (ra, rb) {
+        (Ok(ra), Ok(rb)) => (ra, rb),
+        (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+    }
+}
 
+impl ThisThread<'_> {
     /// Pop our entry back. Usually it is on top (one pop, inlined); if
     /// `b` left jobs above it, `take_back_below`. False if another thread
     /// took it, or this one did inside `b` (a wait there may run it).
     #[inline(always)]
-    fn take_back(&self, ctx: &Context, entry: Entry) -> bool {
-        match ctx.local(NORMAL).pop_fenced() {
+    fn take_back(self, entry: Entry) -> bool {
+        match self.ctx.local(NORMAL).pop_fenced() {
             Some(e) if e == entry => true,
             None => false,
-            Some(e) => self.take_back_below(ctx, entry, e),
+            Some(e) => self.take_back_below(entry, e),
         }
     }
 
@@ -178,10 +184,10 @@ impl Registry {
     /// frame stays small.
     #[cold]
     #[inline(never)]
-    fn take_back_below(&self, ctx: &Context, entry: Entry, top: Entry) -> bool {
+    fn take_back_below(self, entry: Entry, top: Entry) -> bool {
         let mut above = vec![top];
         let mut found = false;
-        while let Some(e) = ctx.local(NORMAL).pop() {
+        while let Some(e) = self.ctx.local(NORMAL).pop() {
             if e == entry {
                 found = true;
                 break;
@@ -189,10 +195,10 @@ impl Registry {
             above.push(e);
         }
         for e in above.into_iter().rev() {
-            ctx.push(e, NORMAL);
+            self.ctx.push(e, NORMAL);
         }
         // They were invisible for a moment: keep them findable.
-        self.notify_work(ctx);
+        self.notify_work();
         found
     }
 
@@ -202,40 +208,42 @@ impl Registry {
     /// wait dwarfs a call.
     #[cold]
     #[inline(never)]
-    fn wait_latch(&self, ctx: &Context, job: &StackHeader) {
-        let _depth = DepthGuard::new(self, ctx);
-        let _trace =
-            crate::trace::WaitTrace::of_stack(self.site(ctx), job as *const StackHeader as usize);
+    fn wait_latch(self, job: &StackHeader) {
+        let _depth = DepthGuard::new(self.reg, self.ctx);
+        let _trace = crate::trace::WaitTrace::of_stack(
+            self.reg.site(self.ctx),
+            job as *const StackHeader as usize,
+        );
         let latch = &job.latch;
-        let mut backoff = self.backoff();
+        let mut backoff = self.reg.backoff();
         loop {
             if latch.load(Ordering::Acquire) == DONE {
                 return;
             }
             let thief = job.thief.load(std::sync::atomic::Ordering::Acquire);
-            if thief != 0 && thief - 1 != ctx.index {
-                let thief = self.context(thief as usize - 1);
+            if thief != 0 && thief - 1 != self.ctx.index {
+                let thief = self.reg.context(thief as usize - 1);
                 if let Some(e) = (HIGH..PRIORITIES).find_map(|p| thief.stealer(p).steal()) {
-                    self.run_entry(ctx, e, &mut || {});
+                    self.reg.run_entry(self.ctx, e, &mut || {});
                     continue;
                 }
             }
-            if matches!(self.help_needed(ctx), Ok(true)) {
+            if matches!(self.reg.help_needed(self.ctx), Ok(true)) {
                 continue;
             }
             let spent = backoff.elapsed();
-            if spent < self.wait_spin {
+            if spent < self.reg.wait_spin {
                 backoff.snooze(spent);
                 continue;
             }
             if latch.compare_exchange(PENDING, SLEEPING).is_err() {
                 return; // DONE meanwhile
             }
-            crate::trace::sleep_begin(self.site(ctx));
+            crate::trace::sleep_begin(self.reg.site(self.ctx));
             while latch.load(Ordering::Acquire) == SLEEPING {
                 latch.wait(SLEEPING);
             }
-            crate::trace::sleep_end(self.site(ctx));
+            crate::trace::sleep_end(self.reg.site(self.ctx));
             return;
         }
     }

@@ -199,6 +199,7 @@ mod start;
 mod store;
 mod sync;
 mod system;
+mod this_thread;
 pub mod topology;
 pub mod trace;
 mod wait;

@@ -30,6 +30,7 @@ use crate::registry::Registry;
 use crate::running::{drop_as_job, failed_name, CurrentJob};
 use crate::slot::*;
 use crate::sync::fence;
+use crate::this_thread::ThisThread;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
@@ -182,7 +183,7 @@ impl Registry {
             },
             slot.prio(),
         );
-        self.notify_work(ctx);
+        ThisThread::new(self, ctx).notify_work();
         handle
     }
 
@@ -327,7 +328,7 @@ impl Registry {
                     Outcome::Failed(rec) => Some(rec.failure),
                     Outcome::Unknown => Some(Arc::new(Failure::dependency_unknown())),
                 };
-                if let Some(f) = failure.filter(|_| !crate::access::is_event(slot)) {
+                if let Some(f) = failure.filter(|_| !crate::slot::is_event(slot)) {
                     slot.set_failure(f);
                 }
                 let last = slot.dep_done();
@@ -337,7 +338,7 @@ impl Registry {
             // SAFETY: `e` is fresh from `write_edge`; we hold the attach pin.
             if !unsafe { dep.push_dependent(pinned, e) } {
                 // Finished: its dependents were walked without us.
-                if let Some(f) = dep.failure().filter(|_| !crate::access::is_event(slot)) {
+                if let Some(f) = dep.failure().filter(|_| !crate::slot::is_event(slot)) {
                     slot.set_failure(f);
                 }
                 let last = slot.dep_done();
@@ -413,7 +414,7 @@ impl Registry {
                 ctx.push_needed(e, crate::wait::still_queued);
             }
         }
-        self.notify_work(ctx);
+        ThisThread::new(self, ctx).notify_work();
     }
 
     // ---- running ----------------------------------------------------------
@@ -449,7 +450,7 @@ impl Registry {
             }
         }
         if s.is_pfor() {
-            return self.run_pieces(ctx, slot, e.gen, on_claim);
+            return ThisThread::new(self, ctx).run_pieces(slot, e.gen, on_claim);
         }
         let Some(claimed) = slot.claim(e.gen) else {
             return false;
@@ -600,7 +601,7 @@ impl Registry {
             if let Some(f) = &failure {
                 // A guard's event does not pass its waits' failures on
                 // (`access/now.rs`).
-                if !crate::access::is_event(dependent) {
+                if !crate::slot::is_event(dependent) {
                     dependent.set_failure(f.clone());
                 }
             }

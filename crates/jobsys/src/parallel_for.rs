@@ -6,13 +6,14 @@
 //! grabs pieces in guided chunks (half of what remains divided by the
 //! participants, so contention shrinks as the loop nears its end) and puts
 //! another entry on its own deque while pieces remain, so idle workers can
-//! join. Whoever completes the last piece finishes the job.
+//! join. Whoever completes the last piece finishes the job. Running and
+//! cancelling the pieces are methods of `ThisThread` (`this_thread.rs`).
 
-use crate::context::Context;
 use crate::error::Failure;
 use crate::job::Entry;
 use crate::registry::Registry;
 use crate::slot::*;
+use crate::this_thread::ThisThread;
 use std::mem::{align_of, size_of};
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -270,7 +271,7 @@ pub(crate) fn vtables_chunked<F: Fn(Range<usize>)>() -> (&'static JobVTable, &'s
     )
 }
 
-impl Registry {
+impl ThisThread<'_> {
     /// Queue the rest of a loop whose pieces this thread started, so that
     /// other threads join it. A loop some waiter needs (`WAITED`) goes on
     /// the `needed` deque (`queue_runnable`, as `make_runnable` does), and, if
@@ -280,7 +281,7 @@ impl Registry {
     /// started by a worker used to run on that worker alone while the main
     /// thread slept (W3, D = 5 us, 1 worker: docs/design-notes.md,
     /// "`complete` helps only with work the handle needs").
-    fn offer_rest(&self, ctx: &Context, slot: &Slot, gen: u32, wake: bool) {
+    fn offer_rest(self, slot: &Slot, gen: u32, wake: bool) {
         let e = Entry {
             slot: NonNull::from(slot),
             gen,
@@ -289,27 +290,21 @@ impl Registry {
         // pin. A mark that lands after this load is seen by that walk
         // itself, which offers the loop while it is RUNNABLE.
         let waited = slot.state().is_waited();
-        self.queue_runnable(ctx, e, slot.prio(), waited);
+        self.reg.queue_runnable(self.ctx, e, slot.prio(), waited);
         if waited && wake {
-            self.wake_parked_waiters(ctx);
+            self.reg.wake_parked_waiters(self.ctx);
         }
     }
 
     /// Run pieces of the parallel_for in `slot` until none are left to
     /// grab. Returns whether any piece ran.
-    pub(crate) fn run_pieces(
-        &self,
-        ctx: &Context,
-        slot: &Slot,
-        gen: u32,
-        on_claim: &mut dyn FnMut(),
-    ) -> bool {
+    pub(crate) fn run_pieces(self, slot: &Slot, gen: u32, on_claim: &mut dyn FnMut()) -> bool {
         let Some(st) = slot.pin(gen) else {
             return false;
         };
         let mut traced = None;
         if !st.is_runnable() {
-            self.unpin(ctx, slot);
+            self.reg.unpin(self.ctx, slot);
             return false;
         }
         // SAFETY: pinned PFOR slot.
@@ -317,7 +312,7 @@ impl Registry {
         let vt = slot.vtable();
         // SAFETY: the closure follows the header in the payload.
         let closure = unsafe { slot.payload_ptr().add(size_of::<Header>()) };
-        let threads = self.num_workers + 1;
+        let threads = self.reg.num_workers + 1;
         let mut ran = false;
         loop {
             let cur = h.next.load(Ordering::Relaxed);
@@ -341,9 +336,9 @@ impl Registry {
                         // End before finish (see `run_claimed`).
                         if let Some(name) = traced {
                             let id = Registry::job_id(slot, gen);
-                            crate::trace::job_end(self.site(ctx), id, name);
+                            crate::trace::job_end(self.reg.site(self.ctx), id, name);
                         }
-                        return self.finish_pieces(ctx, slot, gen, st.is_cancelled(), if_failed);
+                        return self.finish_pieces(slot, gen, st.is_cancelled(), if_failed);
                     }
                 }
                 break;
@@ -362,7 +357,7 @@ impl Registry {
                 ran = true;
                 on_claim();
                 traced = crate::trace::job_begin_slot(
-                    self.site(ctx),
+                    self.reg.site(self.ctx),
                     slot as *const Slot as usize,
                     gen,
                     || Registry::job_name(slot),
@@ -370,14 +365,14 @@ impl Registry {
             }
             if last < h.pieces {
                 // More to hand out: let idle workers join.
-                self.offer_rest(ctx, slot, gen, wake);
+                self.offer_rest(slot, gen, wake);
             }
             // No overflow even for ranges ending at usize::MAX: first piece
             // starts inside the range, and the end is capped by its length.
             let len = h.end - h.start;
             let lo = h.start + first * h.batch;
             let hi = h.start + last.saturating_mul(h.batch).min(len);
-            ctx.running_push(slot, gen);
+            self.ctx.running_push(slot, gen);
             let outer = crate::running::CurrentJob::enter(slot, gen);
             // SAFETY: pieces [first, last) were handed to us alone; the
             // closure is initialised and only shared (`Fn`) while RUNNABLE.
@@ -385,7 +380,7 @@ impl Registry {
                 (vt.run_range)(closure, lo, hi, h.batch, &h.next)
             }));
             drop(outer);
-            ctx.running_pop(slot, gen);
+            self.ctx.running_pop(slot, gen);
             let mut finished_pieces = last - first;
             if let Err(p) = r {
                 slot.set_failure(Arc::new(Failure::from_panic(
@@ -400,15 +395,19 @@ impl Registry {
             if done == h.pieces {
                 // End before finish (see `run_claimed`).
                 if let Some(name) = traced {
-                    crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
+                    crate::trace::job_end(
+                        self.reg.site(self.ctx),
+                        Registry::job_id(slot, gen),
+                        name,
+                    );
                 }
-                return self.finish_pieces(ctx, slot, gen, st.is_cancelled(), Ending::FAILED);
+                return self.finish_pieces(slot, gen, st.is_cancelled(), Ending::FAILED);
             }
         }
         if let Some(name) = traced {
-            crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
+            crate::trace::job_end(self.reg.site(self.ctx), Registry::job_id(slot, gen), name);
         }
-        self.unpin(ctx, slot);
+        self.reg.unpin(self.ctx, slot);
         ran
     }
 
@@ -416,7 +415,7 @@ impl Registry {
     /// caller holds the cancel's pin, which this drops): hand out no more
     /// pieces, count the rest done, and finish the loop here if no piece
     /// is running. Returns whether no piece had been handed out.
-    pub(crate) fn cancel_pieces(&self, ctx: &Context, slot: &Slot, gen: u32) -> bool {
+    pub(crate) fn cancel_pieces(self, slot: &Slot, gen: u32) -> bool {
         // SAFETY: pinned PFOR slot.
         let h = unsafe { header(slot) };
         let prev = h.next.swap(ABANDONED, Ordering::AcqRel);
@@ -425,11 +424,11 @@ impl Registry {
             if h.done.fetch_add(n, Ordering::AcqRel) + n == h.pieces {
                 // No piece runs: the closure is ours to drop (STOP, unlike
                 // CANCELLED, leaves it in place).
-                self.finish_pieces(ctx, slot, gen, false, Ending::FAILED);
+                self.finish_pieces(slot, gen, false, Ending::FAILED);
                 return prev == 0;
             }
         }
-        self.unpin(ctx, slot);
+        self.reg.unpin(self.ctx, slot);
         prev == 0
     }
 
@@ -445,8 +444,7 @@ impl Registry {
     /// job's own handle gets `WaitOnSelf` instead of parking forever, and a
     /// panic in that `Drop` fails the job like a panic in a piece.
     fn finish_pieces(
-        &self,
-        ctx: &Context,
+        self,
         slot: &Slot,
         gen: u32,
         closure_dropped: bool,
@@ -455,7 +453,7 @@ impl Registry {
         if !closure_dropped {
             // SAFETY: every piece is done or abandoned, so no thread uses the
             // closure any more; it is dropped exactly once, here.
-            if let Err(p) = unsafe { crate::running::drop_as_job(ctx, slot, gen) } {
+            if let Err(p) = unsafe { crate::running::drop_as_job(self.ctx, slot, gen) } {
                 slot.set_failure(Arc::new(Failure::from_panic(
                     p,
                     crate::running::failed_name(slot),
@@ -467,7 +465,7 @@ impl Registry {
         } else {
             Ending::SUCCEEDED
         };
-        self.finish(ctx, slot, gen, end);
+        self.reg.finish(self.ctx, slot, gen, end);
         true
     }
 }

@@ -11,6 +11,7 @@ use crate::context::Context;
 use crate::desc::JobDesc;
 use crate::registry::Registry;
 use crate::slot::{JobMeta, Slot};
+use crate::this_thread::ThisThread;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -182,7 +183,7 @@ fn make_room_by_running_jobs(reg: &Registry, ctx: &Context) {
     let mut searching = false;
     let mut backoff = reg.backoff();
     while reg.outstanding() >= reg.max_jobs as u64 {
-        if reg.find_and_run(ctx, &mut searching) {
+        if ThisThread::new(reg, ctx).find_and_run(&mut searching) {
             continue;
         }
         stall.check(reg, Doing::TopLevel);

@@ -6,7 +6,7 @@ use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_per_index, Batch};
 use crate::slot::JobVTable;
 use crate::spawn::{JobBuilder, ScopeSink};
-use crate::JobSystem;
+use crate::system::JobSystem;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -151,7 +151,21 @@ impl ScopeSink for Scope<'_, '_> {
     }
 }
 
-pub(crate) fn run<'env, F, R>(system: &JobSystem, f: F) -> R
+// Here, not in `system.rs`: a scope schedules through the system's calls
+// and the job builder, which sit below it.
+impl JobSystem {
+    /// Run `f` with a [`Scope`] whose jobs may borrow from the caller's
+    /// stack; returns after every job scheduled in the scope has finished.
+    /// A panic in `f` or in a scope job is re-raised then.
+    pub fn scope<'env, F, R>(&self, f: F) -> R
+    where
+        F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
+    {
+        run(self, f)
+    }
+}
+
+fn run<'env, F, R>(system: &JobSystem, f: F) -> R
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
 {

@@ -2,31 +2,33 @@
 //! waiter needs, then High/Normal/Low from its own deque and by stealing
 //! from a random victim), and the wake cascade (`notify_work`,
 //! `found_work`: the last searcher to find work wakes the next worker).
+//! Methods of `ThisThread` (`this_thread.rs`): each runs on one thread's
+//! behalf, with its context.
 
 use crate::builder::IdlePolicy;
-use crate::context::{bump, Context, HIGH, NORMAL, PRIORITIES};
+use crate::context::{bump, HIGH, NORMAL, PRIORITIES};
 use crate::job::Entry;
-use crate::registry::Registry;
+use crate::this_thread::ThisThread;
 
-impl Registry {
+impl ThisThread<'_> {
     /// Work was pushed on a deque: wake a worker if needed (nothing to do
     /// without workers).
     #[inline]
-    pub(crate) fn notify_work(&self, ctx: &Context) {
-        self.notify_work_from(ctx, ctx.index);
+    pub(crate) fn notify_work(self) {
+        self.notify_work_from(self.ctx.index);
     }
 
     /// `notify_work` for work visible in context `from`'s deques (a
     /// woken worker looks there first).
     #[inline]
-    pub(crate) fn notify_work_from(&self, ctx: &Context, from: u32) {
-        if self.num_workers != 0 {
+    pub(crate) fn notify_work_from(self, from: u32) {
+        if self.reg.num_workers != 0 {
             // The wake is recorded inside, before the store that ends the
             // wakee's park (the wakee's `sleep_end` is stamped after its
             // Acquire load sees that store): its arrow never points back.
-            let traced = |w| crate::trace::wake_issued(self.site(ctx), Some(w));
-            if self.sleep.notify_work(from, traced).is_some() {
-                bump(&ctx.counters.wakes);
+            let traced = |w| crate::trace::wake_issued(self.reg.site(self.ctx), Some(w));
+            if self.reg.sleep.notify_work(from, traced).is_some() {
+                bump(&self.ctx.counters.wakes);
             }
         }
     }
@@ -45,34 +47,34 @@ impl Registry {
     /// `find_and_run_own` (its own pinned/High/needed entries first) or
     /// `find_and_run_rest` (the same order from the hint on).
     #[inline(always)]
-    pub(crate) fn find_and_run(&self, ctx: &Context, searching: &mut bool) -> bool {
+    pub(crate) fn find_and_run(self, searching: &mut bool) -> bool {
         // Each look costs two loads when empty. Only this thread pushes on
         // its own deques, so their `back` is current, and an older `front`
         // is smaller: empty here means a pop finds nothing.
-        if ctx.pinned.has_any()
-            || !ctx.local(HIGH).is_empty()
-            || (self.inheritance && !ctx.needed.is_empty())
+        if self.ctx.pinned.has_any()
+            || !self.ctx.local(HIGH).is_empty()
+            || (self.reg.inheritance && !self.ctx.needed.is_empty())
         {
-            return self.find_and_run_own(ctx, searching);
+            return self.find_and_run_own(searching);
         }
-        let swept = self.urgent.take();
+        let swept = self.reg.urgent.take();
         if !swept {
-            let local = ctx.local(NORMAL);
-            if !local.is_empty() && self.pop_and_run_inline(ctx, NORMAL, searching) {
+            let local = self.ctx.local(NORMAL);
+            if !local.is_empty() && self.pop_and_run_inline(NORMAL, searching) {
                 return true;
             }
         }
-        self.find_and_run_rest(ctx, searching, swept)
+        self.find_and_run_rest(searching, swept)
     }
 
     /// `find_and_run` when this thread's own pinned, High or needed queue
     /// has entries.
     #[inline(never)]
-    fn find_and_run_own(&self, ctx: &Context, searching: &mut bool) -> bool {
+    fn find_and_run_own(self, searching: &mut bool) -> bool {
         // Jobs pinned to this thread first: nobody else may run them.
-        if ctx.pinned.has_any()
-            && self.run_one_pinned(ctx, &mut || {
-                self.found_work(ctx, searching, || Some(ctx.index))
+        if self.ctx.pinned.has_any()
+            && self.reg.run_one_pinned(self.ctx, &mut || {
+                self.found_work(searching, || Some(self.ctx.index))
             })
         {
             return true;
@@ -81,58 +83,53 @@ impl Registry {
         // released for a waiter is there, and as a top-level worker it did
         // not wake the waiters for it (`make_runnable`), so it must run it
         // next whatever the hint below says.
-        if self.pop_and_run(ctx, HIGH, searching)
-            || (self.inheritance
-                && self.run_own_needed(ctx, &mut || {
-                    self.found_work(ctx, searching, || Some(ctx.index))
-                }))
+        if self.pop_and_run(HIGH, searching)
+            || (self.reg.inheritance
+                && self.run_own_needed(&mut || self.found_work(searching, || Some(self.ctx.index))))
         {
             return true;
         }
-        let swept = self.urgent.take();
-        self.find_and_run_rest(ctx, searching, swept)
+        let swept = self.reg.urgent.take();
+        self.find_and_run_rest(searching, swept)
     }
 
     /// `find_and_run` from the `Urgent` hint on (`swept`: the hint was
     /// taken, set). The busy path may already have popped our own Normal
     /// deque empty; popping it again costs two loads.
     #[inline(never)]
-    fn find_and_run_rest(&self, ctx: &Context, searching: &mut bool, swept: bool) -> bool {
+    fn find_and_run_rest(self, searching: &mut bool, swept: bool) -> bool {
         // One random first victim for every sweep of this search.
-        let start = self.first_victim(ctx);
+        let start = self.first_victim();
         // Others' High and needed deques only when some were pushed since
         // the last sweep (`Urgent`); otherwise go straight to Normal work.
-        if swept && self.run_urgent(ctx, searching, start) {
+        if swept && self.run_urgent(searching, start) {
             return true;
         }
         for prio in HIGH + 1..PRIORITIES {
-            if self.pop_and_run(ctx, prio, searching)
-                || self.steal_and_run(ctx, prio, searching, start)
-            {
+            if self.pop_and_run(prio, searching) || self.steal_and_run(prio, searching, start) {
                 return true;
             }
         }
         // A stale hint must not hide work: sweep before giving up.
-        if !swept && self.run_urgent(ctx, searching, start) {
+        if !swept && self.run_urgent(searching, start) {
             return true;
         }
-        bump(&ctx.counters.failed_steals);
+        bump(&self.ctx.counters.failed_steals);
         false
     }
 
     /// Jobs some waiter needs (priority inheritance) in other contexts'
     /// deques, then High jobs of other threads. A hit leaves the `Urgent`
     /// hint set: more may wait.
-    fn run_urgent(&self, ctx: &Context, searching: &mut bool, start: usize) -> bool {
-        let found = (self.inheritance
+    fn run_urgent(self, searching: &mut bool, start: usize) -> bool {
+        let found = (self.reg.inheritance
             && self.run_others_needed(
-                ctx,
-                &mut || self.found_work(ctx, searching, || Some(ctx.index)),
+                &mut || self.found_work(searching, || Some(self.ctx.index)),
                 start,
             ))
-            || self.steal_and_run(ctx, HIGH, searching, start);
+            || self.steal_and_run(HIGH, searching, start);
         if found {
-            self.urgent.set();
+            self.reg.urgent.set();
         }
         found
     }
@@ -140,22 +137,21 @@ impl Registry {
     /// Run a job from a `needed` deque (ours first).
     /// `on_claim` as in `run_entry`. Shared by workers (priority
     /// inheritance) and threads in `complete` (helping).
-    pub(crate) fn run_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
-        self.run_own_needed(ctx, on_claim)
-            || self.run_others_needed(ctx, on_claim, self.first_victim(ctx))
+    pub(crate) fn run_needed(self, on_claim: &mut dyn FnMut()) -> bool {
+        self.run_own_needed(on_claim) || self.run_others_needed(on_claim, self.first_victim())
     }
 
     /// Run a job from our own `needed` deque (a local pop: cheap when empty).
     #[inline]
-    pub(crate) fn run_own_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
-        !ctx.needed.is_empty() && self.run_own_needed_some(ctx, on_claim)
+    pub(crate) fn run_own_needed(self, on_claim: &mut dyn FnMut()) -> bool {
+        !self.ctx.needed.is_empty() && self.run_own_needed_some(on_claim)
     }
 
     /// `run_own_needed` past its emptiness check.
     #[inline(never)]
-    fn run_own_needed_some(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
-        while let Some(e) = ctx.pop_needed() {
-            if self.run_entry(ctx, e, on_claim) {
+    fn run_own_needed_some(self, on_claim: &mut dyn FnMut()) -> bool {
+        while let Some(e) = self.ctx.pop_needed() {
+            if self.reg.run_entry(self.ctx, e, on_claim) {
                 return true;
             }
         }
@@ -165,26 +161,25 @@ impl Registry {
     /// A random context index to start a sweep over the others at
     /// (`victims`): one random number and one division per search.
     #[inline]
-    fn first_victim(&self, ctx: &Context) -> usize {
-        (ctx.next_random() % self.num_contexts() as u64) as usize
+    fn first_victim(self) -> usize {
+        (self.ctx.next_random() % self.reg.num_contexts() as u64) as usize
     }
 
-    /// The contexts other than `ctx`'s, from `start` (below the number of
-    /// contexts when it was drawn; contexts are never removed) round to
+    /// The contexts other than this thread's, from `start` (below the number
+    /// of contexts when it was drawn; contexts are never removed) round to
     /// `start - 1`, without a division per step.
     #[inline]
-    fn victims<'a>(&self, ctx: &'a Context, start: usize) -> impl Iterator<Item = usize> + 'a {
-        let n = self.num_contexts();
-        (start..n)
-            .chain(0..start.min(n))
-            .filter(move |&v| v != ctx.index as usize)
+    fn victims(self, start: usize) -> impl Iterator<Item = usize> {
+        let n = self.reg.num_contexts();
+        let own = self.ctx.index as usize;
+        (start..n).chain(0..start.min(n)).filter(move |&v| v != own)
     }
 
     /// Run a job from another context's `needed` deque, from victim `start`.
-    fn run_others_needed(&self, ctx: &Context, on_claim: &mut dyn FnMut(), start: usize) -> bool {
-        for v in self.victims(ctx, start) {
-            while let Some(e) = self.context(v).needed.steal() {
-                if self.run_entry(ctx, e, on_claim) {
+    fn run_others_needed(self, on_claim: &mut dyn FnMut(), start: usize) -> bool {
+        for v in self.victims(start) {
+            while let Some(e) = self.reg.context(v).needed.steal() {
+                if self.reg.run_entry(self.ctx, e, on_claim) {
                     return true;
                 }
             }
@@ -193,46 +188,34 @@ impl Registry {
     }
 
     /// Steal from the `prio` deques of other threads, from a random victim.
-    fn steal_and_run(
-        &self,
-        ctx: &Context,
-        prio: usize,
-        searching: &mut bool,
-        start: usize,
-    ) -> bool {
+    fn steal_and_run(self, prio: usize, searching: &mut bool, start: usize) -> bool {
         // An empty victim costs two loads here, not a call of `steal_from`
         // (a failed search looks at every victim's three deques).
-        self.victims(ctx, start).any(|v| {
-            !self.context(v).stealer(prio).is_empty() && self.steal_from(ctx, v, prio, searching)
+        self.victims(start).any(|v| {
+            !self.reg.context(v).stealer(prio).is_empty() && self.steal_from(v, prio, searching)
         })
     }
 
     /// Steal from context `v`'s `prio` deque until an entry runs.
-    pub(crate) fn steal_from(
-        &self,
-        ctx: &Context,
-        v: usize,
-        prio: usize,
-        searching: &mut bool,
-    ) -> bool {
-        let victim = self.context(v).stealer(prio);
+    pub(crate) fn steal_from(self, v: usize, prio: usize, searching: &mut bool) -> bool {
+        let victim = self.reg.context(v).stealer(prio);
         // Short deques are stolen one entry at a time (see steal_into).
-        while let Some(e) = victim.steal_into(ctx.local(prio)) {
-            bump(&ctx.counters.steals);
-            crate::trace::steal(self.site(ctx), v as u32);
+        while let Some(e) = victim.steal_into(self.ctx.local(prio)) {
+            bump(&self.ctx.counters.steals);
+            crate::trace::steal(self.reg.site(self.ctx), v as u32);
             // Where more work is visible, for the cascade's wake.
             let more = || {
                 if !victim.is_empty() {
                     Some(v as u32)
                 } else {
-                    (!ctx.local(prio).is_empty()).then_some(ctx.index)
+                    (!self.ctx.local(prio).is_empty()).then_some(self.ctx.index)
                 }
             };
-            if self.run_entry_found(ctx, e, searching, more) {
+            if self.run_entry_found(e, searching, more) {
                 return true;
             }
             // A stale entry: what a batch moved into our deque is next.
-            if self.pop_and_run(ctx, prio, searching) {
+            if self.pop_and_run(prio, searching) {
                 return true;
             }
         }
@@ -243,20 +226,15 @@ impl Registry {
     /// `from`'s deques first (High to Low), then search as usual. Saves the
     /// woken worker a sweep over every other context's deques, whose lines
     /// are cold after a sleep (0.1-0.2 us with 2-4 workers here).
-    pub(crate) fn find_and_run_from(
-        &self,
-        ctx: &Context,
-        from: usize,
-        searching: &mut bool,
-    ) -> bool {
-        if from != ctx.index as usize && from < self.num_contexts() {
+    pub(crate) fn find_and_run_from(self, from: usize, searching: &mut bool) -> bool {
+        if from != self.ctx.index as usize && from < self.reg.num_contexts() {
             for prio in HIGH..PRIORITIES {
-                if self.steal_from(ctx, from, prio, searching) {
+                if self.steal_from(from, prio, searching) {
                     return true;
                 }
             }
         }
-        self.find_and_run(ctx, searching)
+        self.find_and_run(searching)
     }
 
     /// Pop our own `prio` deque until an entry runs (stale ones are dropped).
@@ -264,24 +242,24 @@ impl Registry {
     /// High deque before every job (`find_and_run`), and an out-of-line
     /// call there showed in the W1 counts when it was empty.
     #[inline]
-    pub(crate) fn pop_and_run(&self, ctx: &Context, prio: usize, searching: &mut bool) -> bool {
+    pub(crate) fn pop_and_run(self, prio: usize, searching: &mut bool) -> bool {
         // The owner's own `back` and a (possibly older, so smaller) `front`:
         // empty here means `pop` would find it empty too.
-        !ctx.local(prio).is_empty() && self.pop_and_run_some(ctx, prio, searching)
+        !self.ctx.local(prio).is_empty() && self.pop_and_run_some(prio, searching)
     }
 
     #[inline(never)]
-    fn pop_and_run_some(&self, ctx: &Context, prio: usize, searching: &mut bool) -> bool {
-        self.pop_and_run_inline(ctx, prio, searching)
+    fn pop_and_run_some(self, prio: usize, searching: &mut bool) -> bool {
+        self.pop_and_run_inline(prio, searching)
     }
 
     /// The body of `pop_and_run_some`, for `find_and_run`'s busy path.
     #[inline(always)]
-    fn pop_and_run_inline(&self, ctx: &Context, prio: usize, searching: &mut bool) -> bool {
-        let local = ctx.local(prio);
+    fn pop_and_run_inline(self, prio: usize, searching: &mut bool) -> bool {
+        let local = self.ctx.local(prio);
         while let Some(e) = local.pop() {
-            let more = || (!local.is_empty()).then_some(ctx.index);
-            if self.run_entry_found(ctx, e, searching, more) {
+            let more = || (!local.is_empty()).then_some(self.ctx.index);
+            if self.run_entry_found(e, searching, more) {
                 return true;
             }
         }
@@ -294,17 +272,17 @@ impl Registry {
     /// (which would only find `searching` false).
     #[inline]
     fn run_entry_found(
-        &self,
-        ctx: &Context,
+        self,
         e: Entry,
         searching: &mut bool,
         more: impl Fn() -> Option<u32>,
     ) -> bool {
         if *searching {
-            self.run_entry(ctx, e, &mut || self.found_work(ctx, searching, &more))
+            self.reg
+                .run_entry(self.ctx, e, &mut || self.found_work(searching, &more))
         } else {
             // `searching` is only ever set by this thread: it stays false.
-            self.run_entry(ctx, e, &mut || {})
+            self.reg.run_entry(self.ctx, e, &mut || {})
         }
     }
 
@@ -318,39 +296,34 @@ impl Registry {
     /// to take over the role, work visible or not: the worker pays for that
     /// wake, never the scheduling thread.
     #[inline]
-    pub(crate) fn found_work(
-        &self,
-        ctx: &Context,
-        searching: &mut bool,
-        more: impl FnOnce() -> Option<u32>,
-    ) {
+    pub(crate) fn found_work(self, searching: &mut bool, more: impl FnOnce() -> Option<u32>) {
         if *searching {
             *searching = false;
-            if matches!(self.policy, IdlePolicy::WhippingBoy) {
+            if matches!(self.reg.policy, IdlePolicy::WhippingBoy) {
                 // Recorded before the successor's word is stored (as in
                 // `notify_work_from`).
-                let traced = |w| crate::trace::wake_issued(self.site(ctx), Some(w));
-                if self.sleep.hand_over(more(), traced).is_some() {
-                    bump(&ctx.counters.wakes);
+                let traced = |w| crate::trace::wake_issued(self.reg.site(self.ctx), Some(w));
+                if self.reg.sleep.hand_over(more(), traced).is_some() {
+                    bump(&self.ctx.counters.wakes);
                 }
-            } else if self.sleep.stop_searching() {
+            } else if self.reg.sleep.stop_searching() {
                 if let Some(from) = more() {
-                    self.notify_work_from(ctx, from);
+                    self.notify_work_from(from);
                 }
             }
         }
     }
 
     /// Is any deque non-empty? (Cheap: two loads per deque, no CAS.)
-    pub(crate) fn work_visible(&self) -> bool {
-        let n = self.num_contexts();
-        (0..n).any(|i| self.context(i).has_work())
+    pub(crate) fn work_visible(self) -> bool {
+        let n = self.reg.num_contexts();
+        (0..n).any(|i| self.reg.context(i).has_work())
     }
 
-    /// Is there work `ctx`'s thread could take: any deque, or a job pinned
+    /// Is there work this thread could take: any deque, or a job pinned
     /// to it? (Other threads' pinned jobs are not its work.)
     #[inline]
-    pub(crate) fn work_visible_to(&self, ctx: &Context) -> bool {
-        ctx.pinned.has_any() || self.work_visible()
+    pub(crate) fn work_visible_to(self) -> bool {
+        self.ctx.pinned.has_any() || self.work_visible()
     }
 }

@@ -34,7 +34,7 @@ use crate::desc::{JobDesc, Priority};
 use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, Batch};
 use crate::pinned::Pin;
-use crate::JobSystem;
+use crate::system::JobSystem;
 use std::any::Any;
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -57,6 +57,27 @@ fn noting<R>(scope: &dyn ScopeSink, f: impl FnOnce() -> R) -> R {
             scope.note_panic(&*p);
             resume_unwind(p)
         }
+    }
+}
+
+// Here, not in `system.rs`: the system's scheduling calls sit below the
+// builder, which uses them; the method that hands out a builder belongs
+// with the builder.
+impl JobSystem {
+    /// Options for a job: a name, a priority, dependencies, a pin, batching,
+    /// declared access; then `schedule`, `parallel_for` or
+    /// `parallel_for_chunked`. See [`JobBuilder`].
+    ///
+    /// ```
+    /// use jobsys::{JobSystem, Priority};
+    /// let js = JobSystem::builder().workers(1).build().unwrap();
+    /// let a = js.schedule(|| {});
+    /// let h = js.job().name("stream").priority(Priority::Low).after(&[a]).schedule(|| {});
+    /// js.complete(h);
+    /// ```
+    #[inline(always)]
+    pub fn job(&self) -> JobBuilder<'_, 'static, 'static> {
+        JobBuilder::new(self, None)
     }
 }
 

@@ -47,7 +47,7 @@ impl Drop for Owner {
                 let r = reg.clone();
                 let spawned = std::thread::Builder::new()
                     .name("jobsys-drain".into())
-                    .spawn(move || r.drain());
+                    .spawn(move || crate::worker::drain(&r));
                 if let Err(e) = spawned {
                     eprintln!(
                         "jobsys: could not start a thread to run the jobs left at shutdown: {e}"
@@ -56,7 +56,7 @@ impl Drop for Owner {
             }
             return;
         }
-        reg.drain();
+        crate::worker::drain(reg);
         for t in threads {
             let _ = t.join();
         }
@@ -137,7 +137,7 @@ pub(crate) fn start(config: Config) -> Result<Owner, BuildError> {
             if let Some((plan, tx)) = setup {
                 let _ = tx.send(crate::topology::setup_worker_thread(i, &plan));
             }
-            reg.worker_main(i)
+            crate::worker::worker_main(reg, i)
         }) {
             Ok(t) => threads.push(t),
             Err(e) => {

@@ -1,5 +1,7 @@
 //! The public `JobSystem`: scheduling, waiting, cancelling, stats (starting
-//! and stopping it: `start.rs`).
+//! and stopping it: `start.rs`). Methods of `JobSystem` kept elsewhere:
+//! `job` in `spawn.rs` and `scope` in `scope.rs` (modules above this one,
+//! which it does not import), the tracer's in `trace/api.rs`.
 
 use crate::active::ActiveWorkersError;
 use crate::builder::{BuildError, Builder, Config, IdlePolicy};
@@ -10,7 +12,6 @@ use crate::parallel_for::{vtables_per_index, write_pfor, Batch};
 use crate::pinned::{Pin, ThreadIndex};
 use crate::registry::{Registry, Stats};
 use crate::slot::{EMPTY_LOOP_VTABLE, NOOP_VTABLE, PFOR};
-use crate::spawn::JobBuilder;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -166,22 +167,6 @@ impl JobSystem {
         } else {
             reg.submit(ctx, slot, gen, deps, 0)
         }
-    }
-
-    /// Options for a job: a name, a priority, dependencies, a pin, batching,
-    /// declared access; then `schedule`, `parallel_for` or
-    /// `parallel_for_chunked`. See [`JobBuilder`].
-    ///
-    /// ```
-    /// use jobsys::{JobSystem, Priority};
-    /// let js = JobSystem::builder().workers(1).build().unwrap();
-    /// let a = js.schedule(|| {});
-    /// let h = js.job().name("stream").priority(Priority::Low).after(&[a]).schedule(|| {});
-    /// js.complete(h);
-    /// ```
-    #[inline(always)]
-    pub fn job(&self) -> JobBuilder<'_, 'static, 'static> {
-        JobBuilder::new(self, None)
     }
 
     /// Publish this thread's batch: wake as many sleeping workers as there
@@ -498,7 +483,7 @@ impl JobSystem {
         {
             return Err(JobError::WaitOnSelf);
         }
-        reg.drain_while_running();
+        crate::worker::drain_while_running(reg);
         Ok(())
     }
 
@@ -615,17 +600,16 @@ impl JobSystem {
         B: FnOnce() -> RB,
         RA: Send,
     {
-        self.reg().join(a, b)
+        crate::join::join(self.reg(), a, b)
     }
+}
 
-    /// Run `f` with a [`Scope`](crate::Scope) whose jobs may borrow from the
-    /// caller's stack; returns after every job scheduled in the scope has
-    /// finished. A panic in `f` or in a scope job is re-raised then.
-    pub fn scope<'env, F, R>(&self, f: F) -> R
-    where
-        F: for<'scope> FnOnce(&'scope crate::Scope<'scope, 'env>) -> R,
-    {
-        crate::scope::run(self, f)
+// Here, not in `builder.rs`: the builder's module sits below this one
+// (the system starts from its `Config`), and `build` hands out a system.
+impl Builder {
+    /// Start the workers.
+    pub fn build(self) -> Result<JobSystem, BuildError> {
+        JobSystem::new(self.into_config())
     }
 }
 

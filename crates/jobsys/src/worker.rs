@@ -1,13 +1,15 @@
 //! The worker loop: find and run work, spin by the idle policy, sleep,
 //! and the whole of shutdown (a worker leaves when the system is
 //! terminating and drained; `drain` runs what is left on the dropping
-//! thread).
+//! thread). The loop and the drains are functions of the registry that
+//! build the thread's `ThisThread` once; spinning and a benched worker's
+//! round are its methods.
 
 use crate::builder::IdlePolicy;
-use crate::context::Context;
 use crate::context::{bump, bump_by};
 use crate::registry::Registry;
 use crate::sleep::{AdaptiveSpin, Backoff, Park};
+use crate::this_thread::ThisThread;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,176 +23,170 @@ const WHIPPING_BOY_ROUND: Duration = Duration::from_micros(30);
 /// at most `spin >> MAX_SHRINK`.
 const MAX_SHRINK: u32 = 4;
 
-impl Registry {
-    // ---- workers ----------------------------------------------------------
-
-    pub(crate) fn worker_main(self: Arc<Registry>, idx: usize) {
-        let ctx = self.context(idx);
-        self.set_current(ctx);
-        crate::trace::thread_start(self.site(ctx));
-        let mut adaptive = match self.policy {
-            IdlePolicy::Adaptive { max_spin, cpu_cap } => {
-                Some(AdaptiveSpin::new(max_spin, cpu_cap))
-            }
-            _ => None,
+/// The life of worker `idx` (its thread, started by `start.rs`): find and
+/// run work, spin by the idle policy, sleep, until the system terminates
+/// and is drained.
+pub(crate) fn worker_main(reg: Arc<Registry>, idx: usize) {
+    let ctx = reg.context(idx);
+    reg.set_current(ctx);
+    let me = ThisThread::new(&reg, ctx);
+    crate::trace::thread_start(reg.site(ctx));
+    let mut adaptive = match reg.policy {
+        IdlePolicy::Adaptive { max_spin, cpu_cap } => Some(AdaptiveSpin::new(max_spin, cpu_cap)),
+        _ => None,
+    };
+    let mut searching = false;
+    let mut woken = false;
+    // The context whose push woke this worker (see `Sleep::park`).
+    let mut woken_by: Option<usize> = None;
+    // Looks in a row that saw work and lost it to its owner or another
+    // thief (sleep/backoff.rs: the next spin backs off harder).
+    let mut contention = 0u32;
+    let mut saw_work = false;
+    // Jobs since this worker last looked whether the CPUs changed.
+    let mut since_poll = 0u32;
+    // SpinThenSleep's budget (see `SpinBudget`).
+    let mut spin_budget = SpinBudget::new(match reg.policy {
+        IdlePolicy::SpinThenSleep { spin } => spin,
+        _ => Duration::ZERO,
+    });
+    loop {
+        if idx as u32 >= reg.sleep.active() && !reg.terminating.load(Ordering::Relaxed) {
+            me.benched_round(idx, &mut searching);
+            woken_by = None;
+            continue;
+        }
+        // An idle adaptive worker's gap ends when it looks and finds
+        // work, not after that work ran (the clock is read only then).
+        let looked = adaptive
+            .as_ref()
+            .filter(|a| a.is_idle())
+            .map(|_| Instant::now());
+        let found = match woken_by.take() {
+            Some(from) => me.find_and_run_from(from, &mut searching),
+            None => me.find_and_run(&mut searching),
         };
-        let mut searching = false;
-        let mut woken = false;
-        // The context whose push woke this worker (see `Sleep::park`).
-        let mut woken_by: Option<usize> = None;
-        // Looks in a row that saw work and lost it to its owner or another
-        // thief (sleep/backoff.rs: the next spin backs off harder).
-        let mut contention = 0u32;
-        let mut saw_work = false;
-        // Jobs since this worker last looked whether the CPUs changed.
-        let mut since_poll = 0u32;
-        // SpinThenSleep's budget (see `SpinBudget`).
-        let mut spin_budget = SpinBudget::new(match self.policy {
-            IdlePolicy::SpinThenSleep { spin } => spin,
-            _ => Duration::ZERO,
-        });
-        loop {
-            if idx as u32 >= self.sleep.active() && !self.terminating.load(Ordering::Relaxed) {
-                self.benched_round(ctx, idx, &mut searching);
-                woken_by = None;
-                continue;
+        if found {
+            if let (Some(a), Some(t)) = (&mut adaptive, looked) {
+                a.found_work(t);
             }
-            // An idle adaptive worker's gap ends when it looks and finds
-            // work, not after that work ran (the clock is read only then).
-            let looked = adaptive
-                .as_ref()
-                .filter(|a| a.is_idle())
-                .map(|_| Instant::now());
-            let found = match woken_by.take() {
-                Some(from) => self.find_and_run_from(ctx, from, &mut searching),
-                None => self.find_and_run(ctx, &mut searching),
-            };
-            if found {
-                if let (Some(a), Some(t)) = (&mut adaptive, looked) {
-                    a.found_work(t);
-                }
-                spin_budget.looked(true);
-                woken = false;
-                contention = 0;
-                saw_work = false;
-                since_poll += 1;
-                if since_poll >= crate::active::POLL_JOBS {
-                    since_poll = 0;
-                    self.active
-                        .poll_cpus(self.site(ctx), &self.sleep, &self.oversubscribed);
-                }
-                continue;
+            spin_budget.looked(true);
+            woken = false;
+            contention = 0;
+            saw_work = false;
+            since_poll += 1;
+            if since_poll >= crate::active::POLL_JOBS {
+                since_poll = 0;
+                reg.active
+                    .poll_cpus(reg.site(ctx), &reg.sleep, &reg.oversubscribed);
             }
-            since_poll = 0;
-            spin_budget.looked(false);
-            self.active
-                .poll_cpus(self.site(ctx), &self.sleep, &self.oversubscribed);
-            if std::mem::take(&mut saw_work) {
-                contention = (contention + 1).min(3);
-            }
-            if self.terminating.load(Ordering::SeqCst) && self.outstanding() == 0 {
-                break;
-            }
-            if let Some(a) = &mut adaptive {
-                a.went_idle(Instant::now());
-            }
-            if !searching {
-                searching = self.sleep.try_become_searching();
-            }
-            let hot = self.is_hot();
-            let never_sleep = hot || matches!(self.policy, IdlePolicy::AlwaysSpin);
-            let budget = match self.policy {
-                _ if never_sleep => NEVER_SLEEP_ROUND,
-                _ if !searching => Duration::ZERO,
-                IdlePolicy::SpinThenSleep { .. } => spin_budget.budget(),
-                IdlePolicy::WhippingBoy => WHIPPING_BOY_ROUND,
-                IdlePolicy::Adaptive { .. } => match &mut adaptive {
-                    Some(a) => a.budget(Instant::now()),
-                    None => Duration::ZERO,
-                },
-                IdlePolicy::AlwaysSpin => NEVER_SLEEP_ROUND,
-            };
-            if !budget.is_zero() {
-                crate::trace::spin_begin(self.site(ctx));
-            }
-            let (found, spun) = self.spin_until_work(ctx, budget, contention);
-            saw_work = found;
-            bump_by(&ctx.counters.spin_ns, spun.as_nanos() as u64);
-            if let Some(a) = &mut adaptive {
-                a.spun(spun);
-            }
-            if !budget.is_zero() && !never_sleep {
-                spin_budget.spun(found, spun);
-            }
-            if found || never_sleep {
-                crate::trace::search_begin(self.site(ctx));
-                continue;
-            }
-            // The whipping boy (the last searcher) does not park; it goes
-            // round again.
-            let whipping = matches!(self.policy, IdlePolicy::WhippingBoy);
-            if self.sleep.prepare_park(idx, searching, whipping) == Park::StayAwakeSearching {
-                searching = true;
-                continue;
-            }
-            if woken {
-                bump(&ctx.counters.futile_wakes);
-            }
-            // Re-check after unregistering as awake (see sleep/README.md).
-            if self.work_visible_to(ctx) || self.terminating.load(Ordering::SeqCst) || self.is_hot()
-            {
-                self.sleep.cancel_park(idx);
-                crate::trace::search_begin(self.site(ctx));
-                searching = true;
-                woken = false;
-                continue;
-            }
-            bump(&ctx.counters.sleeps);
-            // Idle: give back storage a burst left behind long enough ago.
-            crate::room::idle(&self, ctx);
-            crate::trace::sleep_begin(self.site(ctx));
-            let parked = Instant::now();
-            woken_by = self.sleep.park(idx);
-            spin_budget.parked(parked.elapsed());
-            crate::trace::sleep_end(self.site(ctx));
+            continue;
+        }
+        since_poll = 0;
+        spin_budget.looked(false);
+        reg.active
+            .poll_cpus(reg.site(ctx), &reg.sleep, &reg.oversubscribed);
+        if std::mem::take(&mut saw_work) {
+            contention = (contention + 1).min(3);
+        }
+        if reg.terminating.load(Ordering::SeqCst) && reg.outstanding() == 0 {
+            break;
+        }
+        if let Some(a) = &mut adaptive {
+            a.went_idle(Instant::now());
+        }
+        if !searching {
+            searching = reg.sleep.try_become_searching();
+        }
+        let hot = reg.is_hot();
+        let never_sleep = hot || matches!(reg.policy, IdlePolicy::AlwaysSpin);
+        let budget = match reg.policy {
+            _ if never_sleep => NEVER_SLEEP_ROUND,
+            _ if !searching => Duration::ZERO,
+            IdlePolicy::SpinThenSleep { .. } => spin_budget.budget(),
+            IdlePolicy::WhippingBoy => WHIPPING_BOY_ROUND,
+            IdlePolicy::Adaptive { .. } => match &mut adaptive {
+                Some(a) => a.budget(Instant::now()),
+                None => Duration::ZERO,
+            },
+            IdlePolicy::AlwaysSpin => NEVER_SLEEP_ROUND,
+        };
+        if !budget.is_zero() {
+            crate::trace::spin_begin(reg.site(ctx));
+        }
+        let (found, spun) = me.spin_until_work(budget, contention);
+        saw_work = found;
+        bump_by(&ctx.counters.spin_ns, spun.as_nanos() as u64);
+        if let Some(a) = &mut adaptive {
+            a.spun(spun);
+        }
+        if !budget.is_zero() && !never_sleep {
+            spin_budget.spun(found, spun);
+        }
+        if found || never_sleep {
+            crate::trace::search_begin(reg.site(ctx));
+            continue;
+        }
+        // The whipping boy (the last searcher) does not park; it goes
+        // round again.
+        let whipping = matches!(reg.policy, IdlePolicy::WhippingBoy);
+        if reg.sleep.prepare_park(idx, searching, whipping) == Park::StayAwakeSearching {
             searching = true;
-            woken = true;
+            continue;
         }
-        if searching {
-            self.sleep.stop_searching();
+        if woken {
+            bump(&ctx.counters.futile_wakes);
         }
-        // Tell a thread waiting in shutdown that the system drained.
-        self.drained.store(
-            self.drained.load(Ordering::Relaxed).wrapping_add(1),
-            Ordering::SeqCst,
-        );
-        self.drained.wake_all();
-        self.sleep.wake_all(true);
-        // Before the thread exits, so `Owner::drop`'s join sees it.
-        crate::trace::thread_stop(self.site(ctx));
+        // Re-check after unregistering as awake (see sleep/README.md).
+        if me.work_visible_to() || reg.terminating.load(Ordering::SeqCst) || reg.is_hot() {
+            reg.sleep.cancel_park(idx);
+            crate::trace::search_begin(reg.site(ctx));
+            searching = true;
+            woken = false;
+            continue;
+        }
+        bump(&ctx.counters.sleeps);
+        // Idle: give back storage a burst left behind long enough ago.
+        crate::room::idle(&reg, ctx);
+        crate::trace::sleep_begin(reg.site(ctx));
+        let parked = Instant::now();
+        woken_by = reg.sleep.park(idx);
+        spin_budget.parked(parked.elapsed());
+        crate::trace::sleep_end(reg.site(ctx));
+        searching = true;
+        woken = true;
     }
+    if searching {
+        reg.sleep.stop_searching();
+    }
+    // Tell a thread waiting in shutdown that the system drained.
+    reg.drained.store(
+        reg.drained.load(Ordering::Relaxed).wrapping_add(1),
+        Ordering::SeqCst,
+    );
+    reg.drained.wake_all();
+    reg.sleep.wake_all(true);
+    // Before the thread exits, so `Owner::drop`'s join sees it.
+    crate::trace::thread_stop(reg.site(ctx));
+}
 
+impl ThisThread<'_> {
     /// Spin (with backoff, no CAS) until work is visible, shutdown begins or
     /// `budget` has passed; `contention` (0..=3) lengthens the steps after
     /// looks that lost the work they saw. Returns (work visible, time spent
     /// spinning).
-    fn spin_until_work(
-        &self,
-        ctx: &Context,
-        budget: Duration,
-        contention: u32,
-    ) -> (bool, Duration) {
+    fn spin_until_work(self, budget: Duration, contention: u32) -> (bool, Duration) {
         if budget.is_zero() {
             return (false, Duration::ZERO);
         }
         let mut backoff =
-            Backoff::contended(self.oversubscribed.load(Ordering::Relaxed), contention);
+            Backoff::contended(self.reg.oversubscribed.load(Ordering::Relaxed), contention);
         loop {
-            if self.work_visible_to(ctx) {
+            if self.work_visible_to() {
                 return (true, backoff.elapsed());
             }
             let spent = backoff.elapsed();
-            if self.terminating.load(Ordering::Relaxed) {
+            if self.reg.terminating.load(Ordering::Relaxed) {
                 return (false, spent);
             }
             if spent >= budget {
@@ -203,7 +199,7 @@ impl Registry {
                     return (false, spent);
                 }
                 backoff.yield_now();
-                return (self.work_visible_to(ctx), backoff.elapsed());
+                return (self.work_visible_to(), backoff.elapsed());
             }
             backoff.snooze(spent);
         }
@@ -215,41 +211,46 @@ impl Registry {
     /// released for a waiter lands there, and as a top-level worker it does
     /// not wake the waiters for it: `make_runnable`) — and otherwise parks
     /// on the bench, where no `notify_work` wakes it (`Sleep::set_active`).
-    fn benched_round(&self, ctx: &Context, idx: usize, searching: &mut bool) {
-        if self.run_one_pinned(ctx, &mut || {})
-            || self.run_own_needed(ctx, &mut || {})
-            || (0..crate::context::PRIORITIES).any(|p| self.pop_and_run(ctx, p, &mut false))
+    fn benched_round(self, idx: usize, searching: &mut bool) {
+        if self.reg.run_one_pinned(self.ctx, &mut || {})
+            || self.run_own_needed(&mut || {})
+            || (0..crate::context::PRIORITIES).any(|p| self.pop_and_run(p, &mut false))
         {
             return;
         }
-        self.active
-            .poll_cpus(self.site(ctx), &self.sleep, &self.oversubscribed);
+        self.reg.active.poll_cpus(
+            self.reg.site(self.ctx),
+            &self.reg.sleep,
+            &self.reg.oversubscribed,
+        );
         // `prepare_park` puts a benched worker on the bench.
-        self.sleep.prepare_park(idx, *searching, false);
+        self.reg.sleep.prepare_park(idx, *searching, false);
         *searching = false;
         // Re-check after leaving the awake count (pairs with the pinned
         // push's `wake_worker` and with `set_active`, both under the lock
         // `prepare_park` took).
-        if ctx.pinned.has_any()
-            || (idx as u32) < self.sleep.active()
-            || self.terminating.load(Ordering::SeqCst)
+        if self.ctx.pinned.has_any()
+            || (idx as u32) < self.reg.sleep.active()
+            || self.reg.terminating.load(Ordering::SeqCst)
         {
-            self.sleep.cancel_park(idx);
+            self.reg.sleep.cancel_park(idx);
             *searching = true;
             return;
         }
         // Work we will not take may be visible while no active worker
         // searches (we may have been the searcher): pass it on.
         if self.work_visible() {
-            self.notify_work(ctx);
+            self.notify_work();
         }
-        crate::room::idle(self, ctx);
-        crate::trace::sleep_begin(self.site(ctx));
-        self.sleep.park(idx);
-        crate::trace::sleep_end(self.site(ctx));
+        crate::room::idle(self.reg, self.ctx);
+        crate::trace::sleep_begin(self.reg.site(self.ctx));
+        self.reg.sleep.park(idx);
+        crate::trace::sleep_end(self.reg.site(self.ctx));
         *searching = true;
     }
+}
 
+impl Registry {
     /// Start an idle spin (`sleep/backoff.rs`: spin-loop hints with backoff,
     /// a `yield_now` every few microseconds, every step when the system has
     /// more threads than CPUs).
@@ -263,63 +264,62 @@ impl Registry {
     pub(crate) fn is_hot(&self) -> bool {
         self.hot_zones.load(Ordering::SeqCst) != 0
     }
-
-    /// Run everything scheduled, then return (shutdown, on a non-worker).
-    pub(crate) fn drain(&self) {
-        let ctx = self.current();
-        let mut searching = false;
-        loop {
-            if self.find_and_run(ctx, &mut searching) {
-                continue;
-            }
-            let seen = self.drained.load(Ordering::SeqCst);
-            if self.outstanding() == 0 {
-                return;
-            }
-            if self.work_visible() {
-                continue;
-            }
-            if self.num_workers == 0 {
-                // Nothing visible and nothing runs elsewhere: every
-                // outstanding job waits on one that is queued somewhere we
-                // just searched, so look again.
-                continue;
-            }
-            self.drained.wait(seen);
-        }
-    }
 }
 
-impl Registry {
-    /// `drain` while the system keeps running (`JobSystem::drain_outstanding`):
-    /// the workers do not exit, so nobody bumps `drained`; between sweeps
-    /// that found nothing this thread backs off (yield, then sleeps of up
-    /// to 1 ms) instead of waiting on it. Used once, at a C system's
-    /// destroy, so the polling costs nothing that matters.
-    pub(crate) fn drain_while_running(&self) {
-        let ctx = self.current();
-        let mut searching = false;
-        let mut idle = 0u32;
-        loop {
-            if self.find_and_run(ctx, &mut searching) {
-                idle = 0;
-                continue;
-            }
-            // Read after the sweep: a job that schedules another counts
-            // the new one before its own finish (`outstanding`), so 0 here
-            // means nothing is left anywhere.
-            if self.outstanding() == 0 {
-                return;
-            }
-            if self.work_visible() {
-                continue;
-            }
-            idle = idle.saturating_add(1);
-            if idle < 64 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_micros(u64::from(idle.min(1000))));
-            }
+/// Run everything scheduled, then return (shutdown, on a non-worker).
+pub(crate) fn drain(reg: &Registry) {
+    let ctx = reg.current();
+    let me = ThisThread::new(reg, ctx);
+    let mut searching = false;
+    loop {
+        if me.find_and_run(&mut searching) {
+            continue;
+        }
+        let seen = reg.drained.load(Ordering::SeqCst);
+        if reg.outstanding() == 0 {
+            return;
+        }
+        if me.work_visible() {
+            continue;
+        }
+        if reg.num_workers == 0 {
+            // Nothing visible and nothing runs elsewhere: every
+            // outstanding job waits on one that is queued somewhere we
+            // just searched, so look again.
+            continue;
+        }
+        reg.drained.wait(seen);
+    }
+}
+/// `drain` while the system keeps running (`JobSystem::drain_outstanding`):
+/// the workers do not exit, so nobody bumps `drained`; between sweeps
+/// that found nothing this thread backs off (yield, then sleeps of up
+/// to 1 ms) instead of waiting on it. Used once, at a C system's
+/// destroy, so the polling costs nothing that matters.
+pub(crate) fn drain_while_running(reg: &Registry) {
+    let ctx = reg.current();
+    let me = ThisThread::new(reg, ctx);
+    let mut searching = false;
+    let mut idle = 0u32;
+    loop {
+        if me.find_and_run(&mut searching) {
+            idle = 0;
+            continue;
+        }
+        // Read after the sweep: a job that schedules another counts
+        // the new one before its own finish (`outstanding`), so 0 here
+        // means nothing is left anywhere.
+        if reg.outstanding() == 0 {
+            return;
+        }
+        if me.work_visible() {
+            continue;
+        }
+        idle = idle.saturating_add(1);
+        if idle < 64 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(u64::from(idle.min(1000))));
         }
     }
 }

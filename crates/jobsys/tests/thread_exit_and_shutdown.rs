@@ -132,7 +132,7 @@ fn a_pinned_closure_dropped_at_thread_exit_can_schedule_and_wait() {
 /// (cancel.rs), which claims the runnable job (`Cancel::Claimed`) and
 /// drops its closure *before* finishing it. That drop runs `Owner::drop`
 /// (system.rs) on the exiting thread, which is not a worker, so it calls
-/// `Registry::drain` (worker.rs), which waits until no job is outstanding;
+/// `drain` (worker.rs), which waits until no job is outstanding;
 /// but the job being dropped is outstanding until `cancel_with` finishes
 /// it, after the drop returns. The thread sleeps in `drained.wait` (with
 /// workers; with 0 workers it spins) forever, the workers never exit, and

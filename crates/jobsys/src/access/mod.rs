@@ -84,7 +84,6 @@ mod now;
 pub use decl::{
     Access, Declare, ParAccess, ParDecl, Read, SingleDecl, SliceStorage, Write, WriteEach,
 };
-pub(crate) use now::is_event;
 pub use now::{AccessError, ReadNow, WriteNow};
 
 use crate::handle::JobHandle;

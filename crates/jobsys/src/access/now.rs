@@ -24,7 +24,7 @@
 //! wait on oneself reported as a panic, the poison error), jobs that
 //! depend on E stay ordered after every conflicting job the guard waited
 //! for, and a wait on one of them finds D1..Dn through E's edge. E never
-//! passes a failure on (`is_event`, read where failures pass to
+//! passes a failure on (`slot::is_event`, read where failures pass to
 //! dependents): it finishes without error whether D1..Dn succeeded, failed
 //! or were cancelled, since the guard's holder saw the data after them and
 //! jobs scheduled after the guard are not skipped for their failures.
@@ -32,47 +32,11 @@
 use super::{DepBuf, Mode, Resource};
 use crate::error::JobError;
 use crate::handle::JobHandle;
-use crate::slot::{JobVTable, Slot, NOOP_VTABLE, TRACED};
+use crate::slot::{Slot, NOOP_VTABLE, READ_EVENT, TRACED, WRITE_EVENT};
 use crate::system::JobSystem;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
-
-/// The `run` and `drop` of a guard's vtable: a guard has no closure.
-///
-/// # Safety
-/// None beyond the vtable's: it reads nothing, so any pointer will do.
-unsafe fn noop(_: *mut u8) {}
-/// The `run_range` of a guard's vtable, never called (a guard is no loop).
-///
-/// # Safety
-/// None: it reads nothing.
-unsafe fn noop_range(
-    _: *const u8,
-    _: usize,
-    _: usize,
-    _: usize,
-    _: &std::sync::atomic::AtomicUsize,
-) {
-}
-fn read_name() -> &'static str {
-    "read_now guard"
-}
-fn write_name() -> &'static str {
-    "write_now guard"
-}
-static READ_EVENT: JobVTable = JobVTable {
-    type_name: read_name,
-    run: noop,
-    drop: noop,
-    run_range: noop_range,
-};
-static WRITE_EVENT: JobVTable = JobVTable {
-    type_name: write_name,
-    run: noop,
-    drop: noop,
-    run_range: noop_range,
-};
 
 /// Why `try_read_now` / `try_write_now` gave no guard.
 #[derive(Debug)]
@@ -185,15 +149,6 @@ impl Drop for Event {
             reg.make_runnable(ctx, slot);
         }
     }
-}
-
-/// Is this job a guard's event? Its dependents do not inherit the failures
-/// of the jobs it waited for (module docs). Asked only on failure paths,
-/// of a slot the caller holds a pin, claim or edge on (its vtable is fixed
-/// while it is published).
-pub(crate) fn is_event(slot: &Slot) -> bool {
-    let vt = slot.vtable();
-    std::ptr::eq(vt, &READ_EVENT) || std::ptr::eq(vt, &WRITE_EVENT)
 }
 
 impl<T: Send + Sync + 'static> Resource<T> {

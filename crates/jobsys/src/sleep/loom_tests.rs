@@ -36,7 +36,7 @@ impl Model {
         self.queued.load(Ordering::SeqCst) > 0
     }
 
-    /// The worker loop of `Registry::worker_main`, minus spinning, until
+    /// The worker loop of `worker::worker_main`, minus spinning, until
     /// `total` jobs ran in all.
     fn worker(&self, idx: usize, total: usize) {
         let mut searching = false;

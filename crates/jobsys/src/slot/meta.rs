@@ -1,5 +1,6 @@
 //! What a slot holds besides its state: the job's vtable (`JobVTable`,
-//! and the two vtables of jobs with nothing to run) and its packed name,
+//! and the vtables of jobs with nothing to run: `combine`, an empty loop,
+//! a `read_now` / `write_now` guard's event) and its packed name,
 //! priority and pinned thread (`JobMeta`).
 
 use std::sync::atomic::AtomicUsize;
@@ -67,12 +68,14 @@ impl JobMeta {
     }
 }
 
-/// `NOOP_VTABLE`'s `run` and `drop`: the slot has nothing to run or drop.
+/// The `run` and `drop` of the vtables below: the slot has nothing to run
+/// or drop.
 ///
 /// # Safety
 /// None beyond the vtable's: it reads nothing, so any pointer will do.
 unsafe fn noop(_: *mut u8) {}
-/// `NOOP_VTABLE`'s `run_range`, never called (no loop has this vtable).
+/// The `run_range` of the vtables below, never called (no loop has them;
+/// an empty loop runs no piece).
 ///
 /// # Safety
 /// None: it reads nothing.
@@ -98,3 +101,33 @@ pub(crate) static EMPTY_LOOP_VTABLE: JobVTable = JobVTable {
     drop: noop,
     run_range: noop_range,
 };
+fn read_guard_name() -> &'static str {
+    "read_now guard"
+}
+fn write_guard_name() -> &'static str {
+    "write_now guard"
+}
+/// The vtables of a `read_now` / `write_now` guard's event job
+/// (`access/now.rs`): here, below the job lifecycle, which asks
+/// `is_event` when a failure would pass to dependents.
+pub(crate) static READ_EVENT: JobVTable = JobVTable {
+    type_name: read_guard_name,
+    run: noop,
+    drop: noop,
+    run_range: noop_range,
+};
+pub(crate) static WRITE_EVENT: JobVTable = JobVTable {
+    type_name: write_guard_name,
+    run: noop,
+    drop: noop,
+    run_range: noop_range,
+};
+
+/// Is this job a guard's event? Its dependents do not inherit the failures
+/// of the jobs it waited for (`access/now.rs`, module docs). Asked only on
+/// failure paths, of a slot the caller holds a pin, claim or edge on (its
+/// vtable is fixed while it is published).
+pub(crate) fn is_event(slot: &super::Slot) -> bool {
+    let vt = slot.vtable();
+    std::ptr::eq(vt, &READ_EVENT) || std::ptr::eq(vt, &WRITE_EVENT)
+}

@@ -46,7 +46,10 @@ mod meta;
 mod state;
 
 pub(crate) use edges::{Edge, EDGES_PER_BLOCK};
-pub(crate) use meta::{JobMeta, JobVTable, EMPTY_LOOP_VTABLE, MAX_PIN_CONTEXTS, NOOP_VTABLE};
+pub(crate) use meta::{
+    is_event, JobMeta, JobVTable, EMPTY_LOOP_VTABLE, MAX_PIN_CONTEXTS, NOOP_VTABLE, READ_EVENT,
+    WRITE_EVENT,
+};
 use state::*;
 pub(crate) use state::{Ending, Snapshot, CANCELLED, FAILED, PFOR, POISONED, RETIRED_GEN, TRACED};
 

@@ -10,8 +10,18 @@
 //! absent".
 
 use super::cpulist::CpuSet;
-use super::watch::MaskSource;
 use std::io;
+
+/// Whose affinity mask is read: by [`read_affinity_words`], and so by
+/// `CpuWatch::poll` (`watch.rs`, which imports this module).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MaskSource {
+    /// The calling thread (a pinned worker sees only its own CPU).
+    CallingThread,
+    /// The main thread (`sched_getaffinity(getpid())`), which is what
+    /// `taskset -p PID` changes.
+    Process,
+}
 
 /// One word of a kernel cpumask, which is an array of `unsigned long`.
 pub(crate) type MaskWord = std::ffi::c_ulong;

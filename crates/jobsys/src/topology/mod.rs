@@ -39,7 +39,8 @@ mod error;
 mod plan;
 mod sysfs;
 mod watch;
-pub(crate) use watch::{CpuWatch, MaskSource};
+pub(crate) use affinity::MaskSource;
+pub(crate) use watch::CpuWatch;
 
 // The report `topology()` returns and the types of its fields: the public
 // API. Everything else is the crate's own; `internals` re-exports the

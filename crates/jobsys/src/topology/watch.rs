@@ -7,22 +7,12 @@
 //! the paths; [`CpuWatch::poll`] is then one `sched_getaffinity`, one read
 //! of `online` and one read per quota file, into buffers it reuses.
 
-use super::affinity::{read_affinity_words, MaskWord, MASK_WORD_BITS as BITS};
+use super::affinity::{read_affinity_words, MaskSource, MaskWord, MASK_WORD_BITS as BITS};
 use super::cgroup::{cpu_hierarchies, parse_cfs, parse_cpu_max, CgroupVersion};
 use super::cpulist::{CpuSet, MAX_CPU};
 use super::sysfs::{under, CPU_DIR};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-
-/// Whose affinity mask [`CpuWatch::poll`] reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MaskSource {
-    /// The thread calling `poll` (a pinned worker sees only its own CPU).
-    CallingThread,
-    /// The main thread (`sched_getaffinity(getpid())`), which is what
-    /// `taskset -p PID` changes.
-    Process,
-}
 
 /// One cgroup level's limit.
 enum QuotaFile {

@@ -35,6 +35,7 @@ use crate::job::Entry;
 use crate::registry::Registry;
 use crate::slot::*;
 use crate::sync::{fence, Ordering};
+use crate::this_thread::ThisThread;
 use crate::waiters::BROKEN;
 use std::time::Instant;
 
@@ -102,7 +103,7 @@ impl Registry {
         if kept {
             // A worker that looked while the deques were empty may have
             // gone to sleep: the pushes back need the usual notify.
-            self.notify_work(ctx);
+            ThisThread::new(self, ctx).notify_work();
         }
     }
 
@@ -402,7 +403,7 @@ impl Registry {
             }
             ctx.put_wait_scratch(scratch);
             if offered {
-                self.notify_work(ctx);
+                ThisThread::new(self, ctx).notify_work();
                 if walked.is_err() {
                     // We return without running them, and a pruned walk of
                     // another waiter may rely on our marks: wake it.
@@ -436,7 +437,7 @@ impl Registry {
             }
         }
         // 4. Needed entries offered by any thread (our own first).
-        Ok(self.run_needed(ctx, noop))
+        Ok(ThisThread::new(self, ctx).run_needed(noop))
     }
 
     /// Walk `h`'s unfinished dependencies (depth-first), mark them WAITED,
