@@ -181,9 +181,11 @@ mod error;
 mod failures;
 mod graph;
 mod handle;
+mod held;
 mod job;
 mod join;
 mod lifecycle;
+mod limiter;
 mod parallel_for;
 mod pinned;
 mod pinned_queue;
@@ -203,6 +205,7 @@ mod this_thread;
 pub mod topology;
 pub mod trace;
 mod wait;
+mod wait_any;
 mod waiters;
 mod worker;
 
@@ -221,6 +224,7 @@ pub use graph::{
     AccessNodeBuilder, Graph, GraphBuilder, GraphError, GraphReport, NodeBuilder, NodeId,
 };
 pub use handle::JobHandle;
+pub use limiter::{limiter_slot, Limiter};
 pub use parallel_for::Batch;
 pub use pinned::{Pin, ThreadIndex};
 pub use registry::Stats;

@@ -32,6 +32,7 @@
 use crate::access::{Access, ParAccess};
 use crate::desc::{JobDesc, Priority};
 use crate::handle::JobHandle;
+use crate::limiter::Limiter;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, Batch};
 use crate::pinned::Pin;
 use crate::system::JobSystem;
@@ -109,6 +110,8 @@ pub struct JobBuilder<'a, 'f, 'd> {
     /// A pinned job submitted under declared access's locks: held until
     /// they are released (`submit_with_access`).
     held: bool,
+    /// Runs only with a seat of this limiter (`limit`).
+    limit: Option<&'a Limiter>,
     /// Invariant in `'f`: a `'static` builder must never become a
     /// shorter-lived one without a scope to wait for its job.
     _f: PhantomData<fn(&'f ()) -> &'f ()>,
@@ -125,6 +128,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
             pin: None,
             batched: false,
             held: false,
+            limit: None,
             _f: PhantomData,
         }
     }
@@ -167,6 +171,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
             pin: self.pin,
             batched: self.batched,
             held: self.held,
+            limit: self.limit,
             _f: PhantomData,
         }
     }
@@ -208,6 +213,19 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
         self
     }
 
+    /// Run only while holding a seat of `limiter`: at most
+    /// [`limiter.max()`](Limiter::max) of its jobs run at once, and each
+    /// reads its seat with [`limiter_slot`](crate::limiter_slot). A job
+    /// waiting for a seat holds no thread; the seat is asked for once its
+    /// dependencies have finished, and given back when its closure is
+    /// gone (ran, panicked, skipped or cancelled). A loop holds one seat
+    /// for all its pieces. See [`Limiter`].
+    #[inline(always)]
+    pub fn limit(mut self, limiter: &'a Limiter) -> Self {
+        self.limit = Some(limiter);
+        self
+    }
+
     /// Declared access to resources (`docs/access.md`): `res.read()`,
     /// `res.write()`, `slice_res.write_each()` (loops), or a tuple of them.
     /// The job runs after the previous writer of each resource it reads,
@@ -226,6 +244,16 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     #[inline(always)]
     #[track_caller]
     pub fn schedule<F: FnOnce() + Send + 'f>(self, f: F) -> JobHandle {
+        if let Some(l) = self.limit {
+            return self.schedule_limited(l, f);
+        }
+        self.schedule_now(f)
+    }
+
+    /// `schedule` of a job without a limiter (or with its seat arranged).
+    #[inline(always)]
+    #[track_caller]
+    fn schedule_now<F: FnOnce() + Send + 'f>(self, f: F) -> JobHandle {
         match self.scope {
             // SAFETY: no scope: `'f` is `'static` (only `JobSystem::job`
             // makes a builder without one, and `'f` is invariant).
@@ -251,6 +279,22 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     where
         F: Fn(usize) + Send + Sync + 'f,
     {
+        if let Some(l) = self.limit {
+            let _ = batch.piece_len(range.len(), 1);
+            return self.loop_limited(l, |j, seat| {
+                j.parallel_for_now(range, batch, move |i| seat.run(|| f(i)))
+            });
+        }
+        self.parallel_for_now(range, batch, f)
+    }
+
+    /// `parallel_for` without a limiter (or with its seat arranged).
+    #[inline(always)]
+    #[track_caller]
+    fn parallel_for_now<F>(self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
+    where
+        F: Fn(usize) + Send + Sync + 'f,
+    {
         match self.scope {
             // SAFETY: as in `schedule`.
             None => unsafe { self.spawn_loop(range, batch, f, vtables_per_index::<F>()) },
@@ -271,6 +315,22 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     where
         F: Fn(Range<usize>) + Send + Sync + 'f,
     {
+        if let Some(l) = self.limit {
+            let _ = batch.piece_len(range.len(), 1);
+            return self.loop_limited(l, |j, seat| {
+                j.chunked_now(range, batch, move |r| seat.run(|| f(r)))
+            });
+        }
+        self.chunked_now(range, batch, f)
+    }
+
+    /// `parallel_for_chunked` without a limiter (or with its seat arranged).
+    #[inline(always)]
+    #[track_caller]
+    fn chunked_now<F>(self, range: Range<usize>, batch: Batch, f: F) -> JobHandle
+    where
+        F: Fn(Range<usize>) + Send + Sync + 'f,
+    {
         match self.scope {
             // SAFETY: as in `schedule`.
             None => unsafe { self.spawn_chunks(range, batch, f, vtables_chunked::<F>()) },
@@ -281,6 +341,63 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
                 s.track(unsafe { self.spawn_chunks(range, batch, f, vts) })
             }
         }
+    }
+
+    /// `schedule` with `limit`: after its seat (`limiter.rs`); the closure
+    /// owns the seat and gives it back when it is gone.
+    #[track_caller]
+    fn schedule_limited<F: FnOnce() + Send + 'f>(mut self, l: &Limiter, f: F) -> JobHandle {
+        self.limit = None;
+        self.system
+            .reg()
+            .check_handles(self.deps, "JobBuilder::after");
+        let (seat, before) = l.ask(self.system, self.deps, self.desc.priority);
+        let run = move || {
+            let seat = seat;
+            seat.run(f)
+        };
+        match before.as_slice() {
+            [] => self.schedule_now(run),
+            b => self.after(b).schedule_now(run),
+        }
+    }
+
+    /// `parallel_for(_chunked)` with `limit`: `schedule` gives the loop
+    /// (`make`, with the seat its pieces read) the handles it runs after;
+    /// a small job after the loop gives the seat back.
+    #[track_caller]
+    fn loop_limited(
+        mut self,
+        l: &Limiter,
+        make: impl for<'e> FnOnce(JobBuilder<'a, 'f, 'e>, crate::limiter::SeatRef) -> JobHandle,
+    ) -> JobHandle {
+        self.limit = None;
+        let js = self.system;
+        self.system
+            .reg()
+            .check_handles(self.deps, "JobBuilder::after");
+        let (seat, before) = l.ask(self.system, self.deps, self.desc.priority);
+        let pieces = seat.seat();
+        let h = match before.as_slice() {
+            [] => make(self, pieces),
+            b => {
+                let j = JobBuilder {
+                    system: self.system,
+                    scope: self.scope,
+                    desc: self.desc,
+                    deps: b,
+                    pin: self.pin,
+                    batched: self.batched,
+                    held: self.held,
+                    limit: None,
+                    _f: PhantomData,
+                };
+                make(j, pieces)
+            }
+        };
+        let desc = JobDesc::default().with_priority(Priority::High);
+        js.job().desc(desc).after(&[h]).schedule(move || drop(seat));
+        h
     }
 
     /// Schedule one job with every option.
@@ -451,6 +568,11 @@ impl<'a, 'f, 'd, A> AccessJobBuilder<'a, 'f, 'd, A> {
     /// As [`JobBuilder::batched`].
     pub fn batched(mut self) -> Self {
         self.job = self.job.batched();
+        self
+    }
+    /// As [`JobBuilder::limit`].
+    pub fn limit(mut self, limiter: &'a Limiter) -> Self {
+        self.job = self.job.limit(limiter);
         self
     }
 }

@@ -1,0 +1,58 @@
+//! Gates: jobs that wait for something other than jobs.
+//!
+//! A gate is a job with nothing to run that cannot finish until its
+//! [`Hold`] is released: it keeps one pending count of its own
+//! (`Registry::submit_held`) that the hold gives back. Jobs that must wait
+//! for an event outside the job graph (the first of several jobs to finish,
+//! a free slot of a `Limiter`) are scheduled after a gate, and whoever sees
+//! the event releases the hold. Nothing spins and no worker is held while
+//! a gate is closed.
+//!
+//! Holds are crate-private and always owned by a closure or a queue that
+//! the library drops: a hold is released exactly once, when `release` is
+//! called or when it is dropped (an unwind, a job skipped or cancelled),
+//! so a gate cannot stay closed because its opener went away.
+
+use crate::desc::JobDesc;
+use crate::handle::JobHandle;
+use crate::slot::NOOP_VTABLE;
+use crate::system::JobSystem;
+
+/// The count that keeps a gate closed. Dropping it opens the gate.
+pub(crate) struct Hold {
+    system: JobSystem,
+    gate: JobHandle,
+}
+
+impl Hold {
+    /// Open the gate: jobs after it run once their other dependencies have
+    /// finished.
+    pub(crate) fn release(self) {
+        drop(self)
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        let reg = self.system.reg();
+        reg.release_hold(reg.current_for(|| "a jobsys gate"), self.gate);
+    }
+}
+
+/// A closed gate: its handle (to schedule jobs after, or to wait on) and
+/// the hold that opens it.
+pub(crate) fn gate(js: &JobSystem, desc: &JobDesc) -> (JobHandle, Hold) {
+    let reg = js.reg();
+    let ctx = reg.current_for(|| "a jobsys gate");
+    let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
+    // SAFETY: fresh slot, unpublished: ours to give a vtable.
+    unsafe { slot.set_vtable(&NOOP_VTABLE) };
+    let gate = reg.submit_held(ctx, slot, gen, &[], 0);
+    (
+        gate,
+        Hold {
+            system: js.clone(),
+            gate,
+        },
+    )
+}
