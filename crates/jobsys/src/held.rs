@@ -15,12 +15,18 @@
 
 use crate::desc::JobDesc;
 use crate::handle::JobHandle;
+use crate::registry::Registry;
 use crate::slot::NOOP_VTABLE;
 use crate::system::JobSystem;
+use std::sync::Arc;
 
 /// The count that keeps a gate closed. Dropping it opens the gate.
+///
+/// It keeps the registry alive, not the `JobSystem`: dropping the last
+/// `JobSystem` shuts down as usual, and that shutdown waits for the gate
+/// (an unfinished job) like for any other job.
 pub(crate) struct Hold {
-    system: JobSystem,
+    registry: Arc<Registry>,
     gate: JobHandle,
 }
 
@@ -34,7 +40,7 @@ impl Hold {
 
 impl Drop for Hold {
     fn drop(&mut self) {
-        let reg = self.system.reg();
+        let reg = &*self.registry;
         reg.release_hold(reg.current_for(|| "a jobsys gate"), self.gate);
     }
 }
@@ -51,7 +57,7 @@ pub(crate) fn gate(js: &JobSystem, desc: &JobDesc) -> (JobHandle, Hold) {
     (
         gate,
         Hold {
-            system: js.clone(),
+            registry: js.reg_arc().clone(),
             gate,
         },
     )

@@ -172,6 +172,7 @@
 
 pub mod access;
 mod active;
+mod blocking;
 mod builder;
 mod cancel;
 mod context;

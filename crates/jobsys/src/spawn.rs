@@ -250,6 +250,45 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
         self.schedule_now(f)
     }
 
+    /// Schedule `f`, which may block (file or network I/O, a call that
+    /// sleeps), on a blocking thread instead of a worker: no worker is
+    /// held while it blocks. The handle is an ordinary job's: it finishes
+    /// when `f` has returned and fails if `f` panics. Name, priority,
+    /// dependencies, batching and `limit` apply (a limited blocking job
+    /// holds its seat while `f` runs). Blocking threads are shared by the
+    /// process's job systems, started on demand and ended when idle
+    /// (`docs/engine.md`, "Blocking work"). `f` is not interrupted by
+    /// [`JobSystem::cancel`].
+    ///
+    /// # Panics
+    /// With [`pin`](Self::pin) (`f` runs on a blocking thread), and as
+    /// [`schedule`](Self::schedule).
+    #[track_caller]
+    pub fn schedule_blocking<F: FnOnce() + Send + 'static>(mut self, f: F) -> JobHandle {
+        assert!(
+            self.pin.is_none(),
+            "jobsys: JobBuilder::schedule_blocking: a blocking job runs on a blocking thread, \
+             it cannot be pinned"
+        );
+        self.system
+            .reg()
+            .check_handles(self.deps, "JobBuilder::after");
+        let (seat, before) = match self.limit.take() {
+            Some(l) => {
+                let (seat, b) = l.ask(self.system, self.deps, self.desc.priority);
+                (Some(seat), b)
+            }
+            None => (None, crate::limiter::Before::Nothing),
+        };
+        let deps = match before.as_slice() {
+            [] => self.deps,
+            b => b,
+        };
+        let (after, outcome) = crate::blocking::start(self.system, deps, self.batched, seat, f);
+        self.batched = false;
+        self.after(&after).schedule_now(move || outcome.finish())
+    }
+
     /// `schedule` of a job without a limiter (or with its seat arranged).
     #[inline(always)]
     #[track_caller]
@@ -380,20 +419,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
         let pieces = seat.seat();
         let h = match before.as_slice() {
             [] => make(self, pieces),
-            b => {
-                let j = JobBuilder {
-                    system: self.system,
-                    scope: self.scope,
-                    desc: self.desc,
-                    deps: b,
-                    pin: self.pin,
-                    batched: self.batched,
-                    held: self.held,
-                    limit: None,
-                    _f: PhantomData,
-                };
-                make(j, pieces)
-            }
+            b => make(self.after(b), pieces),
         };
         let desc = JobDesc::default().with_priority(Priority::High);
         js.job().desc(desc).after(&[h]).schedule(move || drop(seat));
