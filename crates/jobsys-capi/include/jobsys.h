@@ -319,9 +319,22 @@ typedef enum jobsys_job_flags {
     JOBSYS_JOB_BATCHED = 1,           /* wake no worker: the job waits in this thread's queue
                                          (awake workers may take it) until jobsys_flush or a
                                          jobsys_complete on this thread */
-    JOBSYS_JOB_PINNED = 2             /* run only on the thread desc.pin names (see jobsys_pin);
+    JOBSYS_JOB_PINNED = 2,            /* run only on the thread desc.pin names (see jobsys_pin);
                                          a pinned parallel_for runs its range there, in order */
+    JOBSYS_JOB_BLOCKING = 4           /* fn may block (file or network I/O): it runs on a blocking
+                                         thread, shared by the process's systems, started on
+                                         demand, so no worker waits meanwhile; the handle
+                                         finishes when fn returns. jobsys_schedule only, not with
+                                         JOBSYS_JOB_PINNED (INVALID_ARGUMENT) */
 } jobsys_job_flags;
+
+/* A limiter: at most `max` of its jobs (desc.limiter) run at once. Each running one holds a seat,
+ * an index in [0, max) that no other running job of the limiter holds (jobsys_limiter_slot), to
+ * index a fixed array of scratch buffers, say. A job asks for its seat once its dependencies have
+ * finished and waits for one without holding a thread; the seat is given back when the job ends
+ * (returned, failed, skipped or cancelled). Waiting jobs get seats HIGH first, then in order. A
+ * parallel_for holds one seat for its whole range. */
+typedef struct jobsys_limiter jobsys_limiter;
 
 /* Bytes of data (desc.data_size) a job copies into itself: jobsys_schedule then allocates
  * nothing. A larger copy is allocated once. The copy is 8-byte aligned. A parallel_for
@@ -363,11 +376,14 @@ typedef struct jobsys_job_desc {
                                          function and release get the copy's address, valid
                                          during that call */
     jobsys_release_fn release;        /* NULL: none */
+    const jobsys_limiter *limiter;    /* NULL: none. Run only with a seat of this limiter; read
+                                         during the call (destroying the limiter afterwards is
+                                         fine, its jobs keep what they need) */
 } jobsys_job_desc;
 
 /* A jobsys_job_desc with the defaults and its size set. */
 #define JOBSYS_JOB_DESC_INIT \
-    { sizeof(jobsys_job_desc), 0, NULL, JOBSYS_PRIORITY_NORMAL, {JOBSYS_PIN_MAIN, 0}, NULL, 0, 0, NULL }
+    { sizeof(jobsys_job_desc), 0, NULL, JOBSYS_PRIORITY_NORMAL, {JOBSYS_PIN_MAIN, 0}, NULL, 0, 0, NULL, NULL }
 
 /* Counters (jobsys_get_stats, jobsys_take_stats, jobsys_get_worker_stats). */
 typedef struct jobsys_stats {
@@ -464,6 +480,31 @@ jobsys_error jobsys_complete(jobsys_system *sys, jobsys_handle h);
  * timeout by that job's length. A finished job never reports TIMEOUT, even with timeout_ns 0.
  * Errors: those of jobsys_complete, and TIMEOUT. */
 jobsys_error jobsys_complete_timeout(jobsys_system *sys, jobsys_handle h, uint64_t timeout_ns);
+
+/* Wait until one of handles[0..n) has finished (successfully or not) and set *index to its index
+ * (the lowest, if several have); ask jobsys_complete for its outcome. Runs other work on this
+ * thread meanwhile, as jobsys_complete does; the other jobs go on as they were. A zeroed handle
+ * counts as finished. Costs nothing when one has finished; otherwise a small job per unfinished
+ * handle. Errors: NULL_ARGUMENT (sys, index, handles with n > 0), INVALID_ARGUMENT (n is 0),
+ * INVALID_HANDLE, FOREIGN_HANDLE, WAIT_ON_SELF (none can finish while this thread waits: each is a
+ * job this thread is inside of, or needs one). */
+jobsys_error jobsys_wait_any(jobsys_system *sys, const jobsys_handle *handles, size_t n,
+                             size_t *index);
+
+/* *out = a limiter of max seats (see jobsys_limiter). Errors: NULL_ARGUMENT (out),
+ * INVALID_ARGUMENT (max is 0). */
+jobsys_error jobsys_limiter_create(size_t max, jobsys_limiter **out);
+
+/* Free a limiter (NULL: nothing). Its jobs that wait or run are unaffected. No call may be
+ * scheduling with it meanwhile. Never fails. */
+jobsys_error jobsys_limiter_destroy(jobsys_limiter *limiter);
+
+/* No seat: what jobsys_limiter_slot returns outside a limited job. */
+#define JOBSYS_NO_SEAT SIZE_MAX
+
+/* The seat of the limited job running on this thread, in [0, max); JOBSYS_NO_SEAT outside one.
+ * Never fails. */
+size_t jobsys_limiter_slot(void);
 
 /* *done = whether h finished (successfully or not). Never blocks, never runs a job. Errors:
  * NULL_ARGUMENT (sys, done), INVALID_HANDLE, FOREIGN_HANDLE. */

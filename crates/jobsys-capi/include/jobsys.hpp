@@ -465,6 +465,37 @@ jobsys_profiler_callbacks profiler_callbacks(H &hooks) noexcept {
 
 } // namespace detail
 
+// At most max() of its jobs (JobBuilder::limit) run at once; each running
+// one holds a seat in [0, max()), read with jobsys::limiter_slot() (see
+// jobsys_limiter). Owns the C limiter; jobs keep what they need of it, so
+// it may go out of scope while they wait or run.
+//
+//   jobsys::Limiter decoders(2);
+//   std::vector<Scratch> scratch(decoders.max());
+//   js.job().limit(decoders).schedule([&] { decode(scratch[*jobsys::limiter_slot()]); });
+class Limiter {
+public:
+    explicit Limiter(std::size_t max) : max_(max) {
+        detail::check(jobsys_limiter_create(max, &raw_));
+    }
+    Limiter(const Limiter &) = delete;
+    Limiter &operator=(const Limiter &) = delete;
+    ~Limiter() { jobsys_limiter_destroy(raw_); }
+    std::size_t max() const noexcept { return max_; }
+    const jobsys_limiter *raw() const noexcept { return raw_; }
+
+private:
+    jobsys_limiter *raw_ = nullptr;
+    std::size_t max_;
+};
+
+// The seat of the limited job running on this thread; empty outside one.
+inline std::optional<std::size_t> limiter_slot() noexcept {
+    std::size_t s = jobsys_limiter_slot();
+    if (s == JOBSYS_NO_SEAT) return std::nullopt;
+    return s;
+}
+
 class Scope;
 class System;
 
@@ -556,6 +587,22 @@ public:
         else
             desc_.flags &= ~uint32_t(JOBSYS_JOB_BATCHED);
         return *this;
+    }
+
+    // Run only with a seat of `l` (see Limiter): at most l.max() of its
+    // jobs at once; a job waits for its seat without holding a thread.
+    JobBuilder &limit(const Limiter &l) noexcept {
+        desc_.limiter = l.raw();
+        return *this;
+    }
+
+    // Schedule f(), which may block (file or network I/O), on a blocking
+    // thread instead of a worker (JOBSYS_JOB_BLOCKING): no worker waits
+    // meanwhile; the handle finishes when f returns. Not with pin().
+    template <class F>
+    Handle schedule_blocking(F &&f) {
+        desc_.flags |= JOBSYS_JOB_BLOCKING;
+        return schedule(std::forward<F>(f));
     }
 
     // Schedule f() as one job; its handle. f is stored in the job if
@@ -984,6 +1031,16 @@ public:
         if (e == JOBSYS_ERR_TIMEOUT) return false;
         detail::check(e);
         return true;
+    }
+
+    // Wait until one of `handles` has finished (successfully or not) and
+    // return its index (the lowest, if several have); complete() it for its
+    // outcome. Runs other work meanwhile; the other jobs go on. Throws
+    // Error for an empty list, a bad handle, or WAIT_ON_SELF.
+    std::size_t wait_any(Deps handles) {
+        std::size_t i = 0;
+        detail::check(jobsys_wait_any(sys_, handles.data(), handles.size(), &i));
+        return i;
     }
 
     // Whether h finished (successfully or not); never blocks.

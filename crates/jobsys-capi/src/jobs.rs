@@ -59,7 +59,8 @@ pub const PRIORITY_LOW: i32 = 2;
 /// `jobsys_job_flags`.
 pub const JOB_BATCHED: u32 = 1;
 pub const JOB_PINNED: u32 = 2;
-const KNOWN_FLAGS: u32 = JOB_BATCHED | JOB_PINNED;
+pub const JOB_BLOCKING: u32 = 4;
+const KNOWN_FLAGS: u32 = JOB_BATCHED | JOB_PINNED | JOB_BLOCKING;
 
 /// `JOBSYS_INLINE_DATA`: bytes of data a job copies into itself.
 pub const INLINE_DATA: usize = 40;
@@ -85,6 +86,8 @@ pub struct JobDesc {
     pub data_size: usize,
     /// Called with the job's data when the job is done with it, or NULL.
     pub release: Option<ReleaseFn>,
+    /// Run only with a seat of this limiter, or NULL.
+    pub limiter: *const crate::limiter::Limiter,
 }
 
 impl Default for JobDesc {
@@ -100,6 +103,7 @@ impl Default for JobDesc {
             ndeps: 0,
             data_size: 0,
             release: None,
+            limiter: std::ptr::null(),
         }
     }
 }
@@ -116,6 +120,8 @@ struct Desc<'a> {
     deps: &'a [Handle],
     data_size: usize,
     release: Option<ReleaseFn>,
+    limit: Option<&'a jobsys::Limiter>,
+    blocking: bool,
 }
 
 /// A C job running on this thread, or the release callback of one
@@ -278,6 +284,8 @@ unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<Desc<'a>> {
             deps: &[],
             data_size: 0,
             release: None,
+            limit: None,
+            blocking: false,
         });
     }
     // SAFETY: non-NULL; the caller promises at least `size` readable bytes,
@@ -349,6 +357,16 @@ unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<Desc<'a>> {
         // SAFETY: non-NULL, `ndeps` readable handles as the caller promises.
         unsafe { std::slice::from_raw_parts(d.deps, d.ndeps) }
     };
+    let blocking = d.flags & JOB_BLOCKING != 0;
+    if blocking && pin.is_some() {
+        return Err(Error::new(
+            Code::InvalidArgument,
+            "desc->flags: JOBSYS_JOB_BLOCKING with JOBSYS_JOB_PINNED (a blocking job runs on a blocking thread)",
+        ));
+    }
+    // SAFETY: NULL or a live limiter, as the caller promises; read during
+    // this call only.
+    let limit = unsafe { d.limiter.as_ref() }.map(|l| &l.0);
     Ok(Desc {
         desc: jdesc,
         batched: d.flags & JOB_BATCHED != 0,
@@ -356,6 +374,8 @@ unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<Desc<'a>> {
         deps,
         data_size: d.data_size,
         release: d.release,
+        limit,
+        blocking,
     })
 }
 
@@ -572,6 +592,9 @@ fn submit_after<P: Payload>(
     if let Some(pin) = d.pin {
         b = b.pin(pin);
     }
+    if let Some(l) = d.limit {
+        b = b.limit(l);
+    }
     let job = CJob {
         release: d.release,
         serial: s.serial,
@@ -580,6 +603,8 @@ fn submit_after<P: Payload>(
     let h = match body {
         // SAFETY: the caller of `jobsys_schedule` promised `f(data)` may be
         // called once, from any thread.
+        Body::Job(f) if d.blocking => b.schedule_blocking(unsafe { one_call(f, job) }),
+        // SAFETY: as above.
         Body::Job(f) => b.schedule(unsafe { one_call(f, job) }),
         Body::Range {
             f,
@@ -629,6 +654,12 @@ unsafe fn schedule(
         }
         // SAFETY: `desc` is NULL or a valid desc, as the caller promises.
         let d = unsafe { read_desc(s, desc) }?;
+        if d.blocking && matches!(body, Body::Range { .. }) {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                "desc->flags: JOBSYS_JOB_BLOCKING with jobsys_parallel_for (only one call can block)",
+            ));
+        }
         let h = match d.data_size {
             0 => submit(s, &d, body, Ptr(data))?,
             n => {
@@ -733,7 +764,11 @@ unsafe fn schedule_plain(
     }
     // SAFETY: non-NULL with `DESC_SIZE` readable bytes (its size, checked).
     let d = unsafe { desc.read() };
-    let plain = d.flags == 0 && d.ndeps == 0 && d.name.is_null() && d.priority == PRIORITY_NORMAL;
+    let plain = d.flags == 0
+        && d.ndeps == 0
+        && d.name.is_null()
+        && d.priority == PRIORITY_NORMAL
+        && d.limiter.is_null();
     let n = d.data_size;
     if !plain || n > INLINE_DATA || (n != 0 && data.is_null()) {
         return None;
@@ -925,6 +960,45 @@ pub unsafe extern "C" fn jobsys_complete_timeout(
                     .map_err(|e| crate::errors::from_job_error(&e))
             }
         }
+    })
+}
+
+/// `*index` = the index of the first of `handles[0..n)` to finish.
+///
+/// # Safety
+/// `sys` live or NULL; `handles` NULL or `n` readable handles; `index`
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_wait_any(
+    sys: *const System,
+    handles: *const Handle,
+    n: usize,
+    index: *mut usize,
+) -> Code {
+    ffi("jobsys_wait_any", || {
+        // SAFETY: as promised by the caller.
+        let s = unsafe { system(sys) }?;
+        non_null(index, "index")?;
+        if n == 0 {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                "n is 0: wait_any needs at least one handle",
+            ));
+        }
+        non_null(handles, "handles")?;
+        // SAFETY: non-NULL, `n` readable handles as the caller promises.
+        let hs = unsafe { std::slice::from_raw_parts(handles, n) };
+        let mut jobs = Vec::with_capacity(n);
+        for &h in hs {
+            // A zeroed handle names no job: one that has finished.
+            jobs.push(job_of(&s.js, h)?.unwrap_or_else(|| s.js.combine(&[])));
+        }
+        let i =
+            s.js.wait_any(&jobs)
+                .map_err(|e| crate::errors::from_job_error(&e))?;
+        // SAFETY: checked non-NULL, writable as promised.
+        unsafe { index.write(i) };
+        Ok(())
     })
 }
 

@@ -18,7 +18,7 @@
 //!
 //! Modules: `config` (jobsys_config), `system` (create/destroy, hot zones,
 //! flush, stats), `jobs` (schedule, parallel_for, combine, complete,
-//! jobsys_fail, jobsys_join), `handles` (jobsys_handle: the library's own
+//! wait_any, jobsys_fail, jobsys_join), `limiter` (jobsys_limiter), `handles` (jobsys_handle: the library's own
 //! handle as bits, checked against the system's pages),
 //! `trace` (trace start/stop/write), `profiler` (jobsys_profiler_callbacks),
 //! `engine` (pins, registered threads, thread indices, active workers), `errors` (codes, last-error message,
@@ -29,6 +29,7 @@ pub mod engine;
 pub mod errors;
 pub mod handles;
 pub mod jobs;
+pub mod limiter;
 pub mod profiler;
 pub mod system;
 pub mod trace;

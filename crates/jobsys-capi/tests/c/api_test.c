@@ -1078,6 +1078,100 @@ static void test_complete_timeout(void) {
     OK(jobsys_destroy(sys));
 }
 
+/* jobsys_wait_any: the first to finish, a zeroed handle counts as finished, bad input refused. */
+static void test_wait_any(void) {
+    jobsys_system *sys = create(2);
+    struct held held = {0, 0};
+    jobsys_handle hs[2];
+    OK(jobsys_schedule(sys, NULL, hold, &held, &hs[0]));
+    while (!atomic_load(&held.started)) sched_yield(); /* on a worker */
+    atomic_int count = 0;
+    OK(jobsys_schedule(sys, NULL, count_into, &count, &hs[1]));
+    size_t index = 99;
+    OK(jobsys_wait_any(sys, hs, 2, &index));
+    CHECK(index == 1);
+    CHECK(atomic_load(&count) == 1);
+    bool done = true;
+    OK(jobsys_is_complete(sys, hs[0], &done));
+    CHECK(!done); /* the other job goes on */
+    jobsys_handle with_none[2] = {hs[0], {0, 0}};
+    OK(jobsys_wait_any(sys, with_none, 2, &index));
+    CHECK(index == 1);
+    EXPECT(jobsys_wait_any(sys, hs, 0, &index), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("at least one handle");
+    EXPECT(jobsys_wait_any(sys, NULL, 2, &index), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_wait_any(sys, hs, 2, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    jobsys_handle forged = {hs[1].id + 8, hs[1].gen};
+    EXPECT(jobsys_wait_any(sys, &forged, 1, &index), JOBSYS_ERR_INVALID_HANDLE);
+    atomic_store(&held.go, 1);
+    OK(jobsys_complete(sys, hs[0]));
+    OK(jobsys_wait_any(sys, hs, 2, &index));
+    CHECK(index == 0); /* both finished: the lowest */
+    OK(jobsys_destroy(sys));
+}
+
+/* A limited job: counts itself in and out, checks its seat is its own. */
+struct seats {
+    atomic_int now, most, runs;
+    atomic_int taken[2];
+};
+static void seated(void *p) {
+    struct seats *s = p;
+    size_t seat = jobsys_limiter_slot();
+    CHECK(seat < 2);
+    CHECK(atomic_exchange(&s->taken[seat], 1) == 0);
+    int n = atomic_fetch_add(&s->now, 1) + 1;
+    int m = atomic_load(&s->most);
+    while (n > m && !atomic_compare_exchange_weak(&s->most, &m, n)) {}
+    for (volatile int i = 0; i < 2000; i++) {}
+    atomic_fetch_sub(&s->now, 1);
+    atomic_store(&s->taken[seat], 0);
+    atomic_fetch_add(&s->runs, 1);
+}
+
+static void blocking_fn(void *p) {
+    atomic_int *n = p;
+    /* A blocking job runs on a blocking thread: no seat, no job of ours around it. */
+    CHECK(jobsys_limiter_slot() == JOBSYS_NO_SEAT);
+    atomic_fetch_add(n, 1);
+}
+
+/* jobsys_limiter and JOBSYS_JOB_BLOCKING. */
+static void test_limiter_and_blocking(void) {
+    jobsys_system *sys = create(3);
+    jobsys_limiter *lim = NULL;
+    EXPECT(jobsys_limiter_create(0, &lim), JOBSYS_ERR_INVALID_ARGUMENT);
+    EXPECT(jobsys_limiter_create(2, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    OK(jobsys_limiter_create(2, &lim));
+    CHECK(jobsys_limiter_slot() == JOBSYS_NO_SEAT);
+    struct seats s = {0};
+    jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
+    d.limiter = lim;
+    jobsys_handle hs[64], all;
+    for (int i = 0; i < 64; i++) OK(jobsys_schedule(sys, &d, seated, &s, &hs[i]));
+    OK(jobsys_limiter_destroy(lim)); /* its jobs keep what they need */
+    OK(jobsys_combine(sys, hs, 64, &all));
+    OK(jobsys_complete(sys, all));
+    CHECK(atomic_load(&s.runs) == 64);
+    CHECK(atomic_load(&s.most) <= 2);
+    OK(jobsys_limiter_destroy(NULL));
+
+    atomic_int n = 0;
+    jobsys_job_desc b = JOBSYS_JOB_DESC_INIT;
+    b.flags = JOBSYS_JOB_BLOCKING;
+    jobsys_handle h;
+    OK(jobsys_schedule(sys, &b, blocking_fn, &n, &h));
+    OK(jobsys_complete(sys, h));
+    CHECK(atomic_load(&n) == 1);
+    b.flags = JOBSYS_JOB_BLOCKING | JOBSYS_JOB_PINNED;
+    EXPECT(jobsys_schedule(sys, &b, blocking_fn, &n, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("JOBSYS_JOB_PINNED");
+    b.flags = JOBSYS_JOB_BLOCKING;
+    EXPECT(jobsys_parallel_for(sys, &b, 0, 10, 1, sum_range, &n, &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("jobsys_parallel_for");
+    OK(jobsys_destroy(sys));
+}
+
 static void test_active_workers(void) {
     jobsys_system *sys = create(2);
     uint32_t n = 99;
@@ -1183,7 +1277,7 @@ static void test_desc_size_and_flags(jobsys_system *sys) {
 
     /* Unknown flag bits are refused; so is a flag beside known ones. */
     d = (jobsys_job_desc)JOBSYS_JOB_DESC_INIT;
-    d.flags = 4;
+    d.flags = 8;
     EXPECT(jobsys_schedule(sys, &d, count_into, &count, &h), JOBSYS_ERR_INVALID_ARGUMENT);
     MESSAGE_HAS("desc->flags");
     d.flags = JOBSYS_JOB_BATCHED | JOBSYS_JOB_PINNED | 0x80000000u;
@@ -1696,6 +1790,8 @@ int main(void) {
     test_cancel();
     test_active_workers();
     test_complete_timeout();
+    test_wait_any();
+    test_limiter_and_blocking();
     jobsys_system *again = create(2);
     test_desc_size_and_flags(again);
     OK(jobsys_destroy(again));

@@ -722,6 +722,52 @@ void test_complete_for() {
     expect_error([&] { js.complete_for(bad, std::chrono::seconds(30)); }, JOBSYS_ERR_JOB_FAILED,
                  "boom");
 }
+// wait_any, Limiter and schedule_blocking through the wrapper.
+void test_wait_any_limiter_blocking() {
+    jobsys::System js(2);
+    std::atomic<bool> started{false}, go{false};
+    auto slow = js.schedule([&] {
+        started = true;
+        while (!go) std::this_thread::yield();
+    });
+    while (!started) std::this_thread::yield();
+    auto quick = js.schedule([] {});
+    std::vector<jobsys::Handle> both{slow, quick};
+    CHECK(js.wait_any(both) == 1);
+    CHECK(!js.is_complete(slow));
+    go = true;
+    js.complete(slow);
+    expect_error([&] { js.wait_any(std::vector<jobsys::Handle>{}); },
+                 JOBSYS_ERR_INVALID_ARGUMENT, "at least one handle");
+
+    CHECK(!jobsys::limiter_slot());
+    std::atomic<int> now{0}, most{0}, runs{0};
+    std::vector<jobsys::Handle> hs;
+    {
+        jobsys::Limiter lim(2);
+        CHECK(lim.max() == 2);
+        for (int i = 0; i < 40; i++)
+            hs.push_back(js.job().limit(lim).schedule([&] {
+                auto seat = jobsys::limiter_slot();
+                CHECK(seat && *seat < 2);
+                int n = ++now;
+                int m = most.load();
+                while (n > m && !most.compare_exchange_weak(m, n)) {}
+                for (volatile int k = 0; k < 2000; k++) {}
+                --now;
+                ++runs;
+            }));
+    } // the limiter goes out of scope; its jobs keep what they need
+    js.complete(js.combine(hs));
+    CHECK(runs == 40 && most <= 2);
+
+    std::atomic<int> blocked{0};
+    auto io = js.job().name("read").schedule_blocking([&] { ++blocked; });
+    js.complete(io);
+    CHECK(blocked == 1);
+    expect_error([&] { js.job().pin(jobsys::Pin::main()).schedule_blocking([] {}); },
+                 JOBSYS_ERR_INVALID_ARGUMENT, "JOBSYS_JOB_PINNED");
+}
 } // namespace
 
 int main() {
@@ -748,6 +794,7 @@ int main() {
     test_boxed_callables_are_freed();
     test_frames();
     test_complete_for();
+    test_wait_any_limiter_blocking();
     test_engine();
     CHECK(live == 0);
     {
