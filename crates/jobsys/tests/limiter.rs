@@ -379,3 +379,29 @@ fn limit_combines_with_scope_access_pin_and_batching() {
         assert_eq!(lim.free(), 1);
     });
 }
+
+#[test]
+fn a_graph_node_takes_the_limit_in_every_run() {
+    watchdog(60, || {
+        let js = system(3);
+        let lim = Limiter::new(1);
+        let occ = Occupancy::new(1);
+        let runs = Arc::new(AtomicUsize::new(0));
+        let mut g = jobsys::GraphBuilder::new();
+        for _ in 0..4 {
+            let (occ, runs) = (occ.clone(), runs.clone());
+            let _ = g.node().limit(&lim).call(move || {
+                occ.visit();
+                runs.fetch_add(1, SeqCst);
+            });
+        }
+        let graph = g.build().unwrap();
+        for _ in 0..10 {
+            let h = graph.run(&js);
+            js.complete(h);
+        }
+        assert_eq!(runs.load(SeqCst), 40);
+        assert_eq!(occ.most.load(SeqCst), 1);
+        assert_eq!((lim.free(), lim.waiting()), (1, 0));
+    });
+}

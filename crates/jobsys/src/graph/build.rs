@@ -118,6 +118,7 @@ impl GraphBuilder {
             opts: NodeOpts {
                 priority: None,
                 pin: None,
+                limit: None,
             },
             after: Vec::new(),
         }
@@ -298,6 +299,15 @@ impl<'g> NodeBuilder<'g> {
     /// (checked when a run schedules it).
     pub fn pin(mut self, pin: Pin) -> Self {
         self.opts.pin = Some(pin);
+        self
+    }
+
+    /// Run only with a seat of `limiter`, as
+    /// [`JobBuilder::limit`](crate::JobBuilder::limit): it counts the
+    /// node's job among the limiter's others, in every run. (A limited
+    /// node's seat costs a small allocation per run.)
+    pub fn limit(mut self, limiter: &crate::Limiter) -> Self {
+        self.opts.limit = Some(limiter.clone());
         self
     }
 

@@ -95,6 +95,7 @@ impl Topo {
 pub(crate) struct NodeOpts {
     pub(crate) priority: Option<Priority>,
     pub(crate) pin: Option<Pin>,
+    pub(crate) limit: Option<crate::limiter::Limiter>,
 }
 
 /// One node's measured span in one run: nanoseconds since the graph's

@@ -157,6 +157,9 @@ impl Graph {
             if let Some(pin) = opts.pin {
                 job = job.pin(pin);
             }
+            if let Some(l) = &opts.limit {
+                job = job.limit(l);
+            }
             let tick = Tick {
                 shared: self.shared.clone(),
                 node: n as u32,
