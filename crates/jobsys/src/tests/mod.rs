@@ -5,6 +5,7 @@
 mod access;
 mod back_pressure;
 mod engine;
+mod gates;
 mod join;
 mod slots;
 mod storage_trim;
