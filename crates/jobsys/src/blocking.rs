@@ -146,10 +146,14 @@ impl<F: FnOnce() + Send + 'static> Blocking<F> {
             hold,
             outcome,
         } = self;
+        // A `JobSystem` dropped by `f` (its last clone) must not wait for
+        // this job, which ends after `f` returns.
+        let inside = crate::running::InBlocking::enter();
         let r = match &seat {
             Some(s) => catch_unwind(AssertUnwindSafe(|| s.run(f))),
             None => catch_unwind(AssertUnwindSafe(f)),
         };
+        drop(inside);
         if let Err(p) = r {
             *outcome.lock().unwrap_or_else(|e| e.into_inner()) = Some(p);
         }

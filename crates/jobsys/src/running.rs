@@ -1,7 +1,8 @@
 //! The job a thread is running, as the job sees it: the marker behind
 //! `is_cancelled` (`CurrentJob`), dropping a closure as part of its job
-//! (`drop_as_job`), and the name a failure is recorded with
-//! (`failed_name`).
+//! (`drop_as_job`), the name a failure is recorded with
+//! (`failed_name`), and whether this thread is a blocking thread running a
+//! blocking job's closure (`InBlocking`).
 
 use crate::context::Context;
 use crate::slot::Slot;
@@ -42,6 +43,34 @@ impl Drop for CurrentJob {
     #[inline]
     fn drop(&mut self) {
         let _ = CURRENT_JOB.try_with(|c| c.set(self.0));
+    }
+}
+
+thread_local! {
+    /// This thread runs a blocking job's closure (`blocking.rs`).
+    static IN_BLOCKING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks this thread as running a blocking job's closure until dropped:
+/// the closure is part of an unfinished job (its gate opens after it), so
+/// a `JobSystem` dropped inside it must not wait for the drain
+/// (`start.rs`, `Owner::drop`), as inside any job.
+pub(crate) struct InBlocking(bool);
+
+impl InBlocking {
+    pub(crate) fn enter() -> InBlocking {
+        InBlocking(IN_BLOCKING.try_with(|c| c.replace(true)).unwrap_or(false))
+    }
+
+    /// Is this thread inside a blocking job's closure?
+    pub(crate) fn here() -> bool {
+        IN_BLOCKING.try_with(|c| c.get()).unwrap_or(false)
+    }
+}
+
+impl Drop for InBlocking {
+    fn drop(&mut self) {
+        let _ = IN_BLOCKING.try_with(|c| c.set(self.0));
     }
 }
 

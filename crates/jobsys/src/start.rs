@@ -35,10 +35,11 @@ impl Drop for Owner {
         let me = reg.current();
         reg.note_unflushed(me);
         reg.close_outside_pinned(me);
-        if on_own_worker || me.inside_job() {
+        if on_own_worker || me.inside_job() || crate::running::InBlocking::here() {
             // Dropped from inside one of our jobs (a job on one of our
             // workers, or a closure this thread runs or drops, e.g. a
-            // pinned job cancelled at its thread's exit, that held the
+            // pinned job cancelled at its thread's exit, or a blocking
+            // job's closure on a blocking thread, that held the
             // last clone): that job is outstanding until we return, so we
             // cannot wait for the drain here (it waited for ever). The
             // workers finish every queued job and exit on their own

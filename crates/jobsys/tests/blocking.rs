@@ -211,3 +211,25 @@ fn shutdown_waits_for_a_blocking_closure() {
         assert_eq!(runs.load(SeqCst), 1);
     });
 }
+
+#[test]
+fn a_blocking_closure_may_hold_the_last_clone_of_its_system() {
+    watchdog(30, || {
+        // Workers run the starter (with none, nothing would run it here).
+        for workers in [1, 2] {
+            let done = Arc::new(AtomicBool::new(false));
+            let js = system(workers);
+            let (js2, d) = (js.clone(), done.clone());
+            let gate = Arc::new(Gate::default());
+            let g = gate.clone();
+            js.job().schedule_blocking(move || {
+                g.wait();
+                drop(js2); // the last clone: the system shuts down on this thread
+                d.store(true, SeqCst);
+            });
+            drop(js);
+            gate.open();
+            until(&done);
+        }
+    });
+}
