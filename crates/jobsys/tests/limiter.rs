@@ -8,7 +8,7 @@
 mod common;
 
 use common::{watchdog, Gate, Rng};
-use jobsys::{limiter_slot, Batch, JobError, JobHandle, JobSystem, Limiter, Priority};
+use jobsys::{limiter_slot, Batch, JobError, JobHandle, JobSystem, Limiter, Pin, Priority};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
@@ -402,6 +402,35 @@ fn a_graph_node_takes_the_limit_in_every_run() {
         }
         assert_eq!(runs.load(SeqCst), 40);
         assert_eq!(occ.most.load(SeqCst), 1);
+        assert_eq!((lim.free(), lim.waiting()), (1, 0));
+    });
+}
+
+#[test]
+fn a_seat_held_by_a_job_cancelled_at_its_threads_exit_passes_on() {
+    watchdog(30, || {
+        // A limited job pinned to a registered thread that exits without
+        // running it: its closure is dropped as that thread exits (during
+        // its thread-local teardown), and its seat must go to the job
+        // waiting for it.
+        let js = system(1);
+        let lim = Arc::new(Limiter::new(1));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (js2, lim2) = (js.clone(), lim.clone());
+        let t = std::thread::spawn(move || {
+            let me = js2.register_thread();
+            let pinned = js2.job().limit(&lim2).pin(Pin::Thread(me)).schedule(|| {});
+            let waiting = js2.job().limit(&lim2).schedule(|| {});
+            tx.send((pinned, waiting)).unwrap();
+            // Exits without running its pinned job.
+        });
+        let (pinned, waiting) = rx.recv().unwrap();
+        t.join().unwrap();
+        assert!(matches!(
+            js.try_complete(pinned),
+            Err(JobError::Cancelled(_))
+        ));
+        js.complete(waiting);
         assert_eq!((lim.free(), lim.waiting()), (1, 0));
     });
 }
