@@ -286,7 +286,7 @@ fn a_cycle_is_a_build_error() {
 }
 
 #[test]
-fn conflicting_declarations_and_unknown_nodes_are_build_errors() {
+fn conflicting_declarations_are_build_errors_and_foreign_nodes_panic() {
     let r = Resource::named("r", 0u8);
     let mut g = Graph::builder();
     let n = g.node().access((r.read(), r.write())).call(|_| {});
@@ -302,8 +302,27 @@ fn conflicting_declarations_and_unknown_nodes_are_build_errors() {
     let far = other.node().call(|| {});
     let mut g = Graph::builder();
     let a = g.node().call(|| {});
-    g.edge(a, far);
-    assert_eq!(g.build().unwrap_err(), GraphError::UnknownNode(far));
+    // `far` has index 1, which `g` will have too: refused all the same.
+    let b = g.node().call(|| {});
+    assert_eq!(b.index(), far.index());
+    let msg = common::expect_panic(|| {
+        g.edge(a, far);
+    });
+    assert!(msg.contains("belongs to another graph"), "{msg}");
+    let msg = common::expect_panic(|| g.node().after(&[far]).call(|| {}));
+    assert!(msg.contains("belongs to another graph"), "{msg}");
+    let graph = g.build().unwrap();
+    let other = other.build().unwrap();
+    let js = system(0);
+    for m in [
+        common::expect_panic(|| graph.handle(far)),
+        common::expect_panic(|| graph.name(far)),
+        common::expect_panic(|| graph.planned_priority(far)),
+        common::expect_panic(|| graph.sync(&js, far)),
+    ] {
+        assert!(m.contains("belongs to another graph"), "{m}");
+    }
+    assert!(other.handle(far).is_none(), "its own graph takes it");
 }
 
 #[test]

@@ -30,6 +30,8 @@ struct Proto {
 /// Gathers a graph's nodes and edges; [`build`](Self::build) checks them
 /// and derives the edges of declared access.
 pub struct GraphBuilder {
+    /// What this builder's `NodeId`s carry (`graph::index_in`).
+    serial: u32,
     nodes: Vec<Proto>,
     edges: Vec<(u32, u32)>,
     max_in_flight: usize,
@@ -63,8 +65,6 @@ pub enum GraphError {
         /// What is wrong.
         message: String,
     },
-    /// An edge or `after` names a node this builder does not have.
-    UnknownNode(NodeId),
 }
 
 impl fmt::Display for GraphError {
@@ -78,7 +78,6 @@ impl fmt::Display for GraphError {
                 Ok(())
             }
             GraphError::Access { node, message } => write!(f, "jobsys: {node}: {message}"),
-            GraphError::UnknownNode(n) => write!(f, "jobsys: {n} is not in this graph"),
         }
     }
 }
@@ -89,6 +88,7 @@ impl GraphBuilder {
     /// An empty graph, 2 runs in flight at most.
     pub fn new() -> GraphBuilder {
         GraphBuilder {
+            serial: super::new_graph_serial(),
             nodes: Vec::new(),
             edges: Vec::new(),
             max_in_flight: 2,
@@ -126,8 +126,16 @@ impl GraphBuilder {
 
     /// `to` runs after `from` in every run (as `after`, but between nodes
     /// added in any order).
+    ///
+    /// # Panics
+    /// If `from` or `to` belongs to another graph.
+    #[track_caller]
     pub fn edge(&mut self, from: NodeId, to: NodeId) -> &mut Self {
-        self.edges.push((from.0, to.0));
+        let (from, to) = (
+            super::index_in(self.serial, from),
+            super::index_in(self.serial, to),
+        );
+        self.edges.push((from as u32, to as u32));
         self
     }
 
@@ -137,19 +145,17 @@ impl GraphBuilder {
     /// build it.
     ///
     /// # Errors
-    /// [`GraphError`]: a cycle, a node's conflicting declarations, an
-    /// unknown node.
+    /// [`GraphError`]: a cycle, a node's conflicting declarations. (A node
+    /// of another builder is refused where it is passed: `after`, `edge`.)
     pub fn build(self) -> Result<Graph, GraphError> {
         let n = self.nodes.len();
+        let serial = self.serial;
         let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
         let add = |preds: &mut Vec<Vec<u32>>, from: u32, to: u32| -> Result<(), GraphError> {
-            for x in [from, to] {
-                if x as usize >= n {
-                    return Err(GraphError::UnknownNode(NodeId(x)));
-                }
-            }
+            // Checked where they were passed (`index_in`): ours.
+            debug_assert!((from as usize) < n && (to as usize) < n);
             if from == to {
-                return Err(GraphError::Cycle(vec![NodeId(from)]));
+                return Err(GraphError::Cycle(vec![NodeId(from, serial)]));
             }
             if !preds[to as usize].contains(&from) {
                 preds[to as usize].push(from);
@@ -159,7 +165,7 @@ impl GraphBuilder {
         for (i, p) in self.nodes.iter().enumerate() {
             if let Some(m) = &p.bad_access {
                 return Err(GraphError::Access {
-                    node: NodeId(i as u32),
+                    node: NodeId(i as u32, serial),
                     message: m.clone(),
                 });
             }
@@ -218,7 +224,7 @@ impl GraphBuilder {
         if order.len() < n {
             let stuck = (0..n as u32)
                 .filter(|&i| left[i as usize] > 0)
-                .map(NodeId)
+                .map(|i| NodeId(i, serial))
                 .collect();
             return Err(GraphError::Cycle(stuck));
         }
@@ -231,6 +237,7 @@ impl GraphBuilder {
             bodies.push(p.body);
         }
         let topo = Arc::new(Topo {
+            serial,
             names,
             explicit,
             preds,
@@ -312,8 +319,14 @@ impl<'g> NodeBuilder<'g> {
     }
 
     /// Run after these nodes in every run (adding to earlier `after`s).
+    ///
+    /// # Panics
+    /// If a node belongs to another graph.
+    #[track_caller]
     pub fn after(mut self, deps: &[NodeId]) -> Self {
-        self.after.extend(deps.iter().map(|d| d.0));
+        let serial = self.graph.serial;
+        self.after
+            .extend(deps.iter().map(|&d| super::index_in(serial, d) as u32));
         self
     }
 
@@ -356,7 +369,7 @@ impl<'g> NodeBuilder<'g> {
             opts,
             after,
         } = self;
-        let id = NodeId(graph.nodes.len() as u32);
+        let id = NodeId(graph.nodes.len() as u32, graph.serial);
         graph.nodes.push(Proto {
             name,
             opts,

@@ -86,7 +86,7 @@ impl GraphReport {
         let mut path = Vec::new();
         critical_path(&topo, &rest, frame, &mut path);
         GraphReport {
-            path: path.into_iter().map(NodeId).collect(),
+            path: path.into_iter().map(|p| NodeId(p, topo.serial)).collect(),
             topo,
             dur,
             rest,
@@ -106,19 +106,22 @@ impl GraphReport {
     }
 
     /// The node's duration in this report.
+    #[track_caller]
     pub fn duration(&self, node: NodeId) -> Duration {
-        Duration::from_nanos(self.dur[node.index()])
+        Duration::from_nanos(self.dur[self.topo.index(node)])
     }
 
     /// The node's name, if it has one.
+    #[track_caller]
     pub fn name(&self, node: NodeId) -> Option<&'static str> {
-        self.topo.names[node.index()]
+        self.topo.names[self.topo.index(node)]
     }
 
     /// How much longer the node could take without making the frame
     /// longer (zero on the critical path).
+    #[track_caller]
     pub fn slack(&self, node: NodeId) -> Duration {
-        let n = node.index();
+        let n = self.topo.index(node);
         Duration::from_nanos(self.frame - (self.early[n] + self.rest[n]))
     }
 
@@ -127,13 +130,14 @@ impl GraphReport {
     ///
     /// # Panics
     /// If `factor` is negative or not finite.
+    #[track_caller]
     pub fn what_if(&self, node: NodeId, factor: f64) -> Duration {
         assert!(
             factor.is_finite() && factor >= 0.0,
             "jobsys: GraphReport::what_if: factor must be finite and at least 0"
         );
         let mut dur = self.dur.clone();
-        let n = node.index();
+        let n = self.topo.index(node);
         dur[n] = (dur[n] as f64 * factor).round() as u64;
         let mut rest = vec![0; dur.len()];
         Duration::from_nanos(longest_rest(&self.topo, &dur, &mut rest))
@@ -156,7 +160,7 @@ impl fmt::Display for GraphReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "frame {:?} (longest path)", self.frame())?;
         for n in 0..self.topo.len() {
-            let id = NodeId(n as u32);
+            let id = NodeId(n as u32, self.topo.serial);
             let mark = if self.path.contains(&id) { '*' } else { ' ' };
             writeln!(
                 f,

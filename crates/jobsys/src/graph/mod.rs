@@ -48,9 +48,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// Names one node of a [`Graph`] (returned by the node builder).
+/// Names one node of a [`Graph`] (returned by the node builder). It
+/// belongs to that graph: passing it to another graph's (or builder's)
+/// methods panics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeId(pub(crate) u32);
+pub struct NodeId(pub(crate) u32, pub(crate) u32);
 
 impl NodeId {
     /// The node's position in the order it was added (0, 1, ...).
@@ -65,8 +67,28 @@ impl fmt::Display for NodeId {
     }
 }
 
+/// The serial of a graph builder (and of the graph it builds): what a
+/// `NodeId` is checked against.
+pub(crate) fn new_graph_serial() -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// `node`'s index, after checking that it belongs to graph `serial`.
+#[track_caller]
+pub(crate) fn index_in(serial: u32, node: NodeId) -> usize {
+    assert!(
+        node.1 == serial,
+        "jobsys: {node} belongs to another graph (a NodeId is only valid with the graph \
+         or builder that returned it)"
+    );
+    node.0 as usize
+}
+
 /// The graph's shape, fixed at build: who runs after whom.
 pub(crate) struct Topo {
+    /// The builder's serial: the graph's `NodeId`s carry it.
+    pub(crate) serial: u32,
     pub(crate) names: Vec<Option<&'static str>>,
     /// Every node's dependencies in the run (explicit and derived, no
     /// duplicates).
@@ -80,6 +102,12 @@ pub(crate) struct Topo {
 }
 
 impl Topo {
+    /// `node`'s index; panics if it belongs to another graph.
+    #[track_caller]
+    pub(crate) fn index(&self, node: NodeId) -> usize {
+        index_in(self.serial, node)
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.names.len()
     }
@@ -171,16 +199,19 @@ impl Graph {
     }
 
     /// The name given to `node`, if any.
+    #[track_caller]
     pub fn name(&self, node: NodeId) -> Option<&'static str> {
-        self.shared.topo.names[node.index()]
+        self.shared.topo.names[self.shared.topo.index(node)]
     }
 
     /// The node's dependencies inside a run: those of `after`, `edge` and
     /// those derived from declared access.
+    #[track_caller]
     pub fn dependencies(&self, node: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        self.shared.topo.preds[node.index()]
+        let topo = &self.shared.topo;
+        topo.preds[topo.index(node)]
             .iter()
-            .map(|&p| NodeId(p))
+            .map(move |&p| NodeId(p, topo.serial))
     }
 
     /// The most runs in flight at once (`GraphBuilder::max_in_flight`).

@@ -182,6 +182,7 @@ impl Graph {
     /// # Errors
     /// As [`JobSystem::try_complete`] on the node's job: it failed (or a
     /// dependency did), or was cancelled.
+    #[track_caller]
     pub fn sync(&self, js: &JobSystem, node: NodeId) -> Result<(), JobError> {
         match self.handle(node) {
             Some(h) => js.try_complete(h),
@@ -191,10 +192,12 @@ impl Graph {
 
     /// The job of `node` in the latest run (`None` before the first run):
     /// a dependency for jobs outside the graph.
+    #[track_caller]
     pub fn handle(&self, node: NodeId) -> Option<JobHandle> {
+        let n = self.shared.topo.index(node);
         let st = self.lock();
         let m = self.max_in_flight as u64;
-        (st.runs > 0).then(|| st.handles[((st.runs - 1) % m) as usize][node.index()])
+        (st.runs > 0).then(|| st.handles[((st.runs - 1) % m) as usize][n])
     }
 
     /// The report of the latest finished run (`None` if no run finished
@@ -214,15 +217,15 @@ impl Graph {
 
     /// The priority the next run gives `node`: its own, else `High` on the
     /// critical path estimated from the finished runs, else `Normal`.
+    #[track_caller]
     pub fn planned_priority(&self, node: NodeId) -> Priority {
+        let n = self.shared.topo.index(node);
         let st = self.lock();
-        self.opts[node.index()]
-            .priority
-            .unwrap_or(if st.critical[node.index()] {
-                Priority::High
-            } else {
-                Priority::Normal
-            })
+        self.opts[n].priority.unwrap_or(if st.critical[n] {
+            Priority::High
+        } else {
+            Priority::Normal
+        })
     }
 
     /// Runs started so far.
