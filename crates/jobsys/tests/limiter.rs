@@ -434,3 +434,43 @@ fn a_seat_held_by_a_job_cancelled_at_its_threads_exit_passes_on() {
         assert_eq!((lim.free(), lim.waiting()), (1, 0));
     });
 }
+
+#[test]
+fn a_flood_from_four_threads_never_exceeds_the_limit() {
+    watchdog(120, || {
+        let js = system(4);
+        let lim = Arc::new(Limiter::new(3));
+        let occ = Occupancy::new(3);
+        let runs = Arc::new(AtomicUsize::new(0));
+        let floods: Vec<_> = (0..4)
+            .map(|t| {
+                let (js, lim, occ, runs) = (js.clone(), lim.clone(), occ.clone(), runs.clone());
+                std::thread::spawn(move || {
+                    let mut rng = Rng::new(t);
+                    let mut hs: Vec<JobHandle> = Vec::new();
+                    for _ in 0..250 {
+                        let deps: Vec<JobHandle> = match hs.len() {
+                            0 => Vec::new(),
+                            n => vec![hs[rng.below(n)]; rng.below(2)],
+                        };
+                        let (occ, runs) = (occ.clone(), runs.clone());
+                        let prio = [Priority::Low, Priority::Normal, Priority::High][rng.below(3)];
+                        hs.push(js.job().limit(&lim).priority(prio).after(&deps).schedule(
+                            move || {
+                                occ.visit();
+                                runs.fetch_add(1, SeqCst);
+                            },
+                        ));
+                    }
+                    js.complete(js.combine(&hs));
+                })
+            })
+            .collect();
+        for f in floods {
+            f.join().unwrap();
+        }
+        assert_eq!(runs.load(SeqCst), 1000);
+        assert!(occ.most.load(SeqCst) <= 3);
+        assert_eq!((lim.free(), lim.waiting()), (3, 0));
+    });
+}
