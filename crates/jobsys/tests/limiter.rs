@@ -474,3 +474,32 @@ fn a_flood_from_four_threads_never_exceeds_the_limit() {
         assert_eq!((lim.free(), lim.waiting()), (3, 0));
     });
 }
+
+#[test]
+fn cancelling_a_job_before_its_dependencies_finish_takes_no_seat() {
+    watchdog(30, || {
+        let js = system(1);
+        let lim = Limiter::new(1);
+        let gate = Arc::new(Gate::default());
+        let started = Arc::new(AtomicBool::new(false));
+        let (g, s) = (gate.clone(), started.clone());
+        let dep = js.schedule(move || {
+            s.store(true, SeqCst);
+            g.wait();
+        });
+        until(&started);
+        let tally = common::Tally::default();
+        let x = js.job().limit(&lim).after(&[dep]).schedule(tally.job());
+        assert!(js.cancel(x));
+        assert_eq!(tally.counts(), (0, 1), "dropped at the cancel");
+        gate.open();
+        // Ends when its dependency has (its starter then finds it gone).
+        assert!(matches!(js.try_complete(x), Err(JobError::Cancelled(_))));
+        assert_eq!((lim.free(), lim.waiting()), (1, 0));
+        let next = js
+            .job()
+            .limit(&lim)
+            .schedule(|| assert_eq!(limiter_slot(), Some(0)));
+        js.complete(next);
+    });
+}
