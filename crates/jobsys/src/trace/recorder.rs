@@ -334,6 +334,10 @@ impl Trace {
                 .filter(|e| e.ts_ns() <= c.end_ns)
                 .filter_map(RawEvent::decode)
                 .map(|mut r| {
+                    // An event site that read the clock (or left it 0: not
+                    // recording yet) just before `start` and appended just
+                    // after: clamped to the start, as documented on `Trace`.
+                    r.ts_ns = r.ts_ns.max(c.start_ns);
                     match &mut r.event {
                         Event::Steal { victim } => *victim = number(*victim),
                         Event::Wake { wakee: Some(w) } => *w = number(*w),
@@ -408,5 +412,22 @@ mod tests {
         assert!(st.start(16));
         let t = Trace::from_collected(st.stop().unwrap(), 2, &number);
         assert_eq!(t.event_count(), 0);
+    }
+
+    #[test]
+    fn an_event_stamped_before_the_start_is_clamped_to_it() {
+        // The site read the clock (or left it 0) while not recording, and
+        // appended once the capture had started.
+        let st = TraceState::new(1);
+        assert!(st.start(16));
+        st.record_at(0, 0, FRAME_BEGIN, 3, "");
+        st.record(0, FRAME_BEGIN, 4, "");
+        let c = st.stop().unwrap();
+        let start = c.start_ns;
+        let t = Trace::from_collected(c, 1, &|i| i + 1);
+        let ts: Vec<u64> = t.threads[0].events.iter().map(|r| r.ts_ns).collect();
+        assert_eq!(ts.len(), 2);
+        assert_eq!(ts[0], start);
+        assert!(ts[1] >= start);
     }
 }
