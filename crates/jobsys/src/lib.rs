@@ -196,6 +196,7 @@ mod sleep;
 mod slot;
 mod spawn;
 mod start;
+mod stats;
 mod store;
 mod sync;
 mod system;
