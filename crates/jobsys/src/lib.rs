@@ -199,6 +199,7 @@ mod sleep;
 mod slot;
 mod spawn;
 mod start;
+mod stats;
 mod store;
 mod sync;
 mod system;

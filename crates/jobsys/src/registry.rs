@@ -1,16 +1,18 @@
 //! The shared state of one job system: its contexts (which thread owns
 //! which), the claim of outside threads' contexts (thread-locals,
-//! teardown), counters, and the pages of slots. The rest of `impl Registry`
+//! teardown), counters (summed into `stats.rs`'s `Stats`), the idle spin
+//! and hot-zone flags, and the pages of slots. The rest of `impl Registry`
 //! lives with its responsibility: `lifecycle.rs` (a job from submit to
-//! recycle), `search.rs` (which work a thread takes, the wake cascade),
-//! `worker.rs` (the worker loop and shutdown), `wait/mod.rs` (`complete`),
-//! `parallel_for.rs` and `join.rs`.
+//! recycle), `pinned.rs` (registered threads and pinned jobs) and
+//! `wait/mod.rs` (`complete`); `search.rs`, `worker.rs`, `parallel_for.rs`
+//! and `join.rs` run through `this_thread.rs`'s `ThisThread`.
 
 use crate::builder::IdlePolicy;
 use crate::context::Context;
 use crate::failures::FailureLog;
-use crate::sleep::{Futex, Sleep};
+use crate::sleep::{Backoff, Futex, Sleep};
 use crate::slot::{Slot, PAGE_SLOTS};
+pub use crate::stats::Stats;
 use crate::store::Page;
 use crate::trace::{HookMark, JobId, Site, TraceHost};
 use crate::waiters::Waiters;
@@ -35,86 +37,6 @@ const TLS_GONE: &str =
 pub(crate) const MAX_EXTERNAL: usize = 256;
 
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
-
-/// Counters of a job system (`JobSystem::stats`, summed over all threads)
-/// or of one worker (`JobSystem::worker_stats`). `a - b` gives the counts
-/// between two snapshots, e.g. per frame (`JobSystem::take_stats` does it).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Stats {
-    /// Worker threads (of the system; 1 in a per-worker view).
-    pub workers: usize,
-    /// Jobs scheduled (each `schedule*`, `parallel_for*` and `combine` is one).
-    pub jobs_scheduled: u64,
-    /// Jobs finished (run, or failed because a dependency failed).
-    pub jobs_finished: u64,
-    /// Sleeping workers woken (one futex wake each), by whoever woke them.
-    pub wakes: u64,
-    /// Woken workers that found nothing and slept again.
-    pub futile_wakes: u64,
-    /// Times a worker went to sleep.
-    pub sleeps: u64,
-    /// Time workers spent spinning idle.
-    pub spin_time: Duration,
-    /// Entries taken from another thread's deque.
-    pub steals: u64,
-    /// Steal sweeps over all other deques that found nothing.
-    pub failed_steals: u64,
-    /// Failures dropped from the failure log (`Config::failure_history`):
-    /// waits on those handles read success. A counter; system-wide only.
-    pub failures_forgotten: u64,
-    /// Job panics that no wait read, reported when nothing could read them
-    /// any more (`Builder::on_unobserved_panic`). A counter; system-wide
-    /// only.
-    pub panics_unobserved: u64,
-    /// Batched jobs (`JobBuilder::batched`) that no `flush` and no wait of
-    /// their thread published: the thread's exit did (they ran then, or
-    /// whenever an awake worker found them first). A counter;
-    /// system-wide only.
-    pub batched_unflushed: u64,
-    /// Job slots reserved now (128 bytes each; a gauge, not a counter:
-    /// `a - b` keeps `a`'s value). System-wide only.
-    pub job_slots: u64,
-    /// Workers allowed to take work now (`JobSystem::set_active_workers`,
-    /// `Builder::follow_cpus`); a gauge. System-wide only.
-    pub active_workers: usize,
-}
-
-impl std::ops::Sub for Stats {
-    type Output = Stats;
-    fn sub(self, b: Stats) -> Stats {
-        Stats {
-            workers: self.workers,
-            jobs_scheduled: self.jobs_scheduled - b.jobs_scheduled,
-            jobs_finished: self.jobs_finished - b.jobs_finished,
-            wakes: self.wakes - b.wakes,
-            futile_wakes: self.futile_wakes - b.futile_wakes,
-            sleeps: self.sleeps - b.sleeps,
-            spin_time: self.spin_time.saturating_sub(b.spin_time),
-            steals: self.steals - b.steals,
-            failed_steals: self.failed_steals - b.failed_steals,
-            failures_forgotten: self.failures_forgotten - b.failures_forgotten,
-            panics_unobserved: self.panics_unobserved - b.panics_unobserved,
-            batched_unflushed: self.batched_unflushed - b.batched_unflushed,
-            job_slots: self.job_slots,
-            active_workers: self.active_workers,
-        }
-    }
-}
-
-impl Stats {
-    fn add_context(&mut self, c: &crate::context::Counters) {
-        let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Acquire);
-        self.jobs_scheduled += l(&c.scheduled);
-        self.jobs_finished += l(&c.finished);
-        self.wakes += l(&c.wakes);
-        self.futile_wakes += l(&c.futile_wakes);
-        self.sleeps += l(&c.sleeps);
-        self.spin_time += Duration::from_nanos(l(&c.spin_ns));
-        self.steals += l(&c.steals);
-        self.failed_steals += l(&c.failed_steals);
-    }
-}
 
 pub(crate) struct Registry {
     pub id: u32,
@@ -347,6 +269,20 @@ impl Drop for Claim {
 }
 
 impl Registry {
+    /// Start an idle spin (`sleep/backoff.rs`: spin-loop hints with backoff,
+    /// a `yield_now` every few microseconds, every step when the system has
+    /// more threads than CPUs).
+    #[inline]
+    pub(crate) fn backoff(&self) -> Backoff {
+        Backoff::new(self.oversubscribed.load(Ordering::Relaxed))
+    }
+
+    /// Is a hot zone open?
+    #[inline]
+    pub(crate) fn is_hot(&self) -> bool {
+        self.hot_zones.load(Ordering::SeqCst) != 0
+    }
+
     /// The calling thread's event site for the tracer: this registry and
     /// `ctx`, the thread's *own* context (its events go into that
     /// context's buffer). Two references, nothing read: the sites test the

@@ -250,22 +250,6 @@ impl ThisThread<'_> {
     }
 }
 
-impl Registry {
-    /// Start an idle spin (`sleep/backoff.rs`: spin-loop hints with backoff,
-    /// a `yield_now` every few microseconds, every step when the system has
-    /// more threads than CPUs).
-    #[inline]
-    pub(crate) fn backoff(&self) -> Backoff {
-        Backoff::new(self.oversubscribed.load(Ordering::Relaxed))
-    }
-
-    /// Is a hot zone open?
-    #[inline]
-    pub(crate) fn is_hot(&self) -> bool {
-        self.hot_zones.load(Ordering::SeqCst) != 0
-    }
-}
-
 /// Run everything scheduled, then return (shutdown, on a non-worker).
 pub(crate) fn drain(reg: &Registry) {
     let ctx = reg.current();
