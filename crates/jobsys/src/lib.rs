@@ -172,6 +172,7 @@
 
 pub mod access;
 mod active;
+mod async_wait;
 mod blocking;
 mod builder;
 mod cancel;
@@ -216,6 +217,7 @@ mod tests;
 
 pub use access::{AccessError, ReadNow, Resource, WriteNow};
 pub use active::ActiveWorkersError;
+pub use async_wait::JobFuture;
 pub use builder::{
     BuildError, Builder, Config, IdlePolicy, DEFAULT_FAILURE_HISTORY, DEFAULT_MAX_JOBS,
     DEFAULT_RETAINED_SLOTS, MAX_WORKERS, MIN_STACK_SIZE,
