@@ -51,6 +51,20 @@ impl Occupancy {
     }
 }
 
+/// A job of `lim` that is running on a worker and keeps its seat until
+/// the returned gate opens.
+fn hold_seat(js: &JobSystem, lim: &Limiter) -> (JobHandle, Arc<Gate>) {
+    let gate = Arc::new(Gate::default());
+    let started = Arc::new(AtomicBool::new(false));
+    let (g, s) = (gate.clone(), started.clone());
+    let holder = js.job().limit(lim).schedule(move || {
+        s.store(true, SeqCst);
+        g.wait();
+    });
+    until(&started);
+    (holder, gate)
+}
+
 fn until(flag: &AtomicBool) {
     while !flag.load(SeqCst) {
         std::thread::yield_now();
@@ -132,14 +146,7 @@ fn a_job_waiting_for_a_seat_holds_no_thread() {
         // running anything itself.
         let js = system(2);
         let lim = Limiter::new(1);
-        let gate = Arc::new(Gate::default());
-        let started = Arc::new(AtomicBool::new(false));
-        let (g, s) = (gate.clone(), started.clone());
-        let holder = js.job().limit(&lim).schedule(move || {
-            s.store(true, SeqCst);
-            g.wait();
-        });
-        until(&started);
+        let (holder, gate) = hold_seat(&js, &lim);
         let waiting: Vec<JobHandle> = (0..3)
             .map(|_| js.job().limit(&lim).schedule(|| {}))
             .collect();
@@ -199,14 +206,7 @@ fn cancelling_a_job_that_waits_for_a_seat_ends_it_now() {
     watchdog(30, || {
         let js = system(1);
         let lim = Limiter::new(1);
-        let gate = Arc::new(Gate::default());
-        let started = Arc::new(AtomicBool::new(false));
-        let (g, s) = (gate.clone(), started.clone());
-        let holder = js.job().limit(&lim).schedule(move || {
-            s.store(true, SeqCst);
-            g.wait();
-        });
-        until(&started);
+        let (holder, gate) = hold_seat(&js, &lim);
         let tally = common::Tally::default();
         let waiting = js.job().limit(&lim).schedule(tally.job());
         assert_eq!(lim.waiting(), 1);
@@ -229,14 +229,7 @@ fn waiting_jobs_get_seats_by_priority_then_in_order() {
     watchdog(30, || {
         let js = system(1);
         let lim = Limiter::new(1);
-        let gate = Arc::new(Gate::default());
-        let started = Arc::new(AtomicBool::new(false));
-        let (g, s) = (gate.clone(), started.clone());
-        let holder = js.job().limit(&lim).schedule(move || {
-            s.store(true, SeqCst);
-            g.wait();
-        });
-        until(&started);
+        let (holder, gate) = hold_seat(&js, &lim);
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut hs = vec![holder];
         for (name, p) in [
