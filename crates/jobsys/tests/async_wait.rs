@@ -183,6 +183,7 @@ fn a_future_dropped_before_the_job_finished_leaves_it_alone() {
     });
 }
 
+#[cfg(not(loom))]
 #[test]
 fn under_tokio() {
     watchdog(60, || {
