@@ -95,10 +95,12 @@
 //!     Err(JobError::Panicked(p)) => assert_eq!(p.job_name(), Some("loader")),
 //!     other => panic!("{other:?}"),
 //! }
-//! let gate = js.schedule(|| {});
+//! let (go, wait_for_go) = std::sync::mpsc::channel::<()>();
+//! let gate = js.schedule(move || wait_for_go.recv().unwrap());
 //! let dropped = js.schedule_after(&[gate], || unreachable!());
-//! js.cancel(dropped);
-//! assert!(matches!(js.try_complete(dropped), Err(JobError::Cancelled(_)) | Ok(())));
+//! js.cancel(dropped); // `gate` is still waiting, so `dropped` has not started
+//! go.send(()).unwrap();
+//! assert!(matches!(js.try_complete(dropped), Err(JobError::Cancelled(_))));
 //! ```
 //!
 //! # Engine threads: pinned jobs and thread indices

@@ -545,7 +545,9 @@ impl JobSystem {
     ///
     /// Closures of cancelled jobs are dropped without running: a job that
     /// was queued or waiting, here on the calling thread, now; a loop's,
-    /// by the thread that finishes its last running piece.
+    /// by the thread that finishes its last running piece. A cancelled job
+    /// that still waits on dependencies finishes, as cancelled, once they
+    /// have: a wait on it returns then, not at once.
     ///
     /// ```
     /// use jobsys::{JobError, JobSystem};
