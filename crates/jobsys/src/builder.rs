@@ -168,6 +168,10 @@ pub struct Config {
     /// Keep workers off efficiency cores (LITTLE / E-cores) and leave them
     /// out of the default count. See `docs/cores.md`.
     pub exclude_efficiency_cores: bool,
+    /// Test mode: choices among ready jobs come from this seed (see
+    /// [`Builder::shuffle`]). `None` (the default): `JOBSYS_SHUFFLE` if
+    /// set (a seed, or `random`), else the usual order.
+    pub shuffle: Option<u64>,
     /// Pin each worker to its own CPU, keeping the calling thread's CPU
     /// free of workers. See `docs/cores.md`.
     pub pin_workers: bool,
@@ -253,6 +257,29 @@ impl Builder {
         self.config.stack_size = Some(bytes);
         self
     }
+    /// Test mode that shuffles the order of jobs that may run in any
+    /// order, to find missing dependencies: wherever a thread chooses
+    /// among ready jobs (which of its queued jobs it takes, whether it
+    /// takes its own or steals first, which thread it steals from, which
+    /// of the jobs a waiter needs it runs first), the choice comes from a
+    /// random sequence started from `seed`. Dependencies, priorities
+    /// (`High` before `Normal` before `Low`), pinning and access rules are
+    /// kept: only what they leave open is shuffled.
+    ///
+    /// With `workers(0)` the whole order repeats: the same seed and the
+    /// same program give the same order on every run, so a seed that
+    /// breaks a test reproduces it. With workers, each thread's choices
+    /// repeat but the moments threads look for work do not, so the order
+    /// does not repeat. Off (the default) costs nothing: workers choose
+    /// their loop once, at start. Without this call the `JOBSYS_SHUFFLE`
+    /// environment variable turns it on (a seed, or `random`: a seed is
+    /// drawn and printed to stderr), also for C and C++ programs. See
+    /// `docs/engine.md`, "Shuffled order".
+    pub fn shuffle(mut self, seed: u64) -> Self {
+        self.config.shuffle = Some(seed);
+        self
+    }
+
     /// Keep workers off efficiency cores (see [`Config::exclude_efficiency_cores`]).
     pub fn exclude_efficiency_cores(mut self, on: bool) -> Self {
         self.config.exclude_efficiency_cores = on;
@@ -340,8 +367,8 @@ pub enum BuildError {
         /// The limit.
         max: usize,
     },
-    /// An environment variable (`JOBSYS_WORKERS`) is set but is not a
-    /// worker count. Its `Debug` (what `unwrap` prints) names the variable
+    /// An environment variable is set but its value is not one:
+    /// `JOBSYS_WORKERS` not a worker count, `JOBSYS_SHUFFLE` not a seed. Its `Debug` (what `unwrap` prints) names the variable
     /// as `Display` does.
     BadEnvironment {
         /// The variable's name.
@@ -376,6 +403,11 @@ impl fmt::Display for BuildError {
             BuildError::TooManyWorkers { requested, max } => write!(
                 f,
                 "jobsys: {requested} workers requested, the limit is {max} (use at most the cores you have)"
+            ),
+            BuildError::BadEnvironment { variable, value } if *variable == "JOBSYS_SHUFFLE" => write!(
+                f,
+                "jobsys: {variable}={value:?} is not a shuffle seed (expected an integer 0..={} or `random`)",
+                u64::MAX
             ),
             BuildError::BadEnvironment { variable, value } => write!(
                 f,
@@ -429,6 +461,35 @@ pub(crate) fn resolve_workers(requested: Option<usize>) -> Result<Option<usize>,
         });
     }
     Ok(Some(n))
+}
+
+/// The shuffle seed: `Config::shuffle`, else `JOBSYS_SHUFFLE` (a number,
+/// or `random`: a seed from the clock, printed to stderr so a failing run
+/// can be repeated); `None`: the usual order.
+pub(crate) fn resolve_shuffle(requested: Option<u64>) -> Result<Option<u64>, BuildError> {
+    if requested.is_some() {
+        return Ok(requested);
+    }
+    let Ok(value) = std::env::var("JOBSYS_SHUFFLE") else {
+        return Ok(None);
+    };
+    let seed = if value.trim() == "random" {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let seed = now.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32);
+        eprintln!("jobsys: JOBSYS_SHUFFLE=random: shuffling with seed {seed} (JOBSYS_SHUFFLE={seed} repeats it)");
+        seed
+    } else {
+        value
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| BuildError::BadEnvironment {
+                variable: "JOBSYS_SHUFFLE",
+                value: value.clone(),
+            })?
+    };
+    Ok(Some(seed))
 }
 
 /// The idle policy `Config::idle_policy == None` resolves to.

@@ -149,7 +149,14 @@ unsafe impl Sync for Context {}
 unsafe impl Send for Context {}
 
 impl Context {
-    pub(crate) fn new(index: u32, is_worker: bool, urgent: std::sync::Arc<Urgent>) -> Context {
+    /// `shuffle`: the seed of `Builder::shuffle`, from which this
+    /// context's random numbers then come (else a fixed per-index start).
+    pub(crate) fn new(
+        index: u32,
+        is_worker: bool,
+        urgent: std::sync::Arc<Urgent>,
+        shuffle: Option<u64>,
+    ) -> Context {
         let [(l0, s0), (l1, s1), (l2, s2)] = [deque::new(), deque::new(), deque::new()];
         let (needed_local, needed) = deque::new();
         Context {
@@ -172,8 +179,7 @@ impl Context {
                 stale_hint: 0,
                 wait_scratch: WaitScratch::with_initial_capacity(),
                 park_running: Vec::with_capacity(WaitScratch::INITIAL),
-                rng: 0x9E37_79B9_7F4A_7C15
-                    ^ (u64::from(index) + 1).wrapping_mul(0xA24B_AED4_963E_E407),
+                rng: first_random(index, shuffle),
             }),
             urgent,
         }
@@ -394,6 +400,11 @@ impl Context {
         self.urgent.set();
     }
 
+    /// The owner's end of its needed deque (a shuffled pop, `shuffle.rs`).
+    pub(crate) fn needed_local(&self) -> &Local {
+        &self.needed_local
+    }
+
     /// Owner's pop from its needed deque.
     pub(crate) fn pop_needed(&self) -> Option<Entry> {
         self.needed_local.pop()
@@ -415,7 +426,8 @@ impl Context {
         st.running.iter().any(is) || st.guards.iter().any(is)
     }
 
-    /// xorshift64: a random starting victim for steals.
+    /// xorshift64: a random starting victim for steals, and every choice
+    /// of a shuffled order (`shuffle.rs`).
     #[inline]
     pub(crate) fn next_random(&self) -> u64 {
         // SAFETY: owner-only.
@@ -426,6 +438,26 @@ impl Context {
         x ^= x << 17;
         st.rng = x;
         x
+    }
+}
+
+/// The first state of context `index`'s xorshift sequence: from the seed
+/// when shuffling (splitmix64 of seed and index, so contexts differ and
+/// the state is never zero), else a fixed start per index.
+fn first_random(index: u32, shuffle: Option<u64>) -> u64 {
+    match shuffle {
+        None => 0x9E37_79B9_7F4A_7C15 ^ (u64::from(index) + 1).wrapping_mul(0xA24B_AED4_963E_E407),
+        Some(seed) => {
+            let mut z = seed ^ u64::from(index).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            if z == 0 {
+                0x2545_F491_4F6C_DD1D
+            } else {
+                z
+            }
+        }
     }
 }
 

@@ -198,6 +198,7 @@ mod room;
 mod running;
 mod scope;
 mod search;
+mod shuffle;
 mod sleep;
 mod slot;
 mod spawn;

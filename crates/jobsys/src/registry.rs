@@ -73,6 +73,9 @@ pub(crate) struct Registry {
     pub(crate) trace: crate::trace::TraceState,
     /// Workers take jobs that waiters need first (`Config`).
     pub inheritance: bool,
+    /// `Builder::shuffle`'s seed: choices among ready jobs come from it
+    /// (`shuffle.rs`).
+    pub shuffle: Option<u64>,
     /// More threads (workers + the caller) than CPUs this process may use:
     /// idle spins yield the CPU instead of holding it. Updated when
     /// following the CPUs (`active.rs`).
@@ -308,6 +311,7 @@ impl Registry {
         policy: IdlePolicy,
         wait_spin: Duration,
         inheritance: bool,
+        shuffle: Option<u64>,
         failure_history: usize,
         max_jobs: usize,
         keep_pages: usize,
@@ -323,7 +327,7 @@ impl Registry {
                 (0..cap).map(|_| OnceLock::new()).collect();
             let urgent = std::sync::Arc::new(crate::context::Urgent::default());
             for (i, c) in contexts.iter().take(num_workers).enumerate() {
-                let ctx = Context::new(i as u32, true, urgent.clone());
+                let ctx = Context::new(i as u32, true, urgent.clone(), shuffle);
                 ctx.claimed.store(true, Ordering::Relaxed);
                 let _ = c.set(Box::new(ctx));
             }
@@ -350,6 +354,7 @@ impl Registry {
                 #[cfg(feature = "trace")]
                 trace: crate::trace::TraceState::new(cap),
                 inheritance,
+                shuffle,
                 oversubscribed: AtomicBool::new(
                     num_workers + 1 > std::thread::available_parallelism().map_or(1, |n| n.get()),
                 ),
@@ -527,7 +532,7 @@ impl Registry {
             n < self.contexts.len(),
             "jobsys: more than {MAX_EXTERNAL} threads other than the workers (and the thread that built it) use this JobSystem at once"
         );
-        let ctx = Context::new(n as u32, false, self.urgent.clone());
+        let ctx = Context::new(n as u32, false, self.urgent.clone(), self.shuffle);
         ctx.claimed.store(true, Ordering::Relaxed);
         let _ = self.contexts[n].set(Box::new(ctx));
         self.num_contexts.store(n + 1, Ordering::Release);

@@ -183,7 +183,7 @@ fn make_room_by_running_jobs(reg: &Registry, ctx: &Context) {
     let mut searching = false;
     let mut backoff = reg.backoff();
     while reg.outstanding() >= reg.max_jobs as u64 {
-        if ThisThread::new(reg, ctx).find_and_run(&mut searching) {
+        if ThisThread::new(reg, ctx).find_and_run_any(&mut searching) {
             continue;
         }
         stall.check(reg, Doing::TopLevel);

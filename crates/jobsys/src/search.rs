@@ -161,7 +161,7 @@ impl ThisThread<'_> {
     /// A random context index to start a sweep over the others at
     /// (`victims`): one random number and one division per search.
     #[inline]
-    fn first_victim(self) -> usize {
+    pub(crate) fn first_victim(self) -> usize {
         (self.ctx.next_random() % self.reg.num_contexts() as u64) as usize
     }
 
@@ -176,7 +176,7 @@ impl ThisThread<'_> {
     }
 
     /// Run a job from another context's `needed` deque, from victim `start`.
-    fn run_others_needed(self, on_claim: &mut dyn FnMut(), start: usize) -> bool {
+    pub(crate) fn run_others_needed(self, on_claim: &mut dyn FnMut(), start: usize) -> bool {
         for v in self.victims(start) {
             while let Some(e) = self.reg.context(v).needed.steal() {
                 if self.reg.run_entry(self.ctx, e, on_claim) {
@@ -188,7 +188,7 @@ impl ThisThread<'_> {
     }
 
     /// Steal from the `prio` deques of other threads, from a random victim.
-    fn steal_and_run(self, prio: usize, searching: &mut bool, start: usize) -> bool {
+    pub(crate) fn steal_and_run(self, prio: usize, searching: &mut bool, start: usize) -> bool {
         // An empty victim costs two loads here, not a call of `steal_from`
         // (a failed search looks at every victim's three deques).
         self.victims(start).any(|v| {
@@ -271,7 +271,7 @@ impl ThisThread<'_> {
     /// that does nothing, a few instructions, instead of `found_work`
     /// (which would only find `searching` false).
     #[inline]
-    fn run_entry_found(
+    pub(crate) fn run_entry_found(
         self,
         e: Entry,
         searching: &mut bool,

@@ -96,6 +96,7 @@ pub(crate) fn start(config: Config) -> Result<Owner, BuildError> {
         policy,
         wait_spin,
         !config.no_priority_inheritance,
+        crate::builder::resolve_shuffle(config.shuffle)?,
         config
             .failure_history
             .unwrap_or(crate::builder::DEFAULT_FAILURE_HISTORY),

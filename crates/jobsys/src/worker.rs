@@ -27,6 +27,17 @@ const MAX_SHRINK: u32 = 4;
 /// run work, spin by the idle policy, sleep, until the system terminates
 /// and is drained.
 pub(crate) fn worker_main(reg: Arc<Registry>, idx: usize) {
+    // Chosen once: the usual loop has no shuffle test in it.
+    if reg.shuffle.is_some() {
+        worker_loop::<true>(reg, idx)
+    } else {
+        worker_loop::<false>(reg, idx)
+    }
+}
+
+/// `worker_main`'s loop; `SHUFFLE`: take jobs in shuffled order
+/// (`Builder::shuffle`, `shuffle.rs`).
+fn worker_loop<const SHUFFLE: bool>(reg: Arc<Registry>, idx: usize) {
     let ctx = reg.context(idx);
     reg.set_current(ctx);
     let me = ThisThread::new(&reg, ctx);
@@ -63,6 +74,7 @@ pub(crate) fn worker_main(reg: Arc<Registry>, idx: usize) {
             .filter(|a| a.is_idle())
             .map(|_| Instant::now());
         let found = match woken_by.take() {
+            _ if SHUFFLE => me.find_and_run_shuffled(&mut searching),
             Some(from) => me.find_and_run_from(from, &mut searching),
             None => me.find_and_run(&mut searching),
         };
@@ -256,7 +268,7 @@ pub(crate) fn drain(reg: &Registry) {
     let me = ThisThread::new(reg, ctx);
     let mut searching = false;
     loop {
-        if me.find_and_run(&mut searching) {
+        if me.find_and_run_any(&mut searching) {
             continue;
         }
         let seen = reg.drained.load(Ordering::SeqCst);
@@ -286,7 +298,7 @@ pub(crate) fn drain_while_running(reg: &Registry) {
     let mut searching = false;
     let mut idle = 0u32;
     loop {
-        if me.find_and_run(&mut searching) {
+        if me.find_and_run_any(&mut searching) {
             idle = 0;
             continue;
         }

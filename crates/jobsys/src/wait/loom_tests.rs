@@ -24,6 +24,7 @@ fn finish_wakes_a_waiter_that_parks_concurrently() {
             IdlePolicy::default(),
             Duration::ZERO,
             true,
+            None,
             16,
             1 << 20,
             64,

@@ -424,6 +424,10 @@ impl Registry {
         if self.run_one_pinned(ctx, noop) {
             return Ok(true);
         }
+        // Shuffled (`Builder::shuffle`): a random one of the needed jobs.
+        if self.shuffle.is_some() {
+            return Ok(ThisThread::new(self, ctx).run_needed_shuffled(noop));
+        }
         // 3. Our own deques' tops, if needed.
         for prio in HIGH..PRIORITIES {
             let local = ctx.local(prio);
