@@ -210,7 +210,10 @@ typedef struct jobsys_profiler_callbacks {
  * `= {0}`, or uninitialised) is rejected: jobsys_create returns
  * JOBSYS_ERR_CONFIG, "config was not initialised with jobsys_config_init",
  * rather than read zero as 0 workers and no priority inheritance.
- * (Pass NULL to jobsys_create for the defaults.) */
+ * (Pass NULL to jobsys_create for the defaults.)
+ * A test mode has no field: JOBSYS_SHUFFLE=<seed> (or `random`) in the
+ * environment makes every choice among ready jobs come from the seed, so a
+ * missing dependency shows up; at 0 workers a seed repeats its order. */
 typedef struct jobsys_config {
     int32_t workers;                  /* worker threads, at most 512; -1 (default): $JOBSYS_WORKERS,
                                          else the CPUs this process may use - 1 */

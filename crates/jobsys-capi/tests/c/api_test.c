@@ -272,6 +272,55 @@ static char *save_env(const char *name) {
  * config defers to them (workers -1, JOBSYS_IDLE_DEFAULT), and are ignored
  * when it does not. Runs before any system exists, so no other thread reads
  * the environment while it changes. */
+/* JOBSYS_SHUFFLE: the order 8 independent jobs ran in at 0 workers. */
+static int shuffle_order[8];
+static int shuffle_ran;
+static void record_order(void *data) {
+    shuffle_order[shuffle_ran++] = (int)(intptr_t)data;
+}
+static void order_with_shuffle(const char *seed, int out[8]) {
+    jobsys_config cfg;
+    jobsys_system *sys = NULL;
+    jobsys_handle hs[8], all;
+    CHECK(setenv("JOBSYS_SHUFFLE", seed, 1) == 0);
+    OK(jobsys_config_init(&cfg));
+    cfg.workers = 0;
+    OK(jobsys_create(&cfg, &sys));
+    shuffle_ran = 0;
+    for (int i = 0; i < 8; i++) OK(jobsys_schedule(sys, NULL, record_order, (void *)(intptr_t)i, &hs[i]));
+    OK(jobsys_combine(sys, hs, 8, &all));
+    OK(jobsys_complete(sys, all));
+    CHECK(shuffle_ran == 8);
+    memcpy(out, shuffle_order, sizeof shuffle_order);
+    OK(jobsys_destroy(sys));
+}
+
+static void test_shuffle_environment(void) {
+    char *saved = save_env("JOBSYS_SHUFFLE");
+    jobsys_config cfg;
+    jobsys_system *sys = NULL;
+    int a[8], b[8];
+    bool differ = false;
+    order_with_shuffle("5", a);
+    order_with_shuffle("5", b);
+    CHECK(memcmp(a, b, sizeof a) == 0); /* a seed repeats its order */
+    for (int seed = 6; seed < 16 && !differ; seed++) {
+        char text[8];
+        snprintf(text, sizeof text, "%d", seed);
+        order_with_shuffle(text, b);
+        differ = memcmp(a, b, sizeof a) != 0;
+    }
+    CHECK(differ); /* and seeds differ */
+
+    OK(jobsys_config_init(&cfg));
+    CHECK(setenv("JOBSYS_SHUFFLE", "sometimes", 1) == 0);
+    EXPECT(jobsys_create(&cfg, &sys), JOBSYS_ERR_CONFIG);
+    MESSAGE_HAS("JOBSYS_SHUFFLE=\"sometimes\" is not a shuffle seed");
+    CHECK(sys == NULL);
+    restore_env("JOBSYS_SHUFFLE", saved);
+    free(saved);
+}
+
 static void test_environment(void) {
     char *workers = save_env("JOBSYS_WORKERS");
     char *policy = save_env("JOBSYS_IDLE_POLICY");
@@ -1774,6 +1823,7 @@ int main(void) {
 
     test_errors_and_config();
     test_environment();
+    test_shuffle_environment();
     jobsys_system *sys = create(2);
     test_null_arguments(sys);
     test_invalid_handles(sys);
