@@ -1,4 +1,5 @@
-//! Gates: jobs that wait for something other than jobs.
+//! Gates: jobs that wait for something other than jobs; and end events,
+//! jobs that wait for another job to end however it ends.
 //!
 //! A gate is a job with nothing to run that cannot finish until its
 //! [`Hold`] is released: it keeps one pending count of its own
@@ -16,7 +17,7 @@
 use crate::desc::JobDesc;
 use crate::handle::JobHandle;
 use crate::registry::Registry;
-use crate::slot::NOOP_VTABLE;
+use crate::slot::{END_EVENT, NOOP_VTABLE};
 use crate::system::JobSystem;
 use std::sync::Arc;
 
@@ -61,4 +62,21 @@ pub(crate) fn gate(js: &JobSystem, desc: &JobDesc) -> (JobHandle, Hold) {
             gate,
         },
     )
+}
+
+/// A job that finishes once `before` has ended, however it ended (ran,
+/// panicked, skipped after a failed dependency, cancelled): an event
+/// (`slot::is_event`), so it finishes without error and its dependents do
+/// not inherit `before`'s failure. Unlike a gate it is an ordinary edge
+/// for waits: a wait on a job after it walks to `before` and helps with it
+/// (a thread at `workers(0)` runs it). `High`: it is a no-op that only
+/// releases what waits for it.
+pub(crate) fn end_of(js: &JobSystem, before: JobHandle) -> JobHandle {
+    let reg = js.reg();
+    let ctx = reg.current_for(|| "a jobsys end event");
+    let desc = JobDesc::default().with_priority(crate::desc::Priority::High);
+    let (slot, gen) = crate::room::alloc_job(reg, ctx, &desc);
+    // SAFETY: fresh slot, unpublished: ours to give a vtable.
+    unsafe { slot.set_vtable(&END_EVENT) };
+    reg.submit(ctx, slot, gen, &[before], 0)
 }

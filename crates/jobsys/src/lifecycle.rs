@@ -599,8 +599,8 @@ impl Registry {
             // `dep_done` below lets its dependent run and free it.
             let (next, dependent) = unsafe { Edge::take(e) };
             if let Some(f) = &failure {
-                // A guard's event does not pass its waits' failures on
-                // (`access/now.rs`).
+                // An event does not pass its waits' failures on (a guard's,
+                // `access/now.rs`; an end event, `held::end_of`).
                 if !crate::slot::is_event(dependent) {
                     dependent.set_failure(f.clone());
                 }

@@ -26,24 +26,28 @@ impl ThisThread<'_> {
     /// thread's end of one of its deques): pop them, keep one, push the
     /// others back in their order. Only the owner pops and pushes there;
     /// thieves meanwhile see a shorter deque, never a lost or doubled
-    /// entry (each popped entry is either returned or pushed back).
+    /// entry (each popped entry is either returned or pushed back). On the
+    /// stack: the mode allocates no more than the usual order does.
     fn pop_shuffled(self, local: &Local) -> Option<Entry> {
-        let mut taken: Vec<Entry> = Vec::new();
-        while taken.len() < WINDOW {
+        let mut taken: [Option<Entry>; WINDOW] = [None; WINDOW];
+        let mut n = 0;
+        while n < WINDOW {
             match local.pop() {
-                Some(e) => taken.push(e),
+                Some(e) => taken[n] = Some(e),
                 None => break,
             }
+            n += 1;
         }
-        if taken.is_empty() {
+        if n == 0 {
             return None;
         }
-        let pick = (self.ctx.next_random() % taken.len() as u64) as usize;
-        let e = taken.remove(pick);
-        for rest in taken.into_iter().rev() {
-            local.push(rest);
+        let pick = (self.ctx.next_random() % n as u64) as usize;
+        let e = taken[pick].take();
+        // Newest last, as they were.
+        for rest in taken[..n].iter().rev().flatten() {
+            local.push(*rest);
         }
-        Some(e)
+        e
     }
 
     /// `find_and_run`, shuffled when the mode is on: for the paths that

@@ -386,6 +386,81 @@ fn cancelling_a_run_stops_its_nodes_and_the_next_run_is_clean() {
     });
 }
 
+/// Run 1 is started while run 0's `a` is still running, and then `a`
+/// panics in run 0: run 0 fails, run 1 (after run 0's `a` through the
+/// overlap edge) runs clean, every node once.
+fn a_failure_in_flight_stays_in_its_run(workers: usize) {
+    let js = system(workers);
+    let gate = Arc::new(common::Gate::default());
+    let calls: Arc<Vec<AtomicUsize>> = Arc::new((0..2).map(|_| AtomicUsize::new(0)).collect());
+    let mut b = Graph::builder();
+    b.max_in_flight(2);
+    let (c, g) = (calls.clone(), gate.clone());
+    let a = b.node().name("a").call(move || {
+        if c[0].fetch_add(1, Ordering::SeqCst) == 0 {
+            g.wait();
+            panic!("a fails in run 0");
+        }
+    });
+    let c = calls.clone();
+    let after_a = b.node().name("after a").after(&[a]).call(move || {
+        c[1].fetch_add(1, Ordering::SeqCst);
+    });
+    let graph = b.build().unwrap();
+    let run0 = graph.run(&js);
+    let run1 = graph.run(&js);
+    assert!(!js.is_complete(run0), "run 0's `a` waits for the gate");
+    gate.open();
+    // Waiting on run 1 first: at 0 workers it runs run 0's `a` through
+    // the overlap edge.
+    if let Err(e) = js.try_complete(run1) {
+        panic!("{workers} workers: run 1 did not start clean: {e:?}");
+    }
+    assert!(graph.sync(&js, after_a).is_ok());
+    match js.try_complete(run0) {
+        Err(JobError::Panicked(p)) => assert_eq!(p.job_name(), Some("a")),
+        other => panic!("run 0: {other:?}"),
+    }
+    let got: Vec<usize> = calls.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+    assert_eq!(got, vec![2, 1], "`a` in both runs, `after a` only in run 1");
+}
+
+#[test]
+fn a_failure_in_a_run_in_flight_does_not_reach_the_next_run() {
+    common::watchdog(60, || {
+        a_failure_in_flight_stays_in_its_run(0);
+        a_failure_in_flight_stays_in_its_run(1);
+        a_failure_in_flight_stays_in_its_run(2);
+    });
+}
+
+#[test]
+fn cancelling_a_run_in_flight_does_not_cancel_the_next_run() {
+    common::watchdog(60, || {
+        for workers in [0, 1] {
+            let js = system(workers);
+            let gate = Arc::new(common::Gate::default());
+            let g = gate.clone();
+            let blocker = js.schedule(move || g.wait());
+            let c = counted(4, &[(0, 1), (1, 2), (0, 3)], 2);
+            // The only worker (if any) is held by `blocker`, scheduled
+            // first, so the cancel finds run 0 unstarted; run 1 is after
+            // run 0 node by node.
+            let run0 = c.graph.run(&js);
+            let run1 = c.graph.run(&js);
+            assert!(js.cancel(run0));
+            gate.open();
+            js.complete(blocker);
+            assert!(matches!(js.try_complete(run0), Err(JobError::Cancelled(_))));
+            if let Err(e) = js.try_complete(run1) {
+                panic!("{workers} workers: run 1 did not start clean: {e:?}");
+            }
+            assert!(c.calls.iter().all(|n| n.load(Ordering::SeqCst) == 1));
+            assert!(!c.bad_order.load(Ordering::SeqCst));
+        }
+    });
+}
+
 #[test]
 fn the_whole_run_handle_is_a_dependency() {
     common::watchdog(60, || {

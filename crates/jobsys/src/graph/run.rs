@@ -79,6 +79,14 @@ impl State {
     }
 }
 
+/// The overlap edge from node `n` of run `k` (`before`, unfinished) to
+/// node `n` of run `k + 1`: an end event after `before` (`held::end_of`),
+/// so that run `k + 1` waits for `before` to end however it ends and
+/// starts clean. A plain edge would fail run `k + 1`'s node with run `k`'s.
+fn overlap_edge(js: &JobSystem, before: JobHandle) -> JobHandle {
+    crate::held::end_of(js, before)
+}
+
 impl Graph {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while scheduling (a bad pin) leaves the state usable: a
@@ -139,7 +147,7 @@ impl Graph {
             if let Some(p) = prev {
                 let before = st.handles[p][n];
                 if !js.is_complete(before) {
-                    deps.push(before);
+                    deps.push(overlap_edge(js, before));
                 }
             }
             let opts = &self.opts[n];

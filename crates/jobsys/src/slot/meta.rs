@@ -123,11 +123,23 @@ pub(crate) static WRITE_EVENT: JobVTable = JobVTable {
     run_range: noop_range,
 };
 
-/// Is this job a guard's event? Its dependents do not inherit the failures
-/// of the jobs it waited for (`access/now.rs`, module docs). Asked only on
-/// failure paths, of a slot the caller holds a pin, claim or edge on (its
-/// vtable is fixed while it is published).
+fn end_event_name() -> &'static str {
+    "end of a job"
+}
+/// The vtable of an end event (`held::end_of`): a job that finishes when
+/// the job before it has ended, however that ended.
+pub(crate) static END_EVENT: JobVTable = JobVTable {
+    type_name: end_event_name,
+    run: noop,
+    drop: noop,
+    run_range: noop_range,
+};
+
+/// Is this job an event (a guard's, `access/now.rs`, or an end event,
+/// `held::end_of`)? Its dependents do not inherit the failures of the jobs
+/// it waited for. Asked only on failure paths, of a slot the caller holds
+/// a pin, claim or edge on (its vtable is fixed while it is published).
 pub(crate) fn is_event(slot: &super::Slot) -> bool {
     let vt = slot.vtable();
-    std::ptr::eq(vt, &READ_EVENT) || std::ptr::eq(vt, &WRITE_EVENT)
+    std::ptr::eq(vt, &READ_EVENT) || std::ptr::eq(vt, &WRITE_EVENT) || std::ptr::eq(vt, &END_EVENT)
 }

@@ -47,8 +47,8 @@ mod state;
 
 pub(crate) use edges::{Edge, EDGES_PER_BLOCK};
 pub(crate) use meta::{
-    is_event, JobMeta, JobVTable, EMPTY_LOOP_VTABLE, MAX_PIN_CONTEXTS, NOOP_VTABLE, READ_EVENT,
-    WRITE_EVENT,
+    is_event, JobMeta, JobVTable, EMPTY_LOOP_VTABLE, END_EVENT, MAX_PIN_CONTEXTS, NOOP_VTABLE,
+    READ_EVENT, WRITE_EVENT,
 };
 use state::*;
 pub(crate) use state::{Ending, Snapshot, CANCELLED, FAILED, PFOR, POISONED, RETIRED_GEN, TRACED};
