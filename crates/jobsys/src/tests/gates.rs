@@ -1,7 +1,8 @@
 //! Gates under Miri (`held.rs`): a limiter's queue, `wait_any` and a
 //! blocking job, each small: a gate opened by another thread, seats
 //! handed over between jobs, a job skipped after a failed dependency
-//! releasing what it held.
+//! releasing what it held; an end event after a failed and a cancelled
+//! job.
 
 use super::system;
 use crate::{limiter_slot, JobError, Limiter};
@@ -72,4 +73,31 @@ fn a_blocking_job_finishes_after_its_closure() {
     assert!(done.load(SeqCst));
     let bad = js.job().schedule_blocking(|| panic!("blocking under miri"));
     assert!(matches!(js.try_complete(bad), Err(JobError::Panicked(_))));
+}
+
+#[test]
+fn an_end_event_finishes_clean_after_a_failed_or_cancelled_job() {
+    for workers in [0, 1] {
+        let js = system(workers);
+        let ran = Arc::new(AtomicUsize::new(0));
+        let bad = js.schedule(|| panic!("end event test"));
+        // `gate` holds `cancelled` back until after the cancel.
+        let (go, wait_for_go) = std::sync::mpsc::channel::<()>();
+        let gate = js.schedule(move || wait_for_go.recv().unwrap());
+        let cancelled = js.schedule_after(&[gate], || unreachable!());
+        assert!(js.cancel(cancelled));
+        go.send(()).unwrap();
+        for before in [bad, cancelled] {
+            let end = crate::held::end_of(&js, before);
+            let r = ran.clone();
+            let after = js.schedule_after(&[end], move || {
+                r.fetch_add(1, SeqCst);
+            });
+            // At 0 workers the wait runs `before` through the event's edge.
+            assert!(js.try_complete(after).is_ok(), "{workers} workers");
+            assert!(js.try_complete(end).is_ok());
+            assert!(js.try_complete(before).is_err());
+        }
+        assert_eq!(ran.load(SeqCst), 2);
+    }
 }
