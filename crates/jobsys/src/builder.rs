@@ -464,8 +464,8 @@ pub(crate) fn resolve_workers(requested: Option<usize>) -> Result<Option<usize>,
 }
 
 /// The shuffle seed: `Config::shuffle`, else `JOBSYS_SHUFFLE` (a number,
-/// or `random`: a seed from the clock, printed to stderr so a failing run
-/// can be repeated); `None`: the usual order.
+/// or `random`: one seed per process from the clock, printed to stderr
+/// once so a failing run can be repeated); `None`: the usual order.
 pub(crate) fn resolve_shuffle(requested: Option<u64>) -> Result<Option<u64>, BuildError> {
     if requested.is_some() {
         return Ok(requested);
@@ -474,12 +474,17 @@ pub(crate) fn resolve_shuffle(requested: Option<u64>) -> Result<Option<u64>, Bui
         return Ok(None);
     };
     let seed = if value.trim() == "random" {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        let seed = now.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32);
-        eprintln!("jobsys: JOBSYS_SHUFFLE=random: shuffling with seed {seed} (JOBSYS_SHUFFLE={seed} repeats it)");
-        seed
+        // One seed per process, printed once: every system of the run
+        // shuffles from it, and `JOBSYS_SHUFFLE=<seed>` repeats the run.
+        static DRAWN: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        *DRAWN.get_or_init(|| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            let seed = now.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32);
+            eprintln!("jobsys: JOBSYS_SHUFFLE=random: shuffling with seed {seed} (JOBSYS_SHUFFLE={seed} repeats it)");
+            seed
+        })
     } else {
         value
             .trim()

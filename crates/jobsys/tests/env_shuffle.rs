@@ -46,10 +46,13 @@ fn jobsys_shuffle_environment_variable() {
     std::env::set_var(VAR, "1");
     let explicit = JobSystem::builder().workers(0).shuffle(2).build().unwrap();
     assert_eq!(order(&explicit), b);
-    // `random` shuffles with some seed: each job still runs once.
-    let mut r = order(&with_env(Some("random")).unwrap());
-    r.sort_unstable();
-    assert_eq!(r, (0..12).collect::<Vec<_>>());
+    // `random` shuffles with one seed for the process: each job still
+    // runs once, and every system built with it takes the same order.
+    let r = order(&with_env(Some("random")).unwrap());
+    assert_eq!(order(&with_env(Some("random")).unwrap()), r);
+    let mut sorted = r.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..12).collect::<Vec<_>>());
 
     // Not a seed: a clear error naming the variable.
     for bad in ["", "-1", "seed", "18446744073709551616"] {
