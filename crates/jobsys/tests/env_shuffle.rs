@@ -3,23 +3,15 @@
 //! variables are process-global, so this binary holds a single test that
 //! goes through every case in order.
 
-use jobsys::{BuildError, JobHandle, JobSystem};
-use std::sync::{Arc, Mutex};
+mod common;
+
+use jobsys::{BuildError, JobSystem};
 
 const VAR: &str = "JOBSYS_SHUFFLE";
 
 /// The order 12 independent jobs ran in at `workers(0)`.
 fn order(js: &JobSystem) -> Vec<usize> {
-    let ran = Arc::new(Mutex::new(Vec::new()));
-    let hs: Vec<JobHandle> = (0..12)
-        .map(|i| {
-            let ran = ran.clone();
-            js.schedule(move || ran.lock().unwrap().push(i))
-        })
-        .collect();
-    js.complete(js.combine(&hs));
-    let order = ran.lock().unwrap().clone();
-    order
+    common::run_order(js, 12)
 }
 
 fn with_env(value: Option<&str>) -> Result<JobSystem, BuildError> {

@@ -9,7 +9,7 @@ mod common;
 use common::{watchdog, Rng};
 use jobsys::{JobHandle, JobSystem, Pin, Priority};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The order 12 independent jobs ran in, waited for as one group.
 fn order_of_independent_jobs(shuffle: Option<u64>) -> Vec<usize> {
@@ -17,17 +17,7 @@ fn order_of_independent_jobs(shuffle: Option<u64>) -> Vec<usize> {
     if let Some(seed) = shuffle {
         b = b.shuffle(seed);
     }
-    let js = b.build().unwrap();
-    let ran = Arc::new(Mutex::new(Vec::new()));
-    let hs: Vec<JobHandle> = (0..12)
-        .map(|i| {
-            let ran = ran.clone();
-            js.schedule(move || ran.lock().unwrap().push(i))
-        })
-        .collect();
-    js.complete(js.combine(&hs));
-    let order = ran.lock().unwrap().clone();
-    order
+    common::run_order(&b.build().unwrap(), 12)
 }
 
 #[test]

@@ -160,3 +160,18 @@ impl Tally {
         (self.runs(), self.drops())
     }
 }
+
+/// The order in which `n` independent jobs, waited for as one group, ran
+/// (each pushes its index).
+pub fn run_order(js: &jobsys::JobSystem, n: usize) -> Vec<usize> {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let hs: Vec<jobsys::JobHandle> = (0..n)
+        .map(|i| {
+            let ran = ran.clone();
+            js.schedule(move || ran.lock().unwrap().push(i))
+        })
+        .collect();
+    js.complete(js.combine(&hs));
+    let order = ran.lock().unwrap().clone();
+    order
+}
