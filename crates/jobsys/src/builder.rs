@@ -368,8 +368,9 @@ pub enum BuildError {
         max: usize,
     },
     /// An environment variable is set but its value is not one:
-    /// `JOBSYS_WORKERS` not a worker count, `JOBSYS_SHUFFLE` not a seed. Its `Debug` (what `unwrap` prints) names the variable
-    /// as `Display` does.
+    /// `JOBSYS_WORKERS` not a worker count, `JOBSYS_SHUFFLE` not a seed.
+    /// Its `Debug` (what `unwrap` prints) names the variable as `Display`
+    /// does.
     BadEnvironment {
         /// The variable's name.
         variable: &'static str,

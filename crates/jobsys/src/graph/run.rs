@@ -79,14 +79,6 @@ impl State {
     }
 }
 
-/// The overlap edge from node `n` of run `k` (`before`, unfinished) to
-/// node `n` of run `k + 1`: an end event after `before` (`held::end_of`),
-/// so that run `k + 1` waits for `before` to end however it ends and
-/// starts clean. A plain edge would fail run `k + 1`'s node with run `k`'s.
-fn overlap_edge(js: &JobSystem, before: JobHandle) -> JobHandle {
-    crate::held::end_of(js, before)
-}
-
 impl Graph {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while scheduling (a bad pin) leaves the state usable: a
@@ -147,7 +139,10 @@ impl Graph {
             if let Some(p) = prev {
                 let before = st.handles[p][n];
                 if !js.is_complete(before) {
-                    deps.push(overlap_edge(js, before));
+                    // The overlap edge goes through an end event: run
+                    // k + 1 waits for `before` to end however it ends and
+                    // starts clean (a plain edge would fail it with run k).
+                    deps.push(crate::held::end_of(js, before));
                 }
             }
             let opts = &self.opts[n];
