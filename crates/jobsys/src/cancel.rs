@@ -47,7 +47,7 @@ pub(crate) fn cancel(reg: &Registry, ctx: &Context, h: JobHandle) -> bool {
                 })
             };
         }
-        reg.unpin(ctx, slot);
+        ThisThread::new(reg, ctx).unpin(slot);
     }
     for m in members {
         cancel_with(reg, ctx, m, CANCELLED_BY_USER, true);
@@ -83,22 +83,22 @@ pub(crate) fn cancel_with(
             // claim) keeps the slot from being recycled meanwhile.
             let _ = unsafe { drop_as_job(ctx, slot, h.gen) };
             if outcome == Cancel::Claimed {
-                reg.finish(ctx, slot, h.gen, Ending::FAILED);
+                ThisThread::new(reg, ctx).finish(slot, h.gen, Ending::FAILED);
             } else {
                 // Until here the job could not become runnable, so
                 // nobody saw it finish while its closure was being
                 // dropped. If its last dependency finished meanwhile,
                 // its release was left to us (our pin keeps the slot).
                 if slot.end_cancel_drop()
-                    && reg.make_runnable(ctx, slot)
+                    && ThisThread::new(reg, ctx).make_runnable(slot)
                     && ctx.is_top_level_worker()
                 {
                     // `make_runnable` leaves waking parked waiters to a
                     // top-level worker's next job; this worker goes on
                     // with its own.
-                    reg.wake_parked_waiters(ctx);
+                    ThisThread::new(reg, ctx).wake_parked_waiters();
                 }
-                reg.unpin(ctx, slot);
+                ThisThread::new(reg, ctx).unpin(slot);
             }
             true
         }
@@ -111,7 +111,7 @@ pub(crate) fn cancel_with(
             ThisThread::new(reg, ctx).cancel_pieces(slot, h.gen)
         }
         Cancel::Started => {
-            reg.unpin(ctx, slot);
+            ThisThread::new(reg, ctx).unpin(slot);
             false
         }
     }

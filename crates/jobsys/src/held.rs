@@ -3,7 +3,7 @@
 //!
 //! A gate is a job with nothing to run that cannot finish until its
 //! [`Hold`] is released: it keeps one pending count of its own
-//! (`Registry::submit_held`) that the hold gives back. Jobs that must wait
+//! (`ThisThread::submit_held`) that the hold gives back. Jobs that must wait
 //! for an event outside the job graph (the first of several jobs to finish,
 //! a free slot of a `Limiter`) are scheduled after a gate, and whoever sees
 //! the event releases the hold. Nothing spins and no worker is held while
@@ -19,6 +19,7 @@ use crate::handle::JobHandle;
 use crate::registry::Registry;
 use crate::slot::{END_EVENT, NOOP_VTABLE};
 use crate::system::JobSystem;
+use crate::this_thread::ThisThread;
 use std::sync::Arc;
 
 /// The count that keeps a gate closed. Dropping it opens the gate.
@@ -42,7 +43,7 @@ impl Hold {
 impl Drop for Hold {
     fn drop(&mut self) {
         let reg = &*self.registry;
-        reg.release_hold(reg.current_for(|| "a jobsys gate"), self.gate);
+        ThisThread::current_for(reg, || "a jobsys gate").release_hold(self.gate);
     }
 }
 
@@ -54,7 +55,7 @@ pub(crate) fn gate(js: &JobSystem, desc: &JobDesc) -> (JobHandle, Hold) {
     let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
     // SAFETY: fresh slot, unpublished: ours to give a vtable.
     unsafe { slot.set_vtable(&NOOP_VTABLE) };
-    let gate = reg.submit_held(ctx, slot, gen, &[], 0);
+    let gate = ThisThread::new(reg, ctx).submit_held(slot, gen, &[], 0);
     (
         gate,
         Hold {
@@ -78,5 +79,5 @@ pub(crate) fn end_of(js: &JobSystem, before: JobHandle) -> JobHandle {
     let (slot, gen) = crate::room::alloc_job(reg, ctx, &desc);
     // SAFETY: fresh slot, unpublished: ours to give a vtable.
     unsafe { slot.set_vtable(&END_EVENT) };
-    reg.submit(ctx, slot, gen, &[before], 0)
+    ThisThread::new(reg, ctx).submit(slot, gen, &[before], 0)
 }

@@ -224,7 +224,7 @@ impl ThisThread<'_> {
             if thief != 0 && thief - 1 != self.ctx.index {
                 let thief = self.reg.context(thief as usize - 1);
                 if let Some(e) = (HIGH..PRIORITIES).find_map(|p| thief.stealer(p).steal()) {
-                    self.reg.run_entry(self.ctx, e, &mut || {});
+                    self.run_entry(e, &mut || {});
                     continue;
                 }
             }

@@ -21,7 +21,7 @@
 //! `catch_unwind` (running.rs `drop_as_job`), and running out of memory aborts.
 
 use crate::cancel::CANCELLED_BY_USER;
-use crate::context::{bump, bump_by, Context};
+use crate::context::{bump, bump_by};
 use crate::error::Failure;
 use crate::failures::{Outcome, Recorded};
 use crate::handle::JobHandle;
@@ -36,88 +36,66 @@ use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-impl Registry {
-    // ---- slots ------------------------------------------------------------
+/// The name a job is reported by: its `JobDesc` name, else its closure's
+/// type name. Caller holds a pin or claim.
+#[allow(dead_code)] // used by the tracer hooks
+pub(crate) fn job_name(slot: &Slot) -> &'static str {
+    crate::desc::name_of(slot.meta().name).unwrap_or_else(|| (slot.vtable().type_name)())
+}
 
-    /// The name a job is reported by: its `JobDesc` name, else its closure's
-    /// type name. Caller holds a pin or claim.
-    #[allow(dead_code)] // used by the tracer hooks
-    pub(crate) fn job_name(slot: &Slot) -> &'static str {
-        crate::desc::name_of(slot.meta().name).unwrap_or_else(|| (slot.vtable().type_name)())
-    }
+impl ThisThread<'_> {
+    // ---- slots ------------------------------------------------------------
 
     /// Return a slot that its `finish`/`unpin` just freed (with its edge
     /// blocks) to its owner's free lists; a retired one is kept out.
     #[inline]
-    pub(crate) fn recycle(&self, ctx: &Context, slot: &Slot) {
+    pub(crate) fn recycle(self, slot: &Slot) {
         // SAFETY: the freeing CAS made this thread the slot's only user.
         let block = unsafe { slot.reset_for_reuse() };
         // The common case: no edge blocks, a slot of this thread's own
         // store, generations left.
-        if block.is_none() && slot.owner() == ctx.index && !slot.retired() {
+        if block.is_none() && slot.owner() == self.ctx.index && !slot.retired() {
             // SAFETY: freed by this thread (above), and the caller's
             // context owns the store (same index).
-            unsafe { ctx.store.push_free(slot, true) };
+            unsafe { self.ctx.store.push_free(slot, true) };
             return;
         }
-        self.recycle_rest(ctx, slot, block);
+        self.recycle_rest(slot, block);
     }
 
     /// `recycle` past its common case: edge blocks, another thread's slot,
     /// or a retired one.
     #[inline(never)]
-    fn recycle_rest(&self, ctx: &Context, slot: &Slot, mut block: Option<&Slot>) {
+    fn recycle_rest(self, slot: &Slot, mut block: Option<&Slot>) {
         while let Some(b) = block {
             // SAFETY: `b` is an edge block of the job just freed.
             block = unsafe { b.free_edge_block() };
             if !b.retired() {
-                self.push_free(ctx, b);
+                self.push_free(b);
             }
         }
         // A slot whose generation ran out is never reused (`RETIRED_GEN`).
         if !slot.retired() {
-            self.push_free(ctx, slot);
+            self.push_free(slot);
         }
     }
 
     #[inline]
-    fn push_free(&self, ctx: &Context, slot: &Slot) {
-        let owner = self.context(slot.owner() as usize);
+    fn push_free(self, slot: &Slot) {
+        let owner = self.reg.context(slot.owner() as usize);
         // SAFETY: the slot was freed by this thread; `mine` is true only when
         // the caller's context owns the store.
-        unsafe { owner.store.push_free(slot, owner.index == ctx.index) };
+        unsafe { owner.store.push_free(slot, owner.index == self.ctx.index) };
     }
 
     #[inline]
-    pub(crate) fn unpin(&self, ctx: &Context, slot: &Slot) {
+    pub(crate) fn unpin(self, slot: &Slot) {
         if let Unpinned::Freed = slot.unpin() {
-            self.recycle(ctx, slot);
+            self.recycle(slot);
         }
     }
 
     // ---- submitting -------------------------------------------------------
-
-    /// Check that every handle in `deps` is ours. Inlined to a length
-    /// test: most jobs have no dependencies.
-    #[track_caller]
-    #[inline(always)]
-    pub(crate) fn check_handles(&self, deps: &[JobHandle], what: &str) {
-        if !deps.is_empty() {
-            self.check_some_handles(deps, what);
-        }
-    }
-
-    /// `check_handles` of a non-empty list, out of line.
-    #[track_caller]
-    #[inline(never)]
-    fn check_some_handles(&self, deps: &[JobHandle], what: &str) {
-        for d in deps {
-            assert!(
-                d.system == self.id,
-                "jobsys: {what}: a dependency handle belongs to another JobSystem ({d:?})"
-            );
-        }
-    }
 
     /// Publish a job written into `slot`: queue it now, or register it
     /// with its dependencies. `flags` are extra state bits (e.g. `PFOR`).
@@ -125,24 +103,17 @@ impl Registry {
     /// branch otherwise kept it from being inlined into `schedule` (W1
     /// single counted 20 instructions more per job than without the tracer).
     #[inline(always)]
-    pub(crate) fn submit(
-        &self,
-        ctx: &Context,
-        slot: &Slot,
-        gen: u32,
-        deps: &[JobHandle],
-        flags: u64,
-    ) -> JobHandle {
+    pub(crate) fn submit(self, slot: &Slot, gen: u32, deps: &[JobHandle], flags: u64) -> JobHandle {
         if !deps.is_empty() {
-            return self.submit_after(ctx, slot, gen, deps, flags);
+            return self.submit_after(slot, gen, deps, flags);
         }
         // The one tracer check of this job: a flag test here, the rest out
         // of line (`submit_traced`), so that the untraced path keeps its
         // arguments where they are.
         if crate::trace::flag_on() {
-            return self.submit_traced(ctx, slot, gen, flags);
+            return self.submit_traced(slot, gen, flags);
         }
-        self.submit_runnable(ctx, slot, gen, flags)
+        self.submit_runnable(slot, gen, flags)
     }
 
     /// `submit` of a job with no dependencies while the tracer's flag is
@@ -151,21 +122,24 @@ impl Registry {
     /// (`TRACED`) for the wait that may run it inline.
     #[cold]
     #[inline(never)]
-    fn submit_traced(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) -> JobHandle {
-        let traced =
-            crate::trace::job_ready_flag(self.site(ctx), slot as *const Slot as usize, gen);
+    fn submit_traced(self, slot: &Slot, gen: u32, flags: u64) -> JobHandle {
+        let traced = crate::trace::job_ready_flag(
+            self.reg.site(self.ctx),
+            slot as *const Slot as usize,
+            gen,
+        );
         let flags = flags | if traced { TRACED } else { 0 };
-        self.submit_runnable(ctx, slot, gen, flags)
+        self.submit_runnable(slot, gen, flags)
     }
 
     /// Publish a job with no dependencies as runnable and queue it.
     #[inline(always)]
-    fn submit_runnable(&self, ctx: &Context, slot: &Slot, gen: u32, flags: u64) -> JobHandle {
-        bump(&ctx.counters.scheduled);
+    fn submit_runnable(self, slot: &Slot, gen: u32, flags: u64) -> JobHandle {
+        bump(&self.ctx.counters.scheduled);
         let handle = JobHandle {
             slot: NonNull::from(slot),
             gen,
-            system: self.id,
+            system: self.reg.id,
         };
         slot.publish_runnable(gen, flags);
         if let Some(target) = slot.meta().pinned_to() {
@@ -173,32 +147,25 @@ impl Registry {
                 slot: handle.slot,
                 gen,
             };
-            self.push_pinned(ctx, e, target);
+            self.reg.push_pinned(self.ctx, e, target);
             return handle;
         }
-        ctx.push(
+        self.ctx.push(
             Entry {
                 slot: handle.slot,
                 gen,
             },
             slot.prio(),
         );
-        ThisThread::new(self, ctx).notify_work();
+        self.notify_work();
         handle
     }
 
     /// `submit` of a job with dependencies.
     #[inline(never)]
-    fn submit_after(
-        &self,
-        ctx: &Context,
-        slot: &Slot,
-        gen: u32,
-        deps: &[JobHandle],
-        flags: u64,
-    ) -> JobHandle {
-        let handle = self.submit_held(ctx, slot, gen, deps, flags);
-        self.release_hold(ctx, handle);
+    fn submit_after(self, slot: &Slot, gen: u32, deps: &[JobHandle], flags: u64) -> JobHandle {
+        let handle = self.submit_held(slot, gen, deps, flags);
+        self.release_hold(handle);
         handle
     }
 
@@ -209,31 +176,30 @@ impl Registry {
     /// releases after its resource locks, so that no closure is dropped
     /// while they are held (`access/mod.rs`).
     pub(crate) fn submit_held(
-        &self,
-        ctx: &Context,
+        self,
         slot: &Slot,
         gen: u32,
         deps: &[JobHandle],
         flags: u64,
     ) -> JobHandle {
-        bump(&ctx.counters.scheduled);
+        bump(&self.ctx.counters.scheduled);
         // TRACED: no check here, so a wait on it makes its own.
         slot.publish_waiting(gen, flags | TRACED, deps.len());
-        self.attach_deps(ctx, slot, deps);
+        self.attach_deps(slot, deps);
         JobHandle {
             slot: NonNull::from(slot),
             gen,
-            system: self.id,
+            system: self.reg.id,
         }
     }
 
     /// Drop the count `submit_held` kept: the job is queued now if its
     /// dependencies have finished.
-    pub(crate) fn release_hold(&self, ctx: &Context, h: JobHandle) {
+    pub(crate) fn release_hold(self, h: JobHandle) {
         let slot = h.slot();
         if slot.dep_done() {
-            crate::trace::job_ready(self.site(ctx), Registry::job_id(slot, h.gen));
-            self.make_runnable(ctx, slot);
+            crate::trace::job_ready(self.reg.site(self.ctx), Registry::job_id(slot, h.gen));
+            self.make_runnable(slot);
         }
     }
 
@@ -241,62 +207,62 @@ impl Registry {
     /// `submit`'s): a job runnable at once is pushed without waking anyone
     /// and counted in this thread's batch.
     pub(crate) fn submit_batched(
-        &self,
-        ctx: &Context,
+        self,
         slot: &Slot,
         gen: u32,
         deps: &[JobHandle],
         flags: u64,
     ) -> JobHandle {
         if !deps.is_empty() {
-            return self.submit(ctx, slot, gen, deps, flags);
+            return self.submit(slot, gen, deps, flags);
         }
-        bump(&ctx.counters.scheduled);
+        bump(&self.ctx.counters.scheduled);
         // TRACED: no tracer check here, so a wait on it makes its own.
         slot.publish_runnable(gen, TRACED | flags);
         let handle = JobHandle {
             slot: NonNull::from(slot),
             gen,
-            system: self.id,
+            system: self.reg.id,
         };
-        ctx.push(
+        self.ctx.push(
             Entry {
                 slot: handle.slot,
                 gen,
             },
             slot.prio(),
         );
-        ctx.batch_add();
+        self.ctx.batch_add();
         handle
     }
 
-    /// Publish `ctx`'s batch (see `JobSystem::flush`).
-    pub(crate) fn flush(&self, ctx: &Context) -> usize {
-        let n = ctx.batch_take();
-        if n == 0 || self.num_workers == 0 {
+    /// Publish `self.ctx`'s batch (see `JobSystem::flush`).
+    pub(crate) fn flush(self) -> usize {
+        let n = self.ctx.batch_take();
+        if n == 0 || self.reg.num_workers == 0 {
             return 0;
         }
         // SeqCst fence: the pushes before the sleepers' state, as in
         // `Sleep::notify_work`.
         fence(Ordering::SeqCst);
-        let uncovered = n.saturating_sub(self.sleep.searching() as usize);
+        let uncovered = n.saturating_sub(self.reg.sleep.searching() as usize);
         // Each wake is recorded before the store that ends that worker's
         // park (see `Sleep::notify_work`), so its arrow never points back.
-        let traced = |w| crate::trace::wake_issued(self.site(ctx), Some(w));
-        let woken = self
-            .sleep
-            .wake_many(uncovered.min(self.num_workers), ctx.index, traced);
+        let traced = |w| crate::trace::wake_issued(self.reg.site(self.ctx), Some(w));
+        let woken =
+            self.reg
+                .sleep
+                .wake_many(uncovered.min(self.reg.num_workers), self.ctx.index, traced);
         let woken = if woken.is_empty() && uncovered > 0 {
             // Nobody asleep to wake, or a race with parking workers: the
             // usual single notify keeps the no-lost-wake-up guarantee.
-            match self.sleep.notify_work(ctx.index, traced) {
+            match self.reg.sleep.notify_work(self.ctx.index, traced) {
                 Some(_) => 1,
                 None => 0,
             }
         } else {
             woken.len()
         };
-        bump_by(&ctx.counters.wakes, woken as u64);
+        bump_by(&self.ctx.counters.wakes, woken as u64);
         woken
     }
 
@@ -304,12 +270,12 @@ impl Registry {
     /// its dependency's dependents list; a dependency that already finished
     /// (or whose slot moved on) counts as done at once, passing on its
     /// failure.
-    fn attach_deps(&self, ctx: &Context, slot: &Slot, deps: &[JobHandle]) {
+    fn attach_deps(self, slot: &Slot, deps: &[JobHandle]) {
         let mut prev: Option<&Slot> = None;
         let mut block: Option<&Slot> = None;
         for (i, d) in deps.iter().enumerate() {
             if i % EDGES_PER_BLOCK == 0 {
-                let (b, bgen) = crate::room::alloc_edge_block(self, ctx);
+                let (b, bgen) = crate::room::alloc_edge_block(self.reg, self.ctx);
                 b.become_edge_block(bgen);
                 prev = block;
                 block = Some(b);
@@ -323,7 +289,7 @@ impl Registry {
                 // Recycled: finished long ago, maybe failed; a dependency
                 // whose outcome is no longer known counts as failed (a job
                 // after a failed one never runs).
-                let failure = match self.failures.lookup(d.slot.as_ptr() as usize, d.gen) {
+                let failure = match self.reg.failures.lookup(d.slot.as_ptr() as usize, d.gen) {
                     Outcome::Succeeded => None,
                     Outcome::Failed(rec) => Some(rec.failure),
                     Outcome::Unknown => Some(Arc::new(Failure::dependency_unknown())),
@@ -344,14 +310,14 @@ impl Registry {
                 let last = slot.dep_done();
                 debug_assert!(!last, "submit holds one count until it is done");
             }
-            self.unpin(ctx, dep);
+            self.unpin(dep);
         }
     }
 
     /// The last dependency of `slot` finished: queue it on this thread's
     /// deque. If a waiter needs it and this thread will not run it soon,
     /// wake parked waiters so one can take it.
-    pub(crate) fn make_runnable(&self, ctx: &Context, slot: &Slot) -> bool {
+    pub(crate) fn make_runnable(self, slot: &Slot) -> bool {
         // Read before the release below: once RUNNABLE, another thread may
         // claim, run and free the job, and the slot may be reused (TSan
         // found the read after it).
@@ -359,16 +325,22 @@ impl Registry {
         let prio = meta.priority as usize;
         let pinned = meta.pinned_to();
         if let Some(target) = pinned {
-            if !self.pinned_open(target) {
+            if !self.reg.pinned_open(target) {
                 // Its thread is gone: cancel it while it still waits (no
                 // recursion into `finish`), then queue it like any other
                 // job; a cancelled job may finish on any thread.
                 let h = JobHandle {
                     slot: NonNull::from(slot),
                     gen: slot.gen_now(),
-                    system: self.id,
+                    system: self.reg.id,
                 };
-                crate::cancel::cancel_with(self, ctx, h, crate::pinned::PINNED_GONE, false);
+                crate::cancel::cancel_with(
+                    self.reg,
+                    self.ctx,
+                    h,
+                    crate::pinned::PINNED_GONE,
+                    false,
+                );
             }
         }
         let Some(s) = slot.release() else {
@@ -384,17 +356,17 @@ impl Registry {
         if let Some(target) = pinned {
             if !s.is_cancelled() {
                 // Only its own thread may run it; the push wakes that thread.
-                self.push_pinned(ctx, e, target);
+                self.reg.push_pinned(self.ctx, e, target);
                 return waited;
             }
             // Cancelled: queued below like any job, never on `target`'s
             // pinned queue (a `release` that left it to the canceller
             // returned above, so this runs once per job).
-            self.resolve_pinned(target);
+            self.reg.resolve_pinned(target);
         }
-        self.queue_runnable(ctx, e, prio, waited);
-        if waited && !ctx.is_top_level_worker() {
-            self.wake_parked_waiters(ctx);
+        self.queue_runnable(e, prio, waited);
+        if waited && !self.ctx.is_top_level_worker() {
+            self.wake_parked_waiters();
         }
         waited
     }
@@ -403,18 +375,18 @@ impl Registry {
     /// look for it, and tell idle workers. A job some waiter needs
     /// (`waited`) also goes on the `needed` deque, which waiters search.
     #[inline]
-    pub(crate) fn queue_runnable(&self, ctx: &Context, e: Entry, prio: usize, waited: bool) {
-        if waited && self.inheritance {
+    pub(crate) fn queue_runnable(self, e: Entry, prio: usize, waited: bool) {
+        if waited && self.reg.inheritance {
             // Only on the needed deque, which every thread searches right
             // after its own High work: one entry, no stale twin to pop later.
-            ctx.push_needed(e, crate::wait::still_queued);
+            self.ctx.push_needed(e, crate::wait::still_queued);
         } else {
-            ctx.push(e, prio);
+            self.ctx.push(e, prio);
             if waited {
-                ctx.push_needed(e, crate::wait::still_queued);
+                self.ctx.push_needed(e, crate::wait::still_queued);
             }
         }
-        ThisThread::new(self, ctx).notify_work();
+        self.notify_work();
     }
 
     // ---- running ----------------------------------------------------------
@@ -423,16 +395,16 @@ impl Registry {
     /// some pieces of one) ran. `on_claim` runs after the claim, before the
     /// job: workers use it to stop searching and wake the next worker.
     #[inline]
-    pub(crate) fn run_entry(&self, ctx: &Context, e: Entry, on_claim: &mut dyn FnMut()) -> bool {
+    pub(crate) fn run_entry(self, e: Entry, on_claim: &mut dyn FnMut()) -> bool {
         if e.is_stack() {
             // Stack jobs are taken from deques exactly once: no claim.
             on_claim();
             let id = crate::trace::JobId::new(e.slot.as_ptr() as usize, e.gen);
-            crate::trace::job_begin(self.site(ctx), id, "join");
+            crate::trace::job_begin(self.reg.site(self.ctx), id, "join");
             // SAFETY: the joiner keeps the job alive until its latch is set,
             // which `run_stack_job` does last.
-            unsafe { crate::join::run_stack_job(e.stack_header(), ctx.index) };
-            crate::trace::job_end(self.site(ctx), id, "join");
+            unsafe { crate::join::run_stack_job(e.stack_header(), self.ctx.index) };
+            crate::trace::job_end(self.reg.site(self.ctx), id, "join");
             return true;
         }
         let slot = e.slot();
@@ -445,18 +417,18 @@ impl Registry {
         // above, the meta read is another job's, and the claim below fails
         // on the generation anyway.
         if let Some(target) = slot.meta().pinned_to() {
-            if target != ctx.index && !s.is_cancelled() {
+            if target != self.ctx.index && !s.is_cancelled() {
                 return false;
             }
         }
         if s.is_pfor() {
-            return ThisThread::new(self, ctx).run_pieces(slot, e.gen, on_claim);
+            return self.run_pieces(slot, e.gen, on_claim);
         }
         let Some(claimed) = slot.claim(e.gen) else {
             return false;
         };
         on_claim();
-        self.run_claimed(ctx, slot, e.gen, claimed);
+        self.run_claimed(slot, e.gen, claimed);
         true
     }
 
@@ -464,8 +436,8 @@ impl Registry {
     /// `Slot::claim` returned. One copy, called from every site but the
     /// wait's fast path, which inlines `run_claimed_as::<false>`.
     #[inline(never)]
-    pub(crate) fn run_claimed(&self, ctx: &Context, slot: &Slot, gen: u32, claimed: Snapshot) {
-        self.run_claimed_as::<true>(ctx, slot, gen, claimed);
+    pub(crate) fn run_claimed(self, slot: &Slot, gen: u32, claimed: Snapshot) {
+        self.run_claimed_as::<true>(slot, gen, claimed);
     }
 
     /// `run_claimed`. `TRACE = true` checks the tracer at the job's begin,
@@ -475,8 +447,7 @@ impl Registry {
     /// per event, trace/README.md "Cost").
     #[inline(always)]
     pub(crate) fn run_claimed_as<const TRACE: bool>(
-        &self,
-        ctx: &Context,
+        self,
         slot: &Slot,
         gen: u32,
         claimed: Snapshot,
@@ -485,7 +456,7 @@ impl Registry {
         // CANCELLED is only set while WAITING, so the claim fixed it.
         if claimed.is_cancelled() {
             // The canceller dropped the closure (`cancel_unstarted`).
-            self.finish(ctx, slot, gen, Ending::FAILED);
+            self.finish(slot, gen, Ending::FAILED);
             return;
         }
         // Poisoning happens before the job became runnable (pending hit 0).
@@ -496,34 +467,37 @@ impl Registry {
             // handle gets WaitOnSelf instead of parking forever).
             // SAFETY: we hold the claim; the payload is initialised and
             // dropped exactly once, here. (The job fails either way.)
-            let _ = unsafe { drop_as_job(ctx, slot, gen) };
-            self.finish(ctx, slot, gen, Ending::POISONED);
+            let _ = unsafe { drop_as_job(self.ctx, slot, gen) };
+            self.finish(slot, gen, Ending::POISONED);
             return;
         }
         let traced = if TRACE {
-            crate::trace::job_begin_slot(self.site(ctx), slot as *const Slot as usize, gen, || {
-                Registry::job_name(slot)
-            })
+            crate::trace::job_begin_slot(
+                self.reg.site(self.ctx),
+                slot as *const Slot as usize,
+                gen,
+                || job_name(slot),
+            )
         } else {
             None
         };
-        ctx.running_push(slot, gen);
+        self.ctx.running_push(slot, gen);
         let outer = CurrentJob::enter(slot, gen);
         // SAFETY: we hold the claim; the payload is initialised and consumed
         // exactly once, here.
         let r = catch_unwind(AssertUnwindSafe(|| unsafe { (vt.run)(slot.payload_ptr()) }));
         drop(outer);
-        ctx.running_pop(slot, gen);
+        self.ctx.running_pop(slot, gen);
         // The end is recorded before `finish`: whoever sees the job finished
         // (a waiter that then stops the capture) also sees its end event.
         if let Some(name) = traced {
-            crate::trace::job_end(self.site(ctx), Registry::job_id(slot, gen), name);
+            crate::trace::job_end(self.reg.site(self.ctx), Registry::job_id(slot, gen), name);
         }
         match r {
-            Ok(()) => self.finish(ctx, slot, gen, Ending::SUCCEEDED),
+            Ok(()) => self.finish(slot, gen, Ending::SUCCEEDED),
             Err(p) => {
                 slot.set_failure(Arc::new(Failure::from_panic(p, failed_name(slot))));
-                self.finish(ctx, slot, gen, Ending::FAILED);
+                self.finish(slot, gen, Ending::FAILED);
             }
         }
     }
@@ -531,21 +505,21 @@ impl Registry {
     /// The job in `slot` is done (ran, failed or was skipped); the caller
     /// holds one pin (its claim), which this drops.
     #[inline]
-    pub(crate) fn finish(&self, ctx: &Context, slot: &Slot, gen: u32, end: Ending) {
+    pub(crate) fn finish(self, slot: &Slot, gen: u32, end: Ending) {
         // A job that succeeded with nobody waiting on it and nothing
         // depending on it (W1 single, most leaves of a frame): one CAS and
         // the slot back on a free list, without the walk below.
         if end == Ending::SUCCEEDED && slot.finish_alone() {
-            bump(&ctx.counters.finished);
-            self.recycle(ctx, slot);
+            bump(&self.ctx.counters.finished);
+            self.recycle(slot);
             return;
         }
-        self.finish_shared(ctx, slot, gen, end);
+        self.finish_shared(slot, gen, end);
     }
 
     /// `finish` of a job that failed, or that others pin or depend on.
     #[inline(never)]
-    fn finish_shared(&self, ctx: &Context, slot: &Slot, gen: u32, mut end: Ending) {
+    fn finish_shared(self, slot: &Slot, gen: u32, mut end: Ending) {
         if end.failed() {
             self.log_failure(slot, gen, end);
         }
@@ -565,10 +539,10 @@ impl Registry {
             }
         };
         debug_assert_eq!(prev.generation(), gen);
-        bump(&ctx.counters.finished);
+        bump(&self.ctx.counters.finished);
         if claim_dropped {
             if let Unpinned::Freed = un {
-                self.recycle(ctx, slot);
+                self.recycle(slot);
             }
             return;
         }
@@ -583,8 +557,9 @@ impl Registry {
             // SeqCst accesses, not fences).
             fence(Ordering::SeqCst);
             // Recorded before the store the waiter's park loop sees.
-            self.waiters
-                .wake_target(slot, |w| crate::trace::wake_issued(self.site(ctx), Some(w)));
+            self.reg.waiters.wake_target(slot, |w| {
+                crate::trace::wake_issued(self.reg.site(self.ctx), Some(w))
+            });
         }
         let mut e = slot.close_dependents();
         let failure = if end.failed() { slot.failure() } else { None };
@@ -606,25 +581,25 @@ impl Registry {
                 }
             }
             if dependent.dep_done() {
-                crate::trace::job_released(self.site(ctx), || {
+                crate::trace::job_released(self.reg.site(self.ctx), || {
                     Registry::job_id(dependent, dependent.gen_now())
                 });
                 waited_buried |= top_is_waited;
-                top_is_waited = self.make_runnable(ctx, dependent);
+                top_is_waited = self.make_runnable(dependent);
             }
             e = next;
         }
-        if waited_buried && ctx.is_top_level_worker() {
-            self.wake_parked_waiters(ctx);
+        if waited_buried && self.ctx.is_top_level_worker() {
+            self.wake_parked_waiters();
         }
-        self.unpin(ctx, slot);
+        self.unpin(slot);
     }
 
     /// Record a failed job's failure in the failure log before `finish`'s
     /// CAS can free its slot: a wait or an attach that sees the next
     /// generation then finds it there.
     #[cold]
-    fn log_failure(&self, slot: &Slot, gen: u32, end: Ending) {
+    fn log_failure(self, slot: &Slot, gen: u32, end: Ending) {
         if let Some(failure) = slot.failure() {
             let rec = Recorded {
                 failure,
@@ -635,14 +610,17 @@ impl Registry {
                         0
                     },
             };
-            self.failures.record(slot as *const Slot as usize, gen, rec);
+            self.reg
+                .failures
+                .record(slot as *const Slot as usize, gen, rec);
         }
     }
 
     /// Wake every thread parked in `complete` (a needed job became runnable).
-    pub(crate) fn wake_parked_waiters(&self, ctx: &Context) {
+    pub(crate) fn wake_parked_waiters(self) {
         // Recorded before the store the waiter's park loop sees.
-        self.waiters
-            .wake_all_parked(|w| crate::trace::wake_issued(self.site(ctx), Some(w)));
+        self.reg
+            .waiters
+            .wake_all_parked(|w| crate::trace::wake_issued(self.reg.site(self.ctx), Some(w)));
     }
 }

@@ -290,9 +290,9 @@ impl ThisThread<'_> {
         // pin. A mark that lands after this load is seen by that walk
         // itself, which offers the loop while it is RUNNABLE.
         let waited = slot.state().is_waited();
-        self.reg.queue_runnable(self.ctx, e, slot.prio(), waited);
+        self.queue_runnable(e, slot.prio(), waited);
         if waited && wake {
-            self.reg.wake_parked_waiters(self.ctx);
+            self.wake_parked_waiters();
         }
     }
 
@@ -304,7 +304,7 @@ impl ThisThread<'_> {
         };
         let mut traced = None;
         if !st.is_runnable() {
-            self.reg.unpin(self.ctx, slot);
+            self.unpin(slot);
             return false;
         }
         // SAFETY: pinned PFOR slot.
@@ -360,7 +360,7 @@ impl ThisThread<'_> {
                     self.reg.site(self.ctx),
                     slot as *const Slot as usize,
                     gen,
-                    || Registry::job_name(slot),
+                    || crate::lifecycle::job_name(slot),
                 );
             }
             if last < h.pieces {
@@ -407,7 +407,7 @@ impl ThisThread<'_> {
         if let Some(name) = traced {
             crate::trace::job_end(self.reg.site(self.ctx), Registry::job_id(slot, gen), name);
         }
-        self.reg.unpin(self.ctx, slot);
+        self.unpin(slot);
         ran
     }
 
@@ -428,7 +428,7 @@ impl ThisThread<'_> {
                 return prev == 0;
             }
         }
-        self.reg.unpin(self.ctx, slot);
+        self.unpin(slot);
         prev == 0
     }
 
@@ -465,7 +465,7 @@ impl ThisThread<'_> {
         } else {
             Ending::SUCCEEDED
         };
-        self.reg.finish(self.ctx, slot, gen, end);
+        self.finish(slot, gen, end);
         true
     }
 }

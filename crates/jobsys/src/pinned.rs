@@ -47,6 +47,7 @@ use crate::job::Entry;
 use crate::pinned_queue::{resolve, ThreadTable, NO_THREAD, UNASSIGNED};
 use crate::registry::Registry;
 use crate::sync::lock;
+use crate::this_thread::ThisThread;
 use std::sync::atomic::Ordering;
 
 // Every thread index is below the tracer's base of unindexed threads: at
@@ -408,7 +409,7 @@ impl Registry {
         let mut ran = 0;
         for _ in 0..n {
             let Some(e) = ctx.pinned.pop() else { break };
-            if self.run_entry(ctx, e, &mut || {}) {
+            if ThisThread::new(self, ctx).run_entry(e, &mut || {}) {
                 ran += 1;
             }
         }
@@ -420,7 +421,7 @@ impl Registry {
     #[inline]
     pub(crate) fn run_one_pinned(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
         while let Some(e) = ctx.pinned.pop() {
-            if self.run_entry(ctx, e, on_claim) {
+            if ThisThread::new(self, ctx).run_entry(e, on_claim) {
                 return true;
             }
         }

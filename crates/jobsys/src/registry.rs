@@ -10,10 +10,12 @@
 use crate::builder::IdlePolicy;
 use crate::context::Context;
 use crate::failures::FailureLog;
+use crate::handle::JobHandle;
 use crate::sleep::{Backoff, Futex, Sleep};
 use crate::slot::{Slot, PAGE_SLOTS};
 pub use crate::stats::Stats;
 use crate::store::Page;
+use crate::this_thread::ThisThread;
 use crate::trace::{HookMark, JobId, Site, TraceHost};
 use crate::waiters::Waiters;
 use std::cell::{Cell, RefCell};
@@ -245,7 +247,7 @@ impl Drop for Claim {
             // Jobs this thread batched but never flushed must not wait for
             // a wake that nobody will issue.
             reg.note_unflushed(ctx);
-            reg.flush(ctx);
+            ThisThread::new(&reg, ctx).flush();
             // Jobs pinned to this thread can never run now: cancel them.
             reg.close_pinned(ctx, ctx);
             // This thread no longer owns the context: forget it in the
@@ -557,6 +559,28 @@ impl Registry {
         // the `Page` neither moves nor retags them) until the registry
         // drops; callers never outlive the registry.
         unsafe { &*slots }
+    }
+
+    /// Check that every handle in `deps` is ours. Inlined to a length
+    /// test: most jobs have no dependencies.
+    #[track_caller]
+    #[inline(always)]
+    pub(crate) fn check_handles(&self, deps: &[JobHandle], what: &str) {
+        if !deps.is_empty() {
+            self.check_some_handles(deps, what);
+        }
+    }
+
+    /// `check_handles` of a non-empty list, out of line.
+    #[track_caller]
+    #[inline(never)]
+    fn check_some_handles(&self, deps: &[JobHandle], what: &str) {
+        for d in deps {
+            assert!(
+                d.system == self.id,
+                "jobsys: {what}: a dependency handle belongs to another JobSystem ({d:?})"
+            );
+        }
     }
 
     /// Is `addr` the address of a slot in one of this registry's pages?

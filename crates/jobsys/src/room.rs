@@ -5,7 +5,7 @@
 //! when no job finishes anywhere for the stall limit), and giving storage
 //! back when a thread is idle (`idle`, `trim`). Free functions of the
 //! registry's shared state and the calling thread's context; recycling a
-//! finished job's slot is lifecycle.rs's (`Registry::recycle`).
+//! finished job's slot is lifecycle.rs's (`ThisThread::recycle`).
 
 use crate::context::Context;
 use crate::desc::JobDesc;

@@ -151,7 +151,7 @@ impl ThisThread<'_> {
     #[inline(never)]
     fn run_own_needed_some(self, on_claim: &mut dyn FnMut()) -> bool {
         while let Some(e) = self.ctx.pop_needed() {
-            if self.reg.run_entry(self.ctx, e, on_claim) {
+            if self.run_entry(e, on_claim) {
                 return true;
             }
         }
@@ -179,7 +179,7 @@ impl ThisThread<'_> {
     pub(crate) fn run_others_needed(self, on_claim: &mut dyn FnMut(), start: usize) -> bool {
         for v in self.victims(start) {
             while let Some(e) = self.reg.context(v).needed.steal() {
-                if self.reg.run_entry(self.ctx, e, on_claim) {
+                if self.run_entry(e, on_claim) {
                     return true;
                 }
             }
@@ -278,11 +278,10 @@ impl ThisThread<'_> {
         more: impl Fn() -> Option<u32>,
     ) -> bool {
         if *searching {
-            self.reg
-                .run_entry(self.ctx, e, &mut || self.found_work(searching, &more))
+            self.run_entry(e, &mut || self.found_work(searching, &more))
         } else {
             // `searching` is only ever set by this thread: it stays false.
-            self.reg.run_entry(self.ctx, e, &mut || {})
+            self.run_entry(e, &mut || {})
         }
     }
 

@@ -105,7 +105,7 @@ impl ThisThread<'_> {
     /// entries, else other threads' from a random victim.
     pub(crate) fn run_needed_shuffled(self, on_claim: &mut dyn FnMut()) -> bool {
         while let Some(e) = self.pop_shuffled(self.ctx.needed_local()) {
-            if self.reg.run_entry(self.ctx, e, on_claim) {
+            if self.run_entry(e, on_claim) {
                 return true;
             }
         }

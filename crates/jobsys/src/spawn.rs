@@ -36,6 +36,7 @@ use crate::limiter::Limiter;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, Batch};
 use crate::pinned::Pin;
 use crate::system::JobSystem;
+use crate::this_thread::ThisThread;
 use std::any::Any;
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -687,7 +688,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
             submit(j)
         });
         if held {
-            reg.release_hold(reg.current_for(|| "JobBuilder::access"), h);
+            ThisThread::current_for(reg, || "JobBuilder::access").release_hold(h);
         }
         h
     }

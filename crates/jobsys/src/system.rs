@@ -12,6 +12,7 @@ use crate::parallel_for::{vtables_per_index, write_pfor, Batch};
 use crate::pinned::{Pin, ThreadIndex};
 use crate::registry::{Registry, Stats};
 use crate::slot::{EMPTY_LOOP_VTABLE, NOOP_VTABLE, PFOR};
+use crate::this_thread::ThisThread;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -133,7 +134,7 @@ impl JobSystem {
         let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { crate::job::write_single(slot, f) };
-        reg.submit_batched(ctx, slot, gen, deps, 0)
+        ThisThread::new(reg, ctx).submit_batched(slot, gen, deps, 0)
     }
 
     /// `schedule_unchecked` of a job only `pin`'s thread runs
@@ -163,9 +164,9 @@ impl JobSystem {
             // If `pin`'s thread is gone, the job is cancelled and its
             // closure (user code) dropped in `release_hold`, after the
             // resource locks are released.
-            reg.submit_held(ctx, slot, gen, deps, 0)
+            ThisThread::new(reg, ctx).submit_held(slot, gen, deps, 0)
         } else {
-            reg.submit(ctx, slot, gen, deps, 0)
+            ThisThread::new(reg, ctx).submit(slot, gen, deps, 0)
         }
     }
 
@@ -174,7 +175,7 @@ impl JobSystem {
     /// than the jobs, never more than the workers). Returns how many woke.
     pub fn flush(&self) -> usize {
         let reg = self.reg();
-        reg.flush(reg.current_for(|| "JobSystem::flush"))
+        ThisThread::current_for(reg, || "JobSystem::flush").flush()
     }
 
     /// Schedule `f` to run on some thread.
@@ -218,7 +219,7 @@ impl JobSystem {
         let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { crate::job::write_single(slot, f) };
-        reg.submit(ctx, slot, gen, deps, 0)
+        ThisThread::new(reg, ctx).submit(slot, gen, deps, 0)
     }
 
     /// One handle that completes when all of `handles` have. Fails if any of
@@ -246,7 +247,7 @@ impl JobSystem {
         let (slot, gen) = crate::room::alloc_job(reg, ctx, &JobDesc::default());
         // SAFETY: fresh slot, unpublished.
         unsafe { slot.set_vtable(vt) };
-        reg.submit(ctx, slot, gen, deps, 0)
+        ThisThread::new(reg, ctx).submit(slot, gen, deps, 0)
     }
 
     /// A handle that is complete already (empty combine, empty range).
@@ -260,7 +261,7 @@ impl JobSystem {
             system: reg.id,
         };
         slot.complete_unpublished(gen);
-        reg.recycle(ctx, slot);
+        ThisThread::new(reg, ctx).recycle(slot);
         h
     }
 
@@ -321,9 +322,9 @@ impl JobSystem {
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
         unsafe { write_pfor(slot, range, piece, f, vts.0, vts.1) };
         if batched {
-            return reg.submit_batched(ctx, slot, gen, deps, PFOR);
+            return ThisThread::new(reg, ctx).submit_batched(slot, gen, deps, PFOR);
         }
-        reg.submit(ctx, slot, gen, deps, PFOR)
+        ThisThread::new(reg, ctx).submit(slot, gen, deps, PFOR)
     }
 
     /// Wait until `h` is complete, helping with the work it needs. Re-raises
@@ -387,7 +388,7 @@ impl JobSystem {
             // batched with no flush would wait for a wake nobody issues.
             if let Some(ctx) = reg.current_if_claimed() {
                 if ctx.batch_pending() != 0 {
-                    reg.flush(ctx);
+                    ThisThread::new(reg, ctx).flush();
                 }
             }
         }

@@ -22,4 +22,12 @@ impl<'a> ThisThread<'a> {
     pub(crate) fn new(reg: &'a Registry, ctx: &'a Context) -> Self {
         ThisThread { reg, ctx }
     }
+
+    /// The calling thread's view of `reg`, its context claimed if need be
+    /// (`Registry::current_for`; `call` names the API call in the panic
+    /// that refuses it inside a profiler hook).
+    #[inline(always)]
+    pub(crate) fn current_for(reg: &'a Registry, call: impl Fn() -> &'static str) -> Self {
+        ThisThread::new(reg, reg.current_for(call))
+    }
 }

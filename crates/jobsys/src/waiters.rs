@@ -143,7 +143,7 @@ impl Waiters {
     }
 
     /// Threads parked in `complete` now (tests wait for a waiter to sleep).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn parked(&self) -> u32 {
         self.count.load(Ordering::SeqCst)
     }

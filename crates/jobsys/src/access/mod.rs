@@ -30,7 +30,7 @@
 //!   (`helping_forbidden`), and no closure drop: a pinned job whose thread
 //!   is gone is cancelled when it becomes runnable, which drops its
 //!   closure, so `job().pin(..).access(..)` submits it with a held pending
-//!   count (`Registry::submit_held`) and releases it after step 5.
+//!   count (`ThisThread::submit_held`) and releases it after step 5.
 //! ```
 //!
 //! Cost: one lock + two reference-count increments per declared access

@@ -34,6 +34,7 @@ use crate::error::JobError;
 use crate::handle::JobHandle;
 use crate::slot::{Slot, NOOP_VTABLE, READ_EVENT, TRACED, WRITE_EVENT};
 use crate::system::JobSystem;
+use crate::this_thread::ThisThread;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -146,7 +147,7 @@ impl Drop for Event {
                 reg.site(ctx),
                 crate::registry::Registry::job_id(slot, self.h.gen),
             );
-            reg.make_runnable(ctx, slot);
+            ThisThread::new(reg, ctx).make_runnable(slot);
         }
     }
 }
@@ -226,7 +227,7 @@ impl<T: Send + Sync + 'static> Resource<T> {
             blocking.then(|| crate::room::alloc_job(reg, ctx, &crate::desc::JobDesc::default()));
         let discard = |(s, g): (&Slot, u32)| {
             s.complete_unpublished(g);
-            reg.recycle(ctx, s);
+            ThisThread::new(reg, ctx).recycle(s);
         };
         let vt = match mode {
             Mode::Read => &READ_EVENT,
@@ -274,9 +275,9 @@ impl<T: Send + Sync + 'static> Resource<T> {
                     let _no_help = crate::room::NoHelp::enter();
                     // SAFETY: fresh slot, unpublished.
                     unsafe { gslot.set_vtable(&NOOP_VTABLE) };
-                    let g = reg.submit(ctx, gslot, ggen, deps.as_slice(), 0);
+                    let g = ThisThread::new(reg, ctx).submit(gslot, ggen, deps.as_slice(), 0);
                     // The held count is the guard's (`Event::drop`).
-                    reg.submit_held(ctx, slot, gen, &[g], 0);
+                    ThisThread::new(reg, ctx).submit_held(slot, gen, &[g], 0);
                     Some(g)
                 }
                 unused => {
@@ -348,8 +349,8 @@ fn job_name(js: &JobSystem, h: JobHandle) -> &'static str {
     let slot = h.slot();
     match slot.pin(h.gen) {
         Some(_) => {
-            let name = crate::registry::Registry::job_name(slot);
-            reg.unpin(reg.current(), slot);
+            let name = crate::lifecycle::job_name(slot);
+            ThisThread::new(reg, reg.current()).unpin(slot);
             name
         }
         None => "a finished job",

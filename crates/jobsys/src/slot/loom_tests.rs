@@ -50,7 +50,7 @@ fn one_claim_wins() {
 // The runner's one-CAS finish (`finish_alone`) vs a waiter pinning the
 // job and a cancel that stops it: the fast finish happens only while
 // the runner's claim is the one pin and the job was not stopped; else
-// the runner takes `finish` as `Registry::finish` does. Either way the
+// the runner takes `finish` as `ThisThread::finish` does. Either way the
 // slot is freed exactly once, never while the waiter holds its pin,
 // and the job fails exactly when the cancel stopped it first.
 #[test]

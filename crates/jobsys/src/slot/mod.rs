@@ -445,7 +445,7 @@ pub(crate) enum Unpinned {
     /// The slot is still in use.
     Kept,
     /// This call freed the slot (generation moved on); the caller must
-    /// return it with `Registry::recycle`.
+    /// return it with `ThisThread::recycle`.
     Freed,
 }
 

@@ -122,7 +122,7 @@ pub(super) fn next_free_state(s: u64) -> u64 {
     u64::from(gen_of(s).saturating_add(1)) | FREE
 }
 
-/// How a job ended, as `Registry::finish` records it: on the state word
+/// How a job ended, as `ThisThread::finish` records it: on the state word
 /// (`Slot::finish`'s flags) and, for a failure, in the failure log. A
 /// named set of the finish flags instead of bare bits: succeeded (no
 /// flag), failed (`FAILED`), or failed before any of it ran because a

@@ -123,7 +123,7 @@ fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize>
 }
 
 /// Open the file at `path`, read it once and parse it (tests).
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 fn read_path(path: &str) -> Result<SchedStat, ReadError> {
     read_file(&open(path)?)
 }

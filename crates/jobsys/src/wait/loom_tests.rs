@@ -1,4 +1,4 @@
-//! Loom model of a finish racing a waiter that parks (`Registry::finish`,
+//! Loom model of a finish racing a waiter that parks (`ThisThread::finish`,
 //! `Registry::park_on`), on the real code.
 
 use crate::builder::IdlePolicy;
@@ -6,11 +6,12 @@ use crate::context::Context;
 use crate::handle::JobHandle;
 use crate::registry::Registry;
 use crate::slot::NOOP_VTABLE;
+use crate::this_thread::ThisThread;
 use std::ptr::NonNull;
 use std::time::Duration;
 
 // Finish vs waiter registration, on the real code: a thread finishes a
-// running job (`Registry::finish`) while another pins it, registers as
+// running job (`ThisThread::finish`) while another pins it, registers as
 // parked and sleeps (`Registry::park_on`, wait spin 0). Whatever the
 // interleaving, the waiter sees the job finished or is woken: no lost
 // wake-up (loom reports a deadlock if the waiter sleeps forever), and
@@ -55,7 +56,7 @@ fn finish_wakes_a_waiter_that_parks_concurrently() {
                     &*(slot_addr as *const crate::slot::Slot),
                 )
             };
-            reg2.finish(ctx_r, slot, gen, crate::slot::Ending::SUCCEEDED);
+            ThisThread::new(&reg2, ctx_r).finish(slot, gen, crate::slot::Ending::SUCCEEDED);
         });
         // SAFETY: as above.
         let ctx_w = unsafe { &*(waiter as *const Context) };

@@ -257,7 +257,7 @@ impl Registry {
         }
         // Nothing may wait forever on a batch this thread forgot to flush.
         if ctx.batch_pending() != 0 {
-            self.flush(ctx);
+            ThisThread::new(self, ctx).flush();
         }
         if ctx.is_running(h.slot(), h.gen) {
             return Err(JobError::WaitOnSelf);
@@ -326,7 +326,7 @@ impl Registry {
         if let Some(e) = local.pop() {
             if e.slot == h.slot && e.gen == h.gen {
                 if let Some(claimed) = slot.claim(h.gen) {
-                    self.run_claimed_as::<TRACE>(ctx, slot, h.gen, claimed);
+                    ThisThread::new(self, ctx).run_claimed_as::<TRACE>(slot, h.gen, claimed);
                 }
             } else {
                 local.push(e);
@@ -374,8 +374,7 @@ impl Registry {
         let slot = h.slot();
         let noop = &mut || {};
         // 1. h itself.
-        if self.run_entry(
-            ctx,
+        if ThisThread::new(self, ctx).run_entry(
             Entry {
                 slot: h.slot,
                 gen: h.gen,
@@ -407,7 +406,7 @@ impl Registry {
                 if walked.is_err() {
                     // We return without running them, and a pruned walk of
                     // another waiter may rely on our marks: wake it.
-                    self.wake_parked_waiters(ctx);
+                    ThisThread::new(self, ctx).wake_parked_waiters();
                 }
             }
             walked?;
@@ -432,7 +431,7 @@ impl Registry {
         for prio in HIGH..PRIORITIES {
             let local = ctx.local(prio);
             if let Some(e) = local.pop() {
-                if is_needed(e) && self.run_entry(ctx, e, noop) {
+                if is_needed(e) && ThisThread::new(self, ctx).run_entry(e, noop) {
                     return Ok(true);
                 }
                 if still_queued(e) {
@@ -509,14 +508,14 @@ impl Registry {
                     // SAFETY: pinned, and WAITING: published with its edges.
                     unsafe { node.for_each_dep(|dep, dgen| stack.push((dep, dgen))) };
                 }
-                self.unpin(ctx, node);
+                ThisThread::new(self, ctx).unpin(node);
                 continue;
             }
             let before = node.mark_waited(gen);
             let is_root = p == h.slot && gen == h.gen;
             if !inside_job && !is_root && before.is_some_and(Snapshot::is_waited) {
                 // Marked by another walk (or earlier in this one).
-                self.unpin(ctx, node);
+                ThisThread::new(self, ctx).unpin(node);
                 continue;
             }
             if st.is_runnable() {
@@ -528,7 +527,7 @@ impl Registry {
                 // SAFETY: pinned, and WAITING: published with its edges.
                 unsafe { node.for_each_dep(|dep, dgen| stack.push((dep, dgen))) };
             }
-            self.unpin(ctx, node);
+            ThisThread::new(self, ctx).unpin(node);
         }
         // Keeps its capacity for the next walk.
         visited.clear();
@@ -581,7 +580,7 @@ impl Registry {
             return Ok(());
         }
         if let Err(e) = self.waiters.register(ctx, (slot, h.gen), must_finish) {
-            self.unpin(ctx, slot);
+            ThisThread::new(self, ctx).unpin(slot);
             return Err(e);
         }
         // Re-check after registering; pairs with the SeqCst count loads in
@@ -597,7 +596,7 @@ impl Registry {
         };
         if !matches!(helped, Ok(false)) {
             self.waiters.unregister(ctx);
-            self.unpin(ctx, slot);
+            ThisThread::new(self, ctx).unpin(slot);
             return helped.map(|_| ());
         }
         crate::trace::sleep_begin(self.site(ctx));
@@ -617,7 +616,7 @@ impl Registry {
         }
         crate::trace::sleep_end(self.site(ctx));
         self.waiters.unregister(ctx);
-        self.unpin(ctx, slot);
+        ThisThread::new(self, ctx).unpin(slot);
         if word == BROKEN {
             return Err(JobError::WaitOnSelf);
         }
@@ -639,7 +638,7 @@ impl Registry {
             return self.observe_recycled(h);
         };
         let failure = slot.failure();
-        self.unpin(ctx, slot);
+        ThisThread::new(self, ctx).unpin(slot);
         match failure {
             Some(f) => Err(f.to_error(st.is_poisoned())),
             None => Ok(()),
