@@ -209,7 +209,7 @@ impl ThisThread<'_> {
     #[cold]
     #[inline(never)]
     fn wait_latch(self, job: &StackHeader) {
-        let _depth = DepthGuard::new(self.reg, self.ctx);
+        let _depth = DepthGuard::new(self);
         let _trace = crate::trace::WaitTrace::of_stack(
             self.reg.site(self.ctx),
             job as *const StackHeader as usize,
@@ -228,7 +228,7 @@ impl ThisThread<'_> {
                     continue;
                 }
             }
-            if matches!(self.reg.help_needed(self.ctx), Ok(true)) {
+            if matches!(self.help_needed(), Ok(true)) {
                 continue;
             }
             let spent = backoff.elapsed();

@@ -583,6 +583,16 @@ impl Registry {
         }
     }
 
+    /// Has `h` finished (successfully or not)? Never blocks.
+    pub(crate) fn is_complete(&self, h: JobHandle) -> bool {
+        assert!(
+            h.system == self.id,
+            "jobsys: is_complete: the handle belongs to another JobSystem ({h:?})"
+        );
+        let s = h.slot().state();
+        s.is_complete_for(h.gen)
+    }
+
     /// Is `addr` the address of a slot in one of this registry's pages?
     /// Reads no slot.
     #[inline]

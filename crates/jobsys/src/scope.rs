@@ -7,6 +7,7 @@ use crate::parallel_for::{vtables_per_index, Batch};
 use crate::slot::JobVTable;
 use crate::spawn::{JobBuilder, ScopeSink};
 use crate::system::JobSystem;
+use crate::this_thread::ThisThread;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -187,7 +188,7 @@ where
     // storage demand count, `wait/mod.rs` `DepthGuard`) runs once per scope,
     // not once per job (W1 flat's count shows it per job otherwise).
     let reg = system.reg();
-    let _depth = crate::wait::DepthGuard::new(reg, reg.current_for(|| "JobSystem::scope"));
+    let _depth = crate::wait::DepthGuard::new(ThisThread::current_for(reg, || "JobSystem::scope"));
     loop {
         // SAFETY: this is the creating thread; no other reference to `own`
         // is live (jobs scheduled from here are tracked between waits).
@@ -199,7 +200,7 @@ where
         for h in batch.into_iter().rev() {
             // Never returns before `h`'s closure has run or been dropped,
             // whatever it reports (a wait cycle included).
-            match reg.wait_scoped(h) {
+            match ThisThread::current_for(reg, || "JobSystem::complete").wait_scoped(h) {
                 // Cancelled on purpose (`JobSystem::cancel`, or a pinned
                 // job whose thread is gone): not an error of the scope.
                 Ok(()) | Err(JobError::Cancelled(_)) => {}

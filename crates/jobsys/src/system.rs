@@ -334,7 +334,7 @@ impl JobSystem {
     /// If the job panicked; if `h` belongs to another `JobSystem`; if a job
     /// waits on itself or on a job that needs it.
     pub fn complete(&self, h: JobHandle) {
-        match self.reg().wait(h) {
+        match ThisThread::current_for(self.reg(), || "JobSystem::complete").wait(h) {
             Ok(()) => {}
             Err(JobError::Panicked(p)) => p.resume(),
             Err(e) => panic!("{e}"),
@@ -343,7 +343,7 @@ impl JobSystem {
 
     /// `complete`, returning failures as a value instead of panicking.
     pub fn try_complete(&self, h: JobHandle) -> Result<(), JobError> {
-        self.reg().wait(h)
+        ThisThread::current_for(self.reg(), || "JobSystem::complete").wait(h)
     }
 
     /// `try_complete` that gives up after `timeout`:
@@ -369,8 +369,9 @@ impl JobSystem {
     /// ```
     pub fn try_complete_timeout(&self, h: JobHandle, timeout: Duration) -> Result<(), JobError> {
         match Instant::now().checked_add(timeout) {
-            Some(deadline) => self.reg().wait_until(h, deadline),
-            None => self.reg().wait(h), // beyond any Instant: no deadline
+            Some(deadline) => ThisThread::current_for(self.reg(), || "JobSystem::complete")
+                .wait_until(h, deadline),
+            None => ThisThread::current_for(self.reg(), || "JobSystem::complete").wait(h), // beyond any Instant: no deadline
         }
     }
 

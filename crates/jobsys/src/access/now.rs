@@ -307,7 +307,9 @@ impl<T: Send + Sync + 'static> Resource<T> {
         if let Some(r) = waited_for {
             // A group wait: its failure comes `via_dependency`, so a
             // panicked job's payload stays for whoever completes it.
-            if let Err(JobError::WaitOnSelf) = reg.wait(r) {
+            if let Err(JobError::WaitOnSelf) =
+                ThisThread::current_for(reg, || "JobSystem::complete").wait(r)
+            {
                 // E keeps its edge to the group: jobs recorded after it
                 // stay ordered after the conflicting jobs, which may still
                 // run.

@@ -66,7 +66,9 @@ fn finish_wakes_a_waiter_that_parks_concurrently() {
             if s.is_complete_for(gen) {
                 break;
             }
-            reg.park_on(ctx_w, h, &mut marked, false, None).unwrap();
+            ThisThread::new(&reg, ctx_w)
+                .park_on(h, &mut marked, false, None)
+                .unwrap();
         }
         t.join().unwrap();
         assert!(reg.is_complete(h));

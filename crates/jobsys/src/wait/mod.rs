@@ -27,12 +27,11 @@
 //! cycles across two job systems, are not detected (docs/design-notes.md,
 //! "Known limits").
 
-use crate::context::{Context, WaitScratch, HIGH, PRIORITIES};
+use crate::context::{WaitScratch, HIGH, PRIORITIES};
 use crate::error::JobError;
 use crate::failures::Outcome;
 use crate::handle::JobHandle;
 use crate::job::Entry;
-use crate::registry::Registry;
 use crate::slot::*;
 use crate::sync::{fence, Ordering};
 use crate::this_thread::ThisThread;
@@ -63,31 +62,31 @@ const SCOPE_CYCLE_CANCELLED: &str = "the job was cancelled before it started (it
 /// Stale entries a thread may leave in its deques before it compacts them.
 const STALE_LIMIT: u32 = 64;
 
-impl Registry {
+impl ThisThread<'_> {
     /// Drop the entries of jobs that this thread ran through their handles
     /// from its own deques, once enough may have piled up. A thread that
     /// is not a worker never pops its deques to the bottom, and with no
     /// worker stealing from it (0 workers, or all benched) the dead entries
     /// under live ones grew without bound (~24 B per job). Pops everything,
     /// keeps what is still runnable, pushes it back in the same order:
-    /// amortised O(1) per entry left behind. `ctx` is the caller's own.
+    /// amortised O(1) per entry left behind. `self.ctx` is the caller's own.
     #[inline]
-    pub(crate) fn compact_deques(&self, ctx: &Context) {
-        if ctx.stale() >= STALE_LIMIT {
-            self.compact_deques_now(ctx);
+    pub(crate) fn compact_deques(self) {
+        if self.ctx.stale() >= STALE_LIMIT {
+            self.compact_deques_now();
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn compact_deques_now(&self, ctx: &Context) {
-        ctx.clear_stale();
+    fn compact_deques_now(self) {
+        self.ctx.clear_stale();
         // No job runs below: the buffer is back before anything can nest.
-        let mut scratch = ctx.take_wait_scratch();
+        let mut scratch = self.ctx.take_wait_scratch();
         let keep = &mut scratch.keep;
         let mut kept = false;
         for prio in HIGH..PRIORITIES {
-            let local = ctx.local(prio);
+            let local = self.ctx.local(prio);
             while let Some(e) = local.pop() {
                 if still_queued(e) {
                     keep.push(e);
@@ -99,25 +98,16 @@ impl Registry {
                 local.push(e);
             }
         }
-        ctx.put_wait_scratch(scratch);
+        self.ctx.put_wait_scratch(scratch);
         if kept {
             // A worker that looked while the deques were empty may have
             // gone to sleep: the pushes back need the usual notify.
-            ThisThread::new(self, ctx).notify_work();
+            self.notify_work();
         }
     }
 
-    pub(crate) fn is_complete(&self, h: JobHandle) -> bool {
-        assert!(
-            h.system == self.id,
-            "jobsys: is_complete: the handle belongs to another JobSystem ({h:?})"
-        );
-        let s = h.slot().state();
-        s.is_complete_for(h.gen)
-    }
-
     /// Wait for `h`, helping with the work it needs.
-    pub(crate) fn wait(&self, h: JobHandle) -> Result<(), JobError> {
+    pub(crate) fn wait(self, h: JobHandle) -> Result<(), JobError> {
         self.wait_with(h, false, None)
     }
 
@@ -125,7 +115,7 @@ impl Registry {
     /// job as it is (not cancelled). It helps as `wait` does meanwhile, and
     /// a job it runs is not interrupted: it can return later than
     /// `deadline` by the length of one such job.
-    pub(crate) fn wait_until(&self, h: JobHandle, deadline: Instant) -> Result<(), JobError> {
+    pub(crate) fn wait_until(self, h: JobHandle, deadline: Instant) -> Result<(), JobError> {
         self.wait_with(h, false, Some(deadline))
     }
 
@@ -145,19 +135,18 @@ impl Registry {
     /// closure is gone. A job in such a cycle that was cancelled already
     /// (by `JobSystem::cancel`) is reported as cancelled, once its
     /// canceller has dropped its closure.
-    pub(crate) fn wait_scoped(&self, h: JobHandle) -> Result<(), JobError> {
+    pub(crate) fn wait_scoped(self, h: JobHandle) -> Result<(), JobError> {
         let mut cycle = false;
         loop {
             match self.wait_with(h, true, None) {
                 Err(JobError::WaitOnSelf) => {
                     cycle = true;
-                    let ctx = self.current();
-                    if ctx.is_running(h.slot.as_ptr(), h.gen) {
+                    if self.ctx.is_running(h.slot.as_ptr(), h.gen) {
                         // A scope's final wait runs below the scope's own
                         // frame, never inside one of its jobs.
                         unreachable!("jobsys: a scope waits on a job it is running");
                     }
-                    if crate::cancel::cancel_with(self, ctx, h, SCOPE_CYCLE, false) {
+                    if crate::cancel::cancel_with(self.reg, self.ctx, h, SCOPE_CYCLE, false) {
                         return Err(JobError::WaitOnSelf);
                     }
                     // Cancelled already (`JobSystem::cancel`, or another
@@ -183,8 +172,8 @@ impl Registry {
     /// only a scope in a wait cycle whose job another thread cancelled
     /// gets here, and the drop runs the user's code.
     #[cold]
-    fn wait_cancelled_drop(&self, h: JobHandle) -> bool {
-        let mut backoff = self.backoff();
+    fn wait_cancelled_drop(self, h: JobHandle) -> bool {
+        let mut backoff = self.reg.backoff();
         let mut nap = std::time::Duration::from_micros(20);
         loop {
             match h.slot().cancelled_while_waiting(h.gen) {
@@ -193,7 +182,7 @@ impl Registry {
                 Some(false) => {}
             }
             let spent = backoff.elapsed();
-            if spent < self.wait_spin {
+            if spent < self.reg.wait_spin {
                 backoff.snooze(spent);
             } else {
                 std::thread::sleep(nap);
@@ -203,12 +192,12 @@ impl Registry {
     }
 
     fn wait_with(
-        &self,
+        self,
         h: JobHandle,
         must_finish: bool,
         deadline: Deadline,
     ) -> Result<(), JobError> {
-        if h.system != self.id {
+        if h.system != self.reg.id {
             return Err(JobError::ForeignHandle);
         }
         let slot = h.slot();
@@ -216,7 +205,6 @@ impl Registry {
         if s.generation() != h.gen {
             return self.observe_recycled(h);
         }
-        let ctx = self.current_for(|| "JobSystem::complete");
         // Fast path: `h` is on top of our own deque (fork/join, W1 single)
         // and was published with the tracer off (no `TRACED`: `submit`
         // checked it, for the job's ready event). This path has no event
@@ -233,51 +221,49 @@ impl Registry {
         // job WAITING until the drop ends, and the flag is checked here
         // all the same) and `*_now` events (WAITING until their guard is
         // gone), so a RUNNABLE job with none of those flags is not on it.
-        if s.is_plain_runnable() && ctx.batch_pending() == 0 {
-            let _depth = DepthGuard::new(self, ctx);
-            self.run_if_on_top::<false>(ctx, h);
-            return self.wait_after_top(ctx, h, must_finish, deadline);
+        if s.is_plain_runnable() && self.ctx.batch_pending() == 0 {
+            let _depth = DepthGuard::new(self);
+            self.run_if_on_top::<false>(h);
+            return self.wait_after_top(h, must_finish, deadline);
         }
-        self.wait_general(ctx, h, s, must_finish, deadline)
+        self.wait_general(h, s, must_finish, deadline)
     }
 
     /// `wait_with` of a job it saw in state `s` that is not a plain
     /// runnable one, or with a batch to flush first.
     #[inline(never)]
     fn wait_general(
-        &self,
-        ctx: &Context,
+        self,
         h: JobHandle,
         s: Snapshot,
         must_finish: bool,
         deadline: Deadline,
     ) -> Result<(), JobError> {
         if s.is_finished() {
-            return self.observe(ctx, h);
+            return self.observe(h);
         }
         // Nothing may wait forever on a batch this thread forgot to flush.
-        if ctx.batch_pending() != 0 {
-            ThisThread::new(self, ctx).flush();
+        if self.ctx.batch_pending() != 0 {
+            self.flush();
         }
-        if ctx.is_running(h.slot(), h.gen) {
+        if self.ctx.is_running(h.slot(), h.gen) {
             return Err(JobError::WaitOnSelf);
         }
-        let _depth = DepthGuard::new(self, ctx);
+        let _depth = DepthGuard::new(self);
         // The fast path (see `wait_with`) of a job that has the CANCELLED
         // flag or that waited for the flush.
         if s.is_runnable_single_untraced() {
-            self.run_if_on_top::<false>(ctx, h);
-            return self.wait_after_top(ctx, h, must_finish, deadline);
+            self.run_if_on_top::<false>(h);
+            return self.wait_after_top(h, must_finish, deadline);
         }
-        self.wait_slow(ctx, h, Some(s), must_finish, deadline)
+        self.wait_slow(h, Some(s), must_finish, deadline)
     }
 
     /// The rest of a wait after `run_if_on_top`: done if it ran `h` (or
     /// `h` finished meanwhile), else the traced slow path.
     #[inline(always)]
     fn wait_after_top(
-        &self,
-        ctx: &Context,
+        self,
         h: JobHandle,
         must_finish: bool,
         deadline: Deadline,
@@ -287,9 +273,9 @@ impl Registry {
             return self.observe_recycled(h);
         }
         if s.is_finished() {
-            return self.observe(ctx, h);
+            return self.observe(h);
         }
-        self.wait_slow(ctx, h, None, must_finish, deadline)
+        self.wait_slow(h, None, must_finish, deadline)
     }
 
     /// `wait_with` past its fast path, or for a `TRACED` job: the traced
@@ -298,35 +284,34 @@ impl Registry {
     /// the loop.
     #[inline(never)]
     fn wait_slow(
-        &self,
-        ctx: &Context,
+        self,
         h: JobHandle,
         seen: Option<Snapshot>,
         must_finish: bool,
         deadline: Deadline,
     ) -> Result<(), JobError> {
-        let _trace = crate::trace::WaitTrace::of_handle(self.site(ctx), h);
+        let _trace = crate::trace::WaitTrace::of_handle(self.reg.site(self.ctx), h);
         if let Some(s) = seen {
             if s.is_runnable_single() {
-                self.run_if_on_top::<true>(ctx, h);
+                self.run_if_on_top::<true>(h);
             }
         }
-        self.wait_loop(ctx, h, must_finish, deadline)
+        self.wait_loop(h, must_finish, deadline)
     }
 
     /// The fast path of a wait, `h` seen runnable and not a loop: if `h`
     /// is on top of our own deque, run it here. `TRACE`: as
     /// `run_claimed_as`.
     #[inline(always)]
-    fn run_if_on_top<const TRACE: bool>(&self, ctx: &Context, h: JobHandle) {
+    fn run_if_on_top<const TRACE: bool>(self, h: JobHandle) {
         let slot = h.slot();
         // No pin: the slot may be reused meanwhile, so the priority is a
         // guess; the popped entry is compared with `h` before it runs.
-        let local = ctx.local(slot.prio_hint());
+        let local = self.ctx.local(slot.prio_hint());
         if let Some(e) = local.pop() {
             if e.slot == h.slot && e.gen == h.gen {
                 if let Some(claimed) = slot.claim(h.gen) {
-                    ThisThread::new(self, ctx).run_claimed_as::<TRACE>(slot, h.gen, claimed);
+                    self.run_claimed_as::<TRACE>(slot, h.gen, claimed);
                 }
             } else {
                 local.push(e);
@@ -340,8 +325,7 @@ impl Registry {
     /// `WAITED` marks of a wait that times out stay: they only give the
     /// marked jobs precedence, and those jobs are still needed.
     fn wait_loop(
-        &self,
-        ctx: &Context,
+        self,
         h: JobHandle,
         must_finish: bool,
         deadline: Deadline,
@@ -354,27 +338,27 @@ impl Registry {
                 return self.observe_recycled(h);
             }
             if s.is_finished() {
-                return self.observe(ctx, h);
+                return self.observe(h);
             }
-            if self.help_once(ctx, h, &mut marked)? {
+            if self.help_once(h, &mut marked)? {
                 continue;
             }
             if past(deadline) {
                 return Err(JobError::Timeout);
             }
-            if self.spin_for_help(ctx, h, &mut marked, deadline)? {
+            if self.spin_for_help(h, &mut marked, deadline)? {
                 continue;
             }
-            self.park_on(ctx, h, &mut marked, must_finish, deadline)?;
+            self.park_on(h, &mut marked, must_finish, deadline)?;
         }
     }
 
     /// One attempt to run something `h` needs. Ok(true) if something ran.
-    fn help_once(&self, ctx: &Context, h: JobHandle, marked: &mut bool) -> Result<bool, JobError> {
+    fn help_once(self, h: JobHandle, marked: &mut bool) -> Result<bool, JobError> {
         let slot = h.slot();
         let noop = &mut || {};
         // 1. h itself.
-        if ThisThread::new(self, ctx).run_entry(
+        if self.run_entry(
             Entry {
                 slot: h.slot,
                 gen: h.gen,
@@ -382,7 +366,7 @@ impl Registry {
             noop,
         ) {
             // Its entry (or a loop's next one) stays in a deque, maybe ours.
-            ctx.note_stale();
+            self.ctx.note_stale();
             return Ok(true);
         }
         // 2. Mark h's unfinished dependencies once; run a runnable one.
@@ -391,47 +375,47 @@ impl Registry {
             slot.mark_waited(h.gen);
             // The walk's buffers, reused from wait to wait. No job runs
             // until they are back (a nested wait would find empty ones).
-            let mut scratch = ctx.take_wait_scratch();
-            let walked = self.mark_needed(ctx, h, &mut scratch);
+            let mut scratch = self.ctx.take_wait_scratch();
+            let walked = self.mark_needed(h, &mut scratch);
             // Offer them on our `needed` deque: workers take those before
             // any High/Normal/Low work (priority inheritance), and we run
             // them from there ourselves below.
             let offered = !scratch.runnable.is_empty();
             for e in scratch.runnable.drain(..) {
-                ctx.push_needed(e, still_queued);
+                self.ctx.push_needed(e, still_queued);
             }
-            ctx.put_wait_scratch(scratch);
+            self.ctx.put_wait_scratch(scratch);
             if offered {
-                ThisThread::new(self, ctx).notify_work();
+                self.notify_work();
                 if walked.is_err() {
                     // We return without running them, and a pruned walk of
                     // another waiter may rely on our marks: wake it.
-                    ThisThread::new(self, ctx).wake_parked_waiters();
+                    self.wake_parked_waiters();
                 }
             }
             walked?;
         }
-        self.help_needed(ctx)
+        self.help_needed()
     }
 
     /// Run one job that some waiter needs: our own deque's top if it is
     /// marked, else an entry from the `needed` deques. Ok(true) if one ran.
-    pub(crate) fn help_needed(&self, ctx: &Context) -> Result<bool, JobError> {
+    pub(crate) fn help_needed(self) -> Result<bool, JobError> {
         let noop = &mut || {};
         // 0. Jobs pinned to this thread: only it can run them, and it is
         //    idle (all of them, needed or not, as enkiTS's waits do).
-        if self.run_one_pinned(ctx, noop) {
+        if self.reg.run_one_pinned(self.ctx, noop) {
             return Ok(true);
         }
         // Shuffled (`Builder::shuffle`): a random one of the needed jobs.
-        if self.shuffle.is_some() {
-            return Ok(ThisThread::new(self, ctx).run_needed_shuffled(noop));
+        if self.reg.shuffle.is_some() {
+            return Ok(self.run_needed_shuffled(noop));
         }
         // 3. Our own deques' tops, if needed.
         for prio in HIGH..PRIORITIES {
-            let local = ctx.local(prio);
+            let local = self.ctx.local(prio);
             if let Some(e) = local.pop() {
-                if is_needed(e) && ThisThread::new(self, ctx).run_entry(e, noop) {
+                if is_needed(e) && self.run_entry(e, noop) {
                     return Ok(true);
                 }
                 if still_queued(e) {
@@ -440,7 +424,7 @@ impl Registry {
             }
         }
         // 4. Needed entries offered by any thread (our own first).
-        Ok(ThisThread::new(self, ctx).run_needed(noop))
+        Ok(self.run_needed(noop))
     }
 
     /// Walk `h`'s unfinished dependencies (depth-first), mark them WAITED,
@@ -465,13 +449,8 @@ impl Registry {
     ///
     /// The runnable jobs are pushed to `scratch.runnable`; the walk uses
     /// `scratch.stack` and `scratch.visited` and leaves them empty.
-    fn mark_needed(
-        &self,
-        ctx: &Context,
-        h: JobHandle,
-        scratch: &mut WaitScratch,
-    ) -> Result<(), JobError> {
-        let inside_job = ctx.inside_job();
+    fn mark_needed(self, h: JobHandle, scratch: &mut WaitScratch) -> Result<(), JobError> {
+        let inside_job = self.ctx.inside_job();
         let WaitScratch {
             stack,
             runnable,
@@ -491,7 +470,7 @@ impl Registry {
             // A job this thread is inside of (a single job, or a
             // parallel_for whose piece we are running, which stays RUNNABLE)
             // cannot finish while we wait below it.
-            if inside_job && ctx.is_running(node, gen) {
+            if inside_job && self.ctx.is_running(node, gen) {
                 self_wait = true;
                 // Marked, and walked on, all the same: a later walk that
                 // meets a node this one marked stops there, relying on the
@@ -508,14 +487,14 @@ impl Registry {
                     // SAFETY: pinned, and WAITING: published with its edges.
                     unsafe { node.for_each_dep(|dep, dgen| stack.push((dep, dgen))) };
                 }
-                ThisThread::new(self, ctx).unpin(node);
+                self.unpin(node);
                 continue;
             }
             let before = node.mark_waited(gen);
             let is_root = p == h.slot && gen == h.gen;
             if !inside_job && !is_root && before.is_some_and(Snapshot::is_waited) {
                 // Marked by another walk (or earlier in this one).
-                ThisThread::new(self, ctx).unpin(node);
+                self.unpin(node);
                 continue;
             }
             if st.is_runnable() {
@@ -527,7 +506,7 @@ impl Registry {
                 // SAFETY: pinned, and WAITING: published with its edges.
                 unsafe { node.for_each_dep(|dep, dgen| stack.push((dep, dgen))) };
             }
-            ThisThread::new(self, ctx).unpin(node);
+            self.unpin(node);
         }
         // Keeps its capacity for the next walk.
         visited.clear();
@@ -539,26 +518,25 @@ impl Registry {
 
     /// Spin a bounded time (the configured wait spin), retrying help.
     fn spin_for_help(
-        &self,
-        ctx: &Context,
+        self,
         h: JobHandle,
         marked: &mut bool,
         deadline: Deadline,
     ) -> Result<bool, JobError> {
-        if self.wait_spin.is_zero() {
+        if self.reg.wait_spin.is_zero() {
             return Ok(false);
         }
-        let mut backoff = self.backoff();
+        let mut backoff = self.reg.backoff();
         loop {
             let s = h.slot().state();
             if s.is_complete_for(h.gen) {
                 return Ok(true);
             }
-            if self.help_once(ctx, h, marked)? {
+            if self.help_once(h, marked)? {
                 return Ok(true);
             }
             let spent = backoff.elapsed();
-            if spent >= self.wait_spin || past(deadline) {
+            if spent >= self.reg.wait_spin || past(deadline) {
                 return Ok(false);
             }
             backoff.snooze(spent);
@@ -568,8 +546,7 @@ impl Registry {
     /// Sleep until `h` finishes or needed work may have become runnable
     /// (or the deadline passes: the caller's loop then reports it).
     pub(crate) fn park_on(
-        &self,
-        ctx: &Context,
+        self,
         h: JobHandle,
         marked: &mut bool,
         must_finish: bool,
@@ -579,8 +556,12 @@ impl Registry {
         if slot.pin(h.gen).is_none() {
             return Ok(());
         }
-        if let Err(e) = self.waiters.register(ctx, (slot, h.gen), must_finish) {
-            ThisThread::new(self, ctx).unpin(slot);
+        if let Err(e) = self
+            .reg
+            .waiters
+            .register(self.ctx, (slot, h.gen), must_finish)
+        {
+            self.unpin(slot);
             return Err(e);
         }
         // Re-check after registering; pairs with the SeqCst count loads in
@@ -592,31 +573,31 @@ impl Registry {
         let helped = if s.is_finished() {
             Ok(true)
         } else {
-            self.help_once(ctx, h, marked)
+            self.help_once(h, marked)
         };
         if !matches!(helped, Ok(false)) {
-            self.waiters.unregister(ctx);
-            ThisThread::new(self, ctx).unpin(slot);
+            self.reg.waiters.unregister(self.ctx);
+            self.unpin(slot);
             return helped.map(|_| ());
         }
-        crate::trace::sleep_begin(self.site(ctx));
-        let mut word = ctx.park.load(Ordering::Acquire);
+        crate::trace::sleep_begin(self.reg.site(self.ctx));
+        let mut word = self.ctx.park.load(Ordering::Acquire);
         while word == 0 {
             match deadline {
-                None => ctx.park.wait(0),
+                None => self.ctx.park.wait(0),
                 // Timed out: still registered, so a waker may set the word
                 // until `unregister` below takes us off the list (under its
                 // lock, which every waker holds while it sets a word).
                 Some(d) => match d.checked_duration_since(Instant::now()) {
-                    Some(left) if !left.is_zero() => ctx.park.wait_for(0, left),
+                    Some(left) if !left.is_zero() => self.ctx.park.wait_for(0, left),
                     _ => break,
                 },
             }
-            word = ctx.park.load(Ordering::Acquire);
+            word = self.ctx.park.load(Ordering::Acquire);
         }
-        crate::trace::sleep_end(self.site(ctx));
-        self.waiters.unregister(ctx);
-        ThisThread::new(self, ctx).unpin(slot);
+        crate::trace::sleep_end(self.reg.site(self.ctx));
+        self.reg.waiters.unregister(self.ctx);
+        self.unpin(slot);
         if word == BROKEN {
             return Err(JobError::WaitOnSelf);
         }
@@ -625,7 +606,7 @@ impl Registry {
 
     /// `h` finished: report its failure, if any (from the slot while it
     /// still holds `h`'s generation, else from the failure log).
-    fn observe(&self, ctx: &Context, h: JobHandle) -> Result<(), JobError> {
+    fn observe(self, h: JobHandle) -> Result<(), JobError> {
         let slot = h.slot();
         let s = slot.state();
         if s.generation() != h.gen {
@@ -638,7 +619,7 @@ impl Registry {
             return self.observe_recycled(h);
         };
         let failure = slot.failure();
-        ThisThread::new(self, ctx).unpin(slot);
+        self.unpin(slot);
         match failure {
             Some(f) => Err(f.to_error(st.is_poisoned())),
             None => Ok(()),
@@ -649,16 +630,16 @@ impl Registry {
     /// the log remembers for it, or that its outcome is no longer known
     /// (`failures.rs`). One load when the log never recorded anything.
     #[inline]
-    pub(crate) fn observe_recycled(&self, h: JobHandle) -> Result<(), JobError> {
-        if self.failures.is_empty() {
+    pub(crate) fn observe_recycled(self, h: JobHandle) -> Result<(), JobError> {
+        if self.reg.failures.is_empty() {
             return Ok(());
         }
         self.observe_logged(h)
     }
 
     #[cold]
-    fn observe_logged(&self, h: JobHandle) -> Result<(), JobError> {
-        match self.failures.lookup(h.slot.as_ptr() as usize, h.gen) {
+    fn observe_logged(self, h: JobHandle) -> Result<(), JobError> {
+        match self.reg.failures.lookup(h.slot.as_ptr() as usize, h.gen) {
             Outcome::Succeeded => Ok(()),
             Outcome::Failed(rec) => Err(rec.failure.to_error(rec.flags & POISONED != 0)),
             Outcome::Unknown => Err(JobError::OutcomeUnknown),
