@@ -76,7 +76,7 @@ pub(crate) struct OwnerState {
     /// Jobs queued by `job().batched()` since the last `flush`.
     pub batch_pending: usize,
     /// Jobs this thread ran through a handle while waiting, whose entries
-    /// may still sit in its deques (stale; `Registry::compact_deques`).
+    /// may still sit in its deques (stale; `ThisThread::compact_deques`).
     pub stale_hint: u32,
     /// Buffers of `complete`'s dependency walk and deque compaction, kept
     /// between waits so that a wait allocates nothing in steady state

@@ -147,7 +147,7 @@ impl ThisThread<'_> {
                 slot: handle.slot,
                 gen,
             };
-            self.reg.push_pinned(self.ctx, e, target);
+            self.push_pinned(e, target);
             return handle;
         }
         self.ctx.push(
@@ -325,7 +325,7 @@ impl ThisThread<'_> {
         let prio = meta.priority as usize;
         let pinned = meta.pinned_to();
         if let Some(target) = pinned {
-            if !self.reg.pinned_open(target) {
+            if !crate::pinned::pinned_open(self.reg, target) {
                 // Its thread is gone: cancel it while it still waits (no
                 // recursion into `finish`), then queue it like any other
                 // job; a cancelled job may finish on any thread.
@@ -356,13 +356,13 @@ impl ThisThread<'_> {
         if let Some(target) = pinned {
             if !s.is_cancelled() {
                 // Only its own thread may run it; the push wakes that thread.
-                self.reg.push_pinned(self.ctx, e, target);
+                self.push_pinned(e, target);
                 return waited;
             }
             // Cancelled: queued below like any job, never on `target`'s
             // pinned queue (a `release` that left it to the canceller
             // returned above, so this runs once per job).
-            self.reg.resolve_pinned(target);
+            crate::pinned::resolve_pinned(self.reg, target);
         }
         self.queue_runnable(e, prio, waited);
         if waited && !self.ctx.is_top_level_worker() {

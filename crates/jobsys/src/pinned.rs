@@ -59,7 +59,7 @@ const _: () = assert!(
 );
 
 /// The registration number of the building thread's (index 0), the first
-/// and only one that index ever has (`Registry::register_main`).
+/// and only one that index ever has (`ThisThread::register_main`).
 const MAIN_REGISTRATION: u32 = 1;
 
 /// Where a pinned job runs (`JobBuilder::pin`).
@@ -106,7 +106,7 @@ impl ThreadIndex {
     }
 }
 
-/// A pinned job's target (`Registry::pin_target`), counted in flight there
+/// A pinned job's target (`pinned::pin_target`), counted in flight there
 /// until the job is submitted with it; dropped before (a panic between
 /// `pin_target` and the submit), it gives the count back.
 pub(crate) struct PinTicket<'r> {
@@ -129,46 +129,40 @@ impl PinTicket<'_> {
 
 impl Drop for PinTicket<'_> {
     fn drop(&mut self) {
-        self.reg.resolve_pinned(self.target);
+        crate::pinned::resolve_pinned(self.reg, self.target);
     }
 }
 
-impl Registry {
-    /// Register the building thread (`ctx`, its own) as index 0, at build.
-    pub(crate) fn register_main(&self, ctx: &Context) -> ThreadIndex {
-        let mut table = self.thread_table();
+impl ThisThread<'_> {
+    /// Register the building thread (`self.ctx`, its own) as index 0, at build.
+    pub(crate) fn register_main(self) -> ThreadIndex {
+        let mut table = thread_table(self.reg);
         let e = &mut table.entries[0];
         debug_assert_eq!(e.registrations, 0, "the building thread registers once");
         e.registrations = MAIN_REGISTRATION;
-        e.holder = Some(ctx.index);
-        self.main_ctx.store(ctx.index, Ordering::Relaxed);
-        self.open_registration(ctx, 0, MAIN_REGISTRATION)
+        e.holder = Some(self.ctx.index);
+        self.reg.main_ctx.store(self.ctx.index, Ordering::Relaxed);
+        self.open_registration(0, MAIN_REGISTRATION)
     }
 
-    /// Who holds which thread index (poisoning ignored: every critical
-    /// section is one small update that cannot panic halfway).
-    fn thread_table(&self) -> std::sync::MutexGuard<'_, ThreadTable> {
-        self.threads.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Register `ctx` (the caller's own) as a thread that runs pinned jobs:
+    /// Register `self.ctx` (the caller's own) as a thread that runs pinned jobs:
     /// its registration if it has one, else a new one with the smallest
     /// free index (`ThreadTable::take`).
     #[track_caller]
-    pub(crate) fn register(&self, ctx: &Context) -> ThreadIndex {
+    pub(crate) fn register(self) -> ThreadIndex {
         assert!(
-            !ctx.is_worker,
+            !self.ctx.is_worker,
             "jobsys: register_thread on a worker thread (workers have their index already)"
         );
         // Lock order: the table, then a context's queue (`pin_target`
         // takes only the queue; `close_pinned` takes them one at a time).
-        let mut table = self.thread_table();
+        let mut table = thread_table(self.reg);
         {
-            let q = lock(&ctx.pinned.inner);
+            let q = lock(&self.ctx.pinned.inner);
             if q.open {
                 return ThreadIndex {
-                    system: self.id,
-                    ctx: ctx.index,
+                    system: self.reg.id,
+                    ctx: self.ctx.index,
                     index: q.index,
                     registration: q.registration,
                 };
@@ -178,189 +172,56 @@ impl Registry {
                 // cancelled registers): a registration that is over before
                 // it began, so jobs pinned with it are cancelled.
                 drop(q);
-                let (index, registration) = table.take(ctx.index, false);
+                let (index, registration) = table.take(self.ctx.index, false);
                 return ThreadIndex {
-                    system: self.id,
+                    system: self.reg.id,
                     ctx: NO_THREAD,
                     index,
                     registration,
                 };
             }
         }
-        let (index, registration) = table.take(ctx.index, true);
-        self.open_registration(ctx, index, registration)
+        let (index, registration) = table.take(self.ctx.index, true);
+        self.open_registration(index, registration)
     }
 
-    /// Open `ctx`'s queue for the registration `(index, registration)`,
+    /// Open `self.ctx`'s queue for the registration `(index, registration)`,
     /// which the caller just entered in the table (and holds its lock).
-    fn open_registration(&self, ctx: &Context, index: u32, registration: u32) -> ThreadIndex {
-        let mut q = lock(&ctx.pinned.inner);
+    fn open_registration(self, index: u32, registration: u32) -> ThreadIndex {
+        let mut q = lock(&self.ctx.pinned.inner);
         q.index = index;
         q.registration = registration;
         q.open = true;
-        ctx.pinned.index.store(index, Ordering::Relaxed);
-        ctx.pinned.open.store(true, Ordering::Release);
+        self.ctx.pinned.index.store(index, Ordering::Relaxed);
+        self.ctx.pinned.open.store(true, Ordering::Release);
         ThreadIndex {
-            system: self.id,
-            ctx: ctx.index,
+            system: self.reg.id,
+            ctx: self.ctx.index,
             index,
             registration,
         }
     }
 
-    /// The number hooks and traces give the thread holding `ctx`: its
-    /// thread index (as `thread_index_of`), or, for a thread that has none (it
-    /// only schedules or waits), `UNINDEXED_THREAD_BASE + ctx.index`
-    /// (`docs/engine.md`, "Thread index"). Any thread may ask, of any
-    /// context.
-    #[cfg_attr(not(feature = "trace"), allow(dead_code))] // hooks and traces only
-    pub(crate) fn thread_number(&self, ctx: &Context) -> u32 {
-        // Not `thread_index_of`: the index stays the thread's after its
-        // registration closed (its exit, the system's drop), until another
-        // thread claims the context.
-        match ctx.pinned.index.load(Ordering::Relaxed) {
-            UNASSIGNED => crate::trace::UNINDEXED_THREAD_BASE + ctx.index,
-            i => i,
-        }
-    }
-
-    /// `thread_number` of context `index` (a steal's victim, a wakee).
-    #[cfg_attr(not(feature = "trace"), allow(dead_code))]
-    pub(crate) fn thread_number_at(&self, index: u32) -> u32 {
-        if (index as usize) < self.num_contexts() {
-            self.thread_number(self.context(index as usize))
-        } else {
-            crate::trace::UNINDEXED_THREAD_BASE + index
-        }
-    }
-
-    /// The calling thread's index, if the system knows it (`ctx` is its own).
-    pub(crate) fn thread_index_of(&self, ctx: &Context) -> Option<usize> {
-        if ctx.is_worker || ctx.pinned.is_open() {
-            Some(ctx.pinned.index.load(Ordering::Relaxed) as usize)
+    /// The calling thread's index, if the system knows it (`self.ctx` is its own).
+    pub(crate) fn thread_index_of(self) -> Option<usize> {
+        if self.ctx.is_worker || self.ctx.pinned.is_open() {
+            Some(self.ctx.pinned.index.load(Ordering::Relaxed) as usize)
         } else {
             None
         }
     }
 
-    /// The registration of thread index `index` numbered `registration`
-    /// (`None`: the last one), or `None` if there never was one. For the C
-    /// API, whose pins carry numbers.
-    pub(crate) fn registered_thread(
-        &self,
-        index: usize,
-        registration: Option<u32>,
-    ) -> Option<ThreadIndex> {
-        let table = self.thread_table();
-        if (1..=table.workers).contains(&index) {
-            return None;
-        }
-        let e = table.entries.get(index)?;
-        let registration = registration.unwrap_or(e.registrations);
-        if registration == 0 || registration > e.registrations {
-            return None;
-        }
-        let ctx = match e.holder {
-            Some(c) if registration == e.registrations => c,
-            _ => NO_THREAD,
-        };
-        Some(ThreadIndex {
-            system: self.id,
-            ctx,
-            index: index as u32,
-            registration,
-        })
-    }
-
-    /// The context a job pinned to `pin` runs on, or `NO_THREAD` if the
-    /// thread `pin` names is gone (its registration ended): then the job
-    /// is cancelled where it would be queued. A job pinned to an outside
-    /// thread counts as in flight on its context from here until
-    /// `push_pinned` or `make_runnable` resolves it: the caller submits
-    /// the job with the ticket's target, then calls `submitted`.
-    ///
-    /// # Panics
-    /// On a worker index out of range and a `ThreadIndex` of another
-    /// system.
-    #[track_caller]
-    pub(crate) fn pin_target(&self, pin: crate::Pin) -> PinTicket<'_> {
-        PinTicket {
-            reg: self,
-            target: self.accept_pin(pin),
-        }
-    }
-
-    #[track_caller]
-    fn accept_pin(&self, pin: crate::Pin) -> u32 {
-        let t = match pin {
-            crate::Pin::Main => ThreadIndex {
-                system: self.id,
-                ctx: self.main_ctx.load(Ordering::Relaxed),
-                index: 0,
-                registration: MAIN_REGISTRATION,
-            },
-            crate::Pin::Worker(i) => {
-                assert!(
-                    (1..=self.num_workers).contains(&i),
-                    "jobsys: Pin::Worker({i}): not a worker's thread index; this system's \
-                     workers are thread indices 1..={} (docs/engine.md, \"Thread index\")",
-                    self.num_workers
-                );
-                // Worker thread index `i` holds context `i - 1`.
-                return (i - 1) as u32;
-            }
-            crate::Pin::Thread(t) => {
-                assert!(
-                    t.system == self.id,
-                    "jobsys: Pin::Thread: the ThreadIndex belongs to another JobSystem"
-                );
-                t
-            }
-        };
-        if t.ctx as usize >= self.num_contexts() {
-            return NO_THREAD;
-        }
-        let c = self.context(t.ctx as usize);
-        // Under the queue's lock, against `close_pinned`: either the
-        // registration is still open and the job counts in flight before
-        // the thread's exit looks (`release_claim`), or it is over.
-        let mut q = lock(&c.pinned.inner);
-        if !(q.open && q.index == t.index && q.registration == t.registration) {
-            return NO_THREAD;
-        }
-        q.in_flight += 1;
-        t.ctx
-    }
-
-    /// A job `pin_target` counted in flight on `target` was found cancelled
-    /// (or never scheduled): uncount it. No-op for targets that count
-    /// nothing (workers, `NO_THREAD`).
-    pub(crate) fn resolve_pinned(&self, target: u32) {
-        if let Some(t) = self.outside_target(target) {
-            resolve(&t.claimed, &mut lock(&t.pinned.inner));
-        }
-    }
-
-    /// The outside thread's context `target` names: `None` for a worker
-    /// and for `NO_THREAD`.
-    fn outside_target(&self, target: u32) -> Option<&Context> {
-        if target == NO_THREAD || (target as usize) < self.num_workers {
-            return None;
-        }
-        Some(self.context(target as usize))
-    }
-
-    /// The thread holding `ctx` (its own, not a worker's) lets go of it
+    /// The thread holding `self.ctx` (its own, not a worker's) lets go of it
     /// (`Claim::drop`, last): release the claim, or, while jobs accepted
     /// for it are in flight, leave that to the last of them (`resolve`).
-    pub(crate) fn release_claim(&self, ctx: &Context) {
-        let mut q = lock(&ctx.pinned.inner);
+    pub(crate) fn release_claim(self) {
+        let mut q = lock(&self.ctx.pinned.inner);
         if q.in_flight > 0 {
             q.claim_held = true;
         } else {
             // Release: the next claimer (Acquire under claim_lock) sees all
             // our owner-only writes (free list, deque).
-            ctx.claimed.store(false, Ordering::Release);
+            self.ctx.claimed.store(false, Ordering::Release);
         }
     }
 
@@ -368,48 +229,46 @@ impl Registry {
     /// thread. If no thread holds the context any more, the job is
     /// cancelled instead (it finishes failed, `JobError::Cancelled`).
     /// Resolves the in-flight count `pin_target` took for it.
-    pub(crate) fn push_pinned(&self, ctx: &Context, e: Entry, target: u32) {
+    pub(crate) fn push_pinned(self, e: Entry, target: u32) {
         if target != NO_THREAD {
-            let t = self.context(target as usize);
+            let t = self.reg.context(target as usize);
             if t.pinned.push(&t.claimed, e, !t.is_worker) {
-                self.wake_pinned_owner(ctx, t);
+                self.wake_pinned_owner(t);
                 return;
             }
         }
         // The thread was gone when the job was scheduled (`NO_THREAD`), or
         // (rare) exited between the caller's check and the push
         // (`make_runnable` cancels before releasing when it sees that).
-        self.cancel_pinned_entry(ctx, e);
-        self.resolve_pinned(target);
-    }
-
-    /// Is context `target` held by a thread that runs pinned jobs?
-    pub(crate) fn pinned_open(&self, target: u32) -> bool {
-        target != NO_THREAD && self.context(target as usize).pinned.is_open()
+        self.cancel_pinned_entry(e);
+        crate::pinned::resolve_pinned(self.reg, target);
     }
 
     /// Wake `t`'s thread wherever it sleeps, so it sees its pinned queue:
     /// a worker parked idle or benched, or any thread parked in `complete`.
     /// Pairs with the owner's re-check of `has_any` after registering as
     /// asleep (both sides order through the sleepers / waiters lock).
-    fn wake_pinned_owner(&self, ctx: &Context, t: &Context) {
-        let traced = |w| crate::trace::wake_issued(self.site(ctx), Some(w));
-        if t.is_worker && self.sleep.wake_worker(t.index, traced) {
-            crate::context::bump(&ctx.counters.wakes);
+    fn wake_pinned_owner(self, t: &Context) {
+        let traced = |w| crate::trace::wake_issued(self.reg.site(self.ctx), Some(w));
+        if t.is_worker && self.reg.sleep.wake_worker(t.index, traced) {
+            crate::context::bump(&self.ctx.counters.wakes);
         }
-        self.waiters
-            .wake_ctx(t, |w| crate::trace::wake_issued(self.site(ctx), Some(w)));
+        self.reg.waiters.wake_ctx(t, |w| {
+            crate::trace::wake_issued(self.reg.site(self.ctx), Some(w))
+        });
     }
 
     /// Run the calling thread's ready pinned jobs: at most as many as were
     /// queued on entry (a pinned job that pins another to this thread does
     /// not keep the call going). Returns how many ran.
-    pub(crate) fn run_pinned(&self, ctx: &Context) -> usize {
-        let n = ctx.pinned.len.load(Ordering::Acquire);
+    pub(crate) fn run_pinned(self) -> usize {
+        let n = self.ctx.pinned.len.load(Ordering::Acquire);
         let mut ran = 0;
         for _ in 0..n {
-            let Some(e) = ctx.pinned.pop() else { break };
-            if ThisThread::new(self, ctx).run_entry(e, &mut || {}) {
+            let Some(e) = self.ctx.pinned.pop() else {
+                break;
+            };
+            if self.run_entry(e, &mut || {}) {
                 ran += 1;
             }
         }
@@ -419,55 +278,198 @@ impl Registry {
     /// Run one of the calling thread's pinned jobs; `on_claim` as in
     /// `run_entry`. Returns whether one ran.
     #[inline]
-    pub(crate) fn run_one_pinned(&self, ctx: &Context, on_claim: &mut dyn FnMut()) -> bool {
-        while let Some(e) = ctx.pinned.pop() {
-            if ThisThread::new(self, ctx).run_entry(e, on_claim) {
+    pub(crate) fn run_one_pinned(self, on_claim: &mut dyn FnMut()) -> bool {
+        while let Some(e) = self.ctx.pinned.pop() {
+            if self.run_entry(e, on_claim) {
                 return true;
             }
         }
         false
     }
 
-    /// The thread holding `ctx` is gone (its claim is released, or the
+    /// The thread holding `of` is gone (its claim is released, or the
     /// system shuts down without it): close its pinned queue and cancel
-    /// what it held. `by` is the calling thread's context.
-    pub(crate) fn close_pinned(&self, by: &Context, ctx: &Context) {
-        if ctx.is_worker {
+    /// what it held. `self.ctx` is the calling thread's context.
+    pub(crate) fn close_pinned(self, of: &Context) {
+        if of.is_worker {
             return;
         }
-        let (entries, ended) = ctx.pinned.close();
+        let (entries, ended) = of.pinned.close();
         // Its index is free for the next thread that registers (after the
         // queue's lock: lock order in `register`).
         if let Some((index, registration)) = ended {
-            self.thread_table().free(index, registration);
+            thread_table(self.reg).free(index, registration);
         }
         for e in entries {
-            self.cancel_pinned_entry(by, e);
+            self.cancel_pinned_entry(e);
         }
     }
 
-    /// Shutdown (`me`: the thread that shuts the system down): no outside
+    /// Shutdown (`self`: the thread that shuts the system down): no outside
     /// thread can call in any more, so the jobs pinned to those other than
-    /// `me` can never run: cancel them.
-    pub(crate) fn close_outside_pinned(&self, me: &Context) {
-        for i in self.num_workers..self.num_contexts() {
-            if i != me.index as usize {
-                self.close_pinned(me, self.context(i));
+    /// `self.ctx` can never run: cancel them.
+    pub(crate) fn close_outside_pinned(self) {
+        for i in self.reg.num_workers..self.reg.num_contexts() {
+            if i != self.ctx.index as usize {
+                self.close_pinned(self.reg.context(i));
             }
         }
     }
 
     /// Cancel a runnable pinned job whose thread is gone.
-    fn cancel_pinned_entry(&self, ctx: &Context, e: Entry) {
+    fn cancel_pinned_entry(self, e: Entry) {
         let h = crate::JobHandle {
             slot: e.slot,
             gen: e.gen,
-            system: self.id,
+            system: self.reg.id,
         };
-        crate::cancel::cancel_with(self, ctx, h, PINNED_GONE, true);
+        crate::cancel::cancel_with(self.reg, self.ctx, h, PINNED_GONE, true);
     }
 }
 
+/// Who holds which thread index (poisoning ignored: every critical
+/// section is one small update that cannot panic halfway).
+fn thread_table(reg: &Registry) -> std::sync::MutexGuard<'_, ThreadTable> {
+    reg.threads.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The number hooks and traces give the thread holding `ctx`: its
+/// thread index (as `thread_index_of`), or, for a thread that has none (it
+/// only schedules or waits), `UNINDEXED_THREAD_BASE + ctx.index`
+/// (`docs/engine.md`, "Thread index"). Any thread may ask, of any
+/// context.
+#[cfg_attr(not(feature = "trace"), allow(dead_code))] // hooks and traces only
+pub(crate) fn thread_number(ctx: &Context) -> u32 {
+    // Not `thread_index_of`: the index stays the thread's after its
+    // registration closed (its exit, the system's drop), until another
+    // thread claims the context.
+    match ctx.pinned.index.load(Ordering::Relaxed) {
+        UNASSIGNED => crate::trace::UNINDEXED_THREAD_BASE + ctx.index,
+        i => i,
+    }
+}
+
+/// `thread_number` of context `index` (a steal's victim, a wakee).
+#[cfg_attr(not(feature = "trace"), allow(dead_code))]
+pub(crate) fn thread_number_at(reg: &Registry, index: u32) -> u32 {
+    if (index as usize) < reg.num_contexts() {
+        thread_number(reg.context(index as usize))
+    } else {
+        crate::trace::UNINDEXED_THREAD_BASE + index
+    }
+}
+
+/// The registration of thread index `index` numbered `registration`
+/// (`None`: the last one), or `None` if there never was one. For the C
+/// API, whose pins carry numbers.
+pub(crate) fn registered_thread(
+    reg: &Registry,
+    index: usize,
+    registration: Option<u32>,
+) -> Option<ThreadIndex> {
+    let table = thread_table(reg);
+    if (1..=table.workers).contains(&index) {
+        return None;
+    }
+    let e = table.entries.get(index)?;
+    let registration = registration.unwrap_or(e.registrations);
+    if registration == 0 || registration > e.registrations {
+        return None;
+    }
+    let ctx = match e.holder {
+        Some(c) if registration == e.registrations => c,
+        _ => NO_THREAD,
+    };
+    Some(ThreadIndex {
+        system: reg.id,
+        ctx,
+        index: index as u32,
+        registration,
+    })
+}
+
+/// The context a job pinned to `pin` runs on, or `NO_THREAD` if the
+/// thread `pin` names is gone (its registration ended): then the job
+/// is cancelled where it would be queued. A job pinned to an outside
+/// thread counts as in flight on its context from here until
+/// `push_pinned` or `make_runnable` resolves it: the caller submits
+/// the job with the ticket's target, then calls `submitted`.
+///
+/// # Panics
+/// On a worker index out of range and a `ThreadIndex` of another
+/// system.
+#[track_caller]
+pub(crate) fn pin_target(reg: &Registry, pin: crate::Pin) -> PinTicket<'_> {
+    PinTicket {
+        reg,
+        target: accept_pin(reg, pin),
+    }
+}
+
+#[track_caller]
+fn accept_pin(reg: &Registry, pin: crate::Pin) -> u32 {
+    let t = match pin {
+        crate::Pin::Main => ThreadIndex {
+            system: reg.id,
+            ctx: reg.main_ctx.load(Ordering::Relaxed),
+            index: 0,
+            registration: MAIN_REGISTRATION,
+        },
+        crate::Pin::Worker(i) => {
+            assert!(
+                (1..=reg.num_workers).contains(&i),
+                "jobsys: Pin::Worker({i}): not a worker's thread index; this system's \
+                 workers are thread indices 1..={} (docs/engine.md, \"Thread index\")",
+                reg.num_workers
+            );
+            // Worker thread index `i` holds context `i - 1`.
+            return (i - 1) as u32;
+        }
+        crate::Pin::Thread(t) => {
+            assert!(
+                t.system == reg.id,
+                "jobsys: Pin::Thread: the ThreadIndex belongs to another JobSystem"
+            );
+            t
+        }
+    };
+    if t.ctx as usize >= reg.num_contexts() {
+        return NO_THREAD;
+    }
+    let c = reg.context(t.ctx as usize);
+    // Under the queue's lock, against `close_pinned`: either the
+    // registration is still open and the job counts in flight before
+    // the thread's exit looks (`release_claim`), or it is over.
+    let mut q = lock(&c.pinned.inner);
+    if !(q.open && q.index == t.index && q.registration == t.registration) {
+        return NO_THREAD;
+    }
+    q.in_flight += 1;
+    t.ctx
+}
+
+/// A job `pin_target` counted in flight on `target` was found cancelled
+/// (or never scheduled): uncount it. No-op for targets that count
+/// nothing (workers, `NO_THREAD`).
+pub(crate) fn resolve_pinned(reg: &Registry, target: u32) {
+    if let Some(t) = outside_target(reg, target) {
+        resolve(&t.claimed, &mut lock(&t.pinned.inner));
+    }
+}
+
+/// The outside thread's context `target` names: `None` for a worker
+/// and for `NO_THREAD`.
+fn outside_target(reg: &Registry, target: u32) -> Option<&Context> {
+    if target == NO_THREAD || (target as usize) < reg.num_workers {
+        return None;
+    }
+    Some(reg.context(target as usize))
+}
+
+/// Is context `target` held by a thread that runs pinned jobs?
+pub(crate) fn pinned_open(reg: &Registry, target: u32) -> bool {
+    target != NO_THREAD && reg.context(target as usize).pinned.is_open()
+}
 /// Why a pinned job was cancelled when its thread was gone.
 pub(crate) const PINNED_GONE: &str =
     "it was pinned to a thread that exited (or never ran pinned jobs before the system shut down)";

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 /// The pin target of a job whose thread was gone when it was scheduled
-/// (`Registry::pin_target`): no context has this index (`Registry::new`
+/// (`pinned::pin_target`): no context has this index (`Registry::new`
 /// keeps them below it), so the job is cancelled where it would be queued.
 pub(crate) const NO_THREAD: u32 = (crate::slot::MAX_PIN_CONTEXTS - 1) as u32;
 
@@ -82,7 +82,7 @@ pub(crate) struct PinnedQueue {
     /// their index + 1), `Inner::index` readable without the lock. Its
     /// owner reads it (`thread_index`), after writing it; other threads
     /// read it only to number this context's thread for hooks and traces
-    /// (`Registry::thread_number`; a stale value there mislabels, nothing
+    /// (`pinned::thread_number`; a stale value there mislabels, nothing
     /// more). Kept when the registration ends (so the thread's last events,
     /// at its exit or the system's drop, keep its number); `UNASSIGNED`
     /// again when another thread claims the context.
@@ -107,12 +107,12 @@ pub(crate) struct Inner {
     /// last: its thread index and number (`ThreadIndex`).
     pub(crate) index: u32,
     pub(crate) registration: u32,
-    /// Pinned jobs accepted for this context (`Registry::pin_target`) and
+    /// Pinned jobs accepted for this context (`pinned::pin_target`) and
     /// not yet queued here or found cancelled (`resolve`). While any are,
     /// the context is not handed to another thread.
     pub(crate) in_flight: u32,
     /// The owner let go of the context while jobs were in flight: the last
-    /// of them releases the claim (`Registry::release_claim`).
+    /// of them releases the claim (`ThisThread::release_claim`).
     pub(crate) claim_held: bool,
 }
 
@@ -201,9 +201,9 @@ impl PinnedQueue {
     }
 }
 
-/// One job counted in flight on `ctx` (`Registry::pin_target`) was queued
+/// One job counted in flight on `ctx` (`pinned::pin_target`) was queued
 /// there or found cancelled: uncount it; the last one releases a claim its
-/// exited owner left held (`Registry::release_claim`). `q` is `ctx`'s
+/// exited owner left held (`ThisThread::release_claim`). `q` is `ctx`'s
 /// locked queue.
 pub(crate) fn resolve(claimed: &AtomicBool, q: &mut Inner) {
     debug_assert!(q.in_flight > 0, "a pinned job resolved twice");

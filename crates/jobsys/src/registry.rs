@@ -193,12 +193,12 @@ impl TraceHost for Registry {
 
     #[inline]
     fn thread_number(&self, ctx: &Context) -> u32 {
-        Registry::thread_number(self, ctx)
+        crate::pinned::thread_number(ctx)
     }
 
     #[inline]
     fn thread_number_at(&self, index: u32) -> u32 {
-        Registry::thread_number_at(self, index)
+        crate::pinned::thread_number_at(self, index)
     }
 
     #[inline]
@@ -249,7 +249,7 @@ impl Drop for Claim {
             reg.note_unflushed(ctx);
             ThisThread::new(&reg, ctx).flush();
             // Jobs pinned to this thread can never run now: cancel them.
-            reg.close_pinned(ctx, ctx);
+            ThisThread::new(&reg, ctx).close_pinned(ctx);
             // This thread no longer owns the context: forget it in the
             // cache too, or a later use (another thread-local's destructor)
             // would keep using it while another thread claims it.
@@ -267,7 +267,7 @@ impl Drop for Claim {
             ctx.clear_running();
             // Last: let go of the context (unless jobs pinned to this
             // thread are still in flight: then the last of them does).
-            reg.release_claim(ctx);
+            ThisThread::new(&reg, ctx).release_claim();
             drop(reg);
         }
     }

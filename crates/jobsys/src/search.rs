@@ -73,9 +73,7 @@ impl ThisThread<'_> {
     fn find_and_run_own(self, searching: &mut bool) -> bool {
         // Jobs pinned to this thread first: nobody else may run them.
         if self.ctx.pinned.has_any()
-            && self.reg.run_one_pinned(self.ctx, &mut || {
-                self.found_work(searching, || Some(self.ctx.index))
-            })
+            && self.run_one_pinned(&mut || self.found_work(searching, || Some(self.ctx.index)))
         {
             return true;
         }

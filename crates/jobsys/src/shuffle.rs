@@ -64,9 +64,7 @@ impl ThisThread<'_> {
     /// `find_and_run` in shuffled order (the worker loop's, when shuffling).
     pub(crate) fn find_and_run_shuffled(self, searching: &mut bool) -> bool {
         if self.ctx.pinned.has_any()
-            && self.reg.run_one_pinned(self.ctx, &mut || {
-                self.found_work(searching, || Some(self.ctx.index))
-            })
+            && self.run_one_pinned(&mut || self.found_work(searching, || Some(self.ctx.index)))
         {
             return true;
         }

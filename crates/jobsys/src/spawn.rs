@@ -679,7 +679,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
         // its own under the locks.
         let held = self.pin.is_some();
         if let Some(pin) = self.pin {
-            drop(reg.pin_target(pin));
+            drop(crate::pinned::pin_target(reg, pin));
         }
         let extra = self.deps;
         let h = crate::access::schedule_core(js, visit, extra, "JobBuilder::access", |all| {

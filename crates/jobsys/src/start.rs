@@ -6,6 +6,7 @@
 
 use crate::builder::{resolve_policy, resolve_workers, BuildError, Config, MIN_STACK_SIZE};
 use crate::registry::{Registry, Stats};
+use crate::this_thread::ThisThread;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -34,7 +35,7 @@ impl Drop for Owner {
         // jobs pinned to one other than this thread can never run.
         let me = reg.current();
         reg.note_unflushed(me);
-        reg.close_outside_pinned(me);
+        ThisThread::new(reg, me).close_outside_pinned();
         if on_own_worker || me.inside_job() || crate::running::InBlocking::here() {
             // Dropped from inside one of our jobs (a job on one of our
             // workers, or a closure this thread runs or drops, e.g. a
@@ -116,7 +117,7 @@ pub(crate) fn start(config: Config) -> Result<Owner, BuildError> {
     // every job of the system is scheduled after, the workers start
     // after.
     let main_ctx = registry.current_for(|| "JobSystem::new");
-    registry.register_main(main_ctx);
+    ThisThread::new(&registry, main_ctx).register_main();
     #[cfg(feature = "trace")]
     if let Some(h) = config.profiler {
         registry.trace.install_hooks(h);

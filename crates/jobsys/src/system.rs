@@ -153,7 +153,7 @@ impl JobSystem {
         f: F,
     ) -> JobHandle {
         let reg = self.reg();
-        let ticket = reg.pin_target(pin);
+        let ticket = crate::pinned::pin_target(reg, pin);
         reg.check_handles(deps, "JobBuilder::after");
         let ctx = reg.current_for(|| "JobBuilder::schedule");
         let (slot, gen) = crate::room::alloc_pinned_job(reg, ctx, desc, Some(ticket.target()));
@@ -426,7 +426,7 @@ impl JobSystem {
     #[track_caller]
     pub fn register_thread(&self) -> ThreadIndex {
         let reg = self.reg();
-        reg.register(reg.current_for(|| "JobSystem::register_thread"))
+        ThisThread::current_for(reg, || "JobSystem::register_thread").register()
     }
 
     /// For the C API, whose handles are bits: the handle whose
@@ -499,7 +499,7 @@ impl JobSystem {
         index: usize,
         registration: Option<u32>,
     ) -> Option<ThreadIndex> {
-        self.reg().registered_thread(index, registration)
+        crate::pinned::registered_thread(self.reg(), index, registration)
     }
 
     /// Run the calling thread's pinned jobs that are ready now (at most as
@@ -507,7 +507,7 @@ impl JobSystem {
     /// outside thread calls it from its own loop, e.g. once per frame.
     pub fn run_pinned(&self) -> usize {
         let reg = self.reg();
-        reg.run_pinned(reg.current_for(|| "JobSystem::run_pinned"))
+        ThisThread::current_for(reg, || "JobSystem::run_pinned").run_pinned()
     }
 
     /// For the C API's `jobsys_destroy`, which drains before it drops the
@@ -518,7 +518,8 @@ impl JobSystem {
     #[doc(hidden)]
     pub fn shutdown_cancel_pinned_elsewhere(&self) {
         let reg = self.reg();
-        reg.close_outside_pinned(reg.current_for(|| "JobSystem::shutdown_cancel_pinned_elsewhere"));
+        ThisThread::current_for(reg, || "JobSystem::shutdown_cancel_pinned_elsewhere")
+            .close_outside_pinned();
     }
 
     /// The calling thread's index: 0 for the thread that built the system,
@@ -533,7 +534,7 @@ impl JobSystem {
     /// index. See `docs/engine.md`, "Thread index".
     pub fn thread_index(&self) -> Option<usize> {
         let reg = self.reg();
-        reg.thread_index_of(reg.current_for(|| "JobSystem::thread_index"))
+        ThisThread::current_for(reg, || "JobSystem::thread_index").thread_index_of()
     }
 
     /// Cancel `h`: a job (single, `parallel_for`, or a whole `combine`d

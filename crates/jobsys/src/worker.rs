@@ -224,7 +224,7 @@ impl ThisThread<'_> {
     /// not wake the waiters for it: `make_runnable`) — and otherwise parks
     /// on the bench, where no `notify_work` wakes it (`Sleep::set_active`).
     fn benched_round(self, idx: usize, searching: &mut bool) {
-        if self.reg.run_one_pinned(self.ctx, &mut || {})
+        if self.run_one_pinned(&mut || {})
             || self.run_own_needed(&mut || {})
             || (0..crate::context::PRIORITIES).any(|p| self.pop_and_run(p, &mut false))
         {

@@ -363,7 +363,7 @@ fn a_panic_payload_dropped_by_the_failure_log_can_wait() {
 ///
 /// Before its fix (2026-11-25): hang. `Claim::drop` (crates/jobsys/src/registry.rs) closes the
 /// pinned queue (`close_pinned`), and the cancel inside it runs the drop,
-/// whose `register_thread` (pinned.rs `Registry::register` → `set_open`)
+/// whose `register_thread` (pinned.rs `ThisThread::register` → `set_open`)
 /// reopens the queue of the context being released; `Claim::drop` then
 /// releases the context with its queue open. Jobs pinned to the dead
 /// thread are queued there and nobody runs them: a wait on one parks for

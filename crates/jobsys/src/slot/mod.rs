@@ -331,7 +331,7 @@ impl Slot {
     /// drop of the closure has ended, `Some(false)` while that drop goes
     /// on (`DROPPING`), `None` for anything else (another generation, not
     /// cancelled, or past WAITING). For a scope's wait that cannot wait
-    /// for such a job to finish (`Registry::wait_scoped`).
+    /// for such a job to finish (`ThisThread::wait_scoped`).
     pub(crate) fn cancelled_while_waiting(&self, gen: u32) -> Option<bool> {
         let s = self.state.load(Ordering::Acquire);
         if gen_of(s) != gen || phase_of(s) != WAITING || s & CANCELLED == 0 {

@@ -299,7 +299,7 @@ impl Trace {
     /// Build from a collection whose buffers are per context: contexts
     /// `0..workers` are the workers (all of them get a thread, recorded or
     /// not); `number(i)` is the thread number of context `i`
-    /// (`Registry::thread_number_at`), which the threads, and the victims
+    /// (`pinned::thread_number_at`), which the threads, and the victims
     /// and wakees in their events, are labelled with.
     pub(crate) fn from_collected(
         c: Collected,

@@ -1,5 +1,5 @@
 //! Loom model of a finish racing a waiter that parks (`ThisThread::finish`,
-//! `Registry::park_on`), on the real code.
+//! `ThisThread::park_on`), on the real code.
 
 use crate::builder::IdlePolicy;
 use crate::context::Context;
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 // Finish vs waiter registration, on the real code: a thread finishes a
 // running job (`ThisThread::finish`) while another pins it, registers as
-// parked and sleeps (`Registry::park_on`, wait spin 0). Whatever the
+// parked and sleeps (`ThisThread::park_on`, wait spin 0). Whatever the
 // interleaving, the waiter sees the job finished or is woken: no lost
 // wake-up (loom reports a deadlock if the waiter sleeps forever), and
 // the slot is freed exactly once (the finisher or the waiter's unpin

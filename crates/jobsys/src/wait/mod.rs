@@ -404,7 +404,7 @@ impl ThisThread<'_> {
         let noop = &mut || {};
         // 0. Jobs pinned to this thread: only it can run them, and it is
         //    idle (all of them, needed or not, as enkiTS's waits do).
-        if self.reg.run_one_pinned(self.ctx, noop) {
+        if self.run_one_pinned(noop) {
             return Ok(true);
         }
         // Shuffled (`Builder::shuffle`): a random one of the needed jobs.
