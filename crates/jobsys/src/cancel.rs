@@ -7,9 +7,9 @@ use crate::context::Context;
 use crate::error::Failure;
 use crate::handle::JobHandle;
 use crate::registry::Registry;
+use crate::registry::ThisThread;
 use crate::running::{drop_as_job, failed_name};
 use crate::slot::{Cancel, Ending, NOOP_VTABLE};
-use crate::this_thread::ThisThread;
 use std::sync::Arc;
 
 /// Why `JobSystem::cancel` cancelled a job (its dependents report it too).

@@ -61,3 +61,26 @@ impl fmt::Debug for JobHandle {
         )
     }
 }
+
+/// Check that every handle in `deps` belongs to the system with id
+/// `system`; a foreign one panics at the caller's line, naming `what`.
+/// Inlined to a length test: most jobs have no dependencies.
+#[track_caller]
+#[inline(always)]
+pub(crate) fn check_handles(system: u32, deps: &[JobHandle], what: &str) {
+    if !deps.is_empty() {
+        check_some_handles(system, deps, what);
+    }
+}
+
+/// `check_handles` of a non-empty list, out of line.
+#[track_caller]
+#[inline(never)]
+fn check_some_handles(system: u32, deps: &[JobHandle], what: &str) {
+    for d in deps {
+        assert!(
+            d.system == system,
+            "jobsys: {what}: a dependency handle belongs to another JobSystem ({d:?})"
+        );
+    }
+}

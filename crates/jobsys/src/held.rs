@@ -17,9 +17,9 @@
 use crate::desc::JobDesc;
 use crate::handle::JobHandle;
 use crate::registry::Registry;
+use crate::registry::ThisThread;
 use crate::slot::{END_EVENT, NOOP_VTABLE};
 use crate::system::JobSystem;
-use crate::this_thread::ThisThread;
 use std::sync::Arc;
 
 /// The count that keeps a gate closed. Dropping it opens the gate.

@@ -17,9 +17,9 @@
 use crate::context::{HIGH, NORMAL, PRIORITIES};
 use crate::job::{Entry, StackHeader};
 use crate::registry::Registry;
+use crate::registry::ThisThread;
 use crate::sleep::Futex;
 use crate::sync::Ordering;
-use crate::this_thread::ThisThread;
 use crate::wait::DepthGuard;
 use std::cell::UnsafeCell;
 use std::mem::{ManuallyDrop, MaybeUninit};

@@ -207,7 +207,6 @@ mod stats;
 mod store;
 mod sync;
 mod system;
-mod this_thread;
 pub mod topology;
 pub mod trace;
 mod wait;

@@ -7,13 +7,13 @@
 //! participants, so contention shrinks as the loop nears its end) and puts
 //! another entry on its own deque while pieces remain, so idle workers can
 //! join. Whoever completes the last piece finishes the job. Running and
-//! cancelling the pieces are methods of `ThisThread` (`this_thread.rs`).
+//! cancelling the pieces are methods of `ThisThread` (`registry.rs`).
 
 use crate::error::Failure;
 use crate::job::Entry;
 use crate::registry::Registry;
+use crate::registry::ThisThread;
 use crate::slot::*;
-use crate::this_thread::ThisThread;
 use std::mem::{align_of, size_of};
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};

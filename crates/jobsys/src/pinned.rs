@@ -44,10 +44,10 @@
 
 use crate::context::Context;
 use crate::job::Entry;
-use crate::pinned_queue::{resolve, ThreadTable, NO_THREAD, UNASSIGNED};
+use crate::pinned_queue::{resolve, ThreadTable, NO_THREAD};
 use crate::registry::Registry;
+use crate::registry::ThisThread;
 use crate::sync::lock;
-use crate::this_thread::ThisThread;
 use std::sync::atomic::Ordering;
 
 // Every thread index is below the tracer's base of unindexed threads: at
@@ -331,32 +331,6 @@ impl ThisThread<'_> {
 /// section is one small update that cannot panic halfway).
 fn thread_table(reg: &Registry) -> std::sync::MutexGuard<'_, ThreadTable> {
     reg.threads.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The number hooks and traces give the thread holding `ctx`: its
-/// thread index (as `thread_index_of`), or, for a thread that has none (it
-/// only schedules or waits), `UNINDEXED_THREAD_BASE + ctx.index`
-/// (`docs/engine.md`, "Thread index"). Any thread may ask, of any
-/// context.
-#[cfg_attr(not(feature = "trace"), allow(dead_code))] // hooks and traces only
-pub(crate) fn thread_number(ctx: &Context) -> u32 {
-    // Not `thread_index_of`: the index stays the thread's after its
-    // registration closed (its exit, the system's drop), until another
-    // thread claims the context.
-    match ctx.pinned.index.load(Ordering::Relaxed) {
-        UNASSIGNED => crate::trace::UNINDEXED_THREAD_BASE + ctx.index,
-        i => i,
-    }
-}
-
-/// `thread_number` of context `index` (a steal's victim, a wakee).
-#[cfg_attr(not(feature = "trace"), allow(dead_code))]
-pub(crate) fn thread_number_at(reg: &Registry, index: u32) -> u32 {
-    if (index as usize) < reg.num_contexts() {
-        thread_number(reg.context(index as usize))
-    } else {
-        crate::trace::UNINDEXED_THREAD_BASE + index
-    }
 }
 
 /// The registration of thread index `index` numbered `registration`

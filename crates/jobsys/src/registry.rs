@@ -1,11 +1,13 @@
 //! The shared state of one job system: its contexts (which thread owns
 //! which), the claim of outside threads' contexts (thread-locals,
 //! teardown), counters (summed into `stats.rs`'s `Stats`), the idle spin
-//! and hot-zone flags, and the pages of slots. The rest of `impl Registry`
-//! lives with its responsibility: `lifecycle.rs` (a job from submit to
-//! recycle), `pinned.rs` (registered threads and pinned jobs) and
-//! `wait/mod.rs` (`complete`); `search.rs`, `worker.rs`, `parallel_for.rs`
-//! and `join.rs` run through `this_thread.rs`'s `ThisThread`.
+//! and hot-zone flags, and the pages of slots; `impl Registry` is here
+//! alone. Beside it `ThisThread`, the calling thread's registry and context
+//! (as rayon-core keeps `WorkerThread` beside its `Registry`): the work one
+//! thread does is its methods, written with the concept they serve
+//! (`lifecycle.rs`: a job from submit to recycle; `wait/`: `complete`;
+//! `pinned.rs`: registered threads and pinned jobs; `search.rs`,
+//! `shuffle.rs`, `worker.rs`, `parallel_for.rs`, `join.rs`).
 
 use crate::builder::IdlePolicy;
 use crate::context::Context;
@@ -15,7 +17,6 @@ use crate::sleep::{Backoff, Futex, Sleep};
 use crate::slot::{Slot, PAGE_SLOTS};
 pub use crate::stats::Stats;
 use crate::store::Page;
-use crate::this_thread::ThisThread;
 use crate::trace::{HookMark, JobId, Site, TraceHost};
 use crate::waiters::Waiters;
 use std::cell::{Cell, RefCell};
@@ -191,14 +192,30 @@ impl TraceHost for Registry {
         &self.trace
     }
 
+    /// The number hooks and traces give the thread holding `ctx`: its
+    /// thread index (as `ThisThread::thread_index_of`), or, for a thread
+    /// that has none (it only schedules or waits),
+    /// `UNINDEXED_THREAD_BASE + ctx.index` (`docs/engine.md`, "Thread
+    /// index"). Any thread may ask, of any context.
     #[inline]
     fn thread_number(&self, ctx: &Context) -> u32 {
-        crate::pinned::thread_number(ctx)
+        // Not `thread_index_of`: the index stays the thread's after its
+        // registration closed (its exit, the system's drop), until another
+        // thread claims the context.
+        match ctx.pinned.index.load(Ordering::Relaxed) {
+            crate::pinned_queue::UNASSIGNED => crate::trace::UNINDEXED_THREAD_BASE + ctx.index,
+            i => i,
+        }
     }
 
+    /// `thread_number` of context `index` (a steal's victim, a wakee).
     #[inline]
     fn thread_number_at(&self, index: u32) -> u32 {
-        crate::pinned::thread_number_at(self, index)
+        if (index as usize) < self.num_contexts() {
+            self.thread_number(self.context(index as usize))
+        } else {
+            crate::trace::UNINDEXED_THREAD_BASE + index
+        }
     }
 
     #[inline]
@@ -229,6 +246,30 @@ impl TraceHost for Registry {
     #[inline]
     fn in_hook() -> Option<&'static str> {
         in_hook()
+    }
+}
+
+/// The calling thread's registry and context (the context this thread
+/// holds: `Registry::current_for` or a worker's own).
+#[derive(Clone, Copy)]
+pub(crate) struct ThisThread<'a> {
+    pub(crate) reg: &'a Registry,
+    pub(crate) ctx: &'a Context,
+}
+
+impl<'a> ThisThread<'a> {
+    /// `ctx` must be the context the calling thread holds.
+    #[inline(always)]
+    pub(crate) fn new(reg: &'a Registry, ctx: &'a Context) -> Self {
+        ThisThread { reg, ctx }
+    }
+
+    /// The calling thread's view of `reg`, its context claimed if need be
+    /// (`Registry::current_for`; `call` names the API call in the panic
+    /// that refuses it inside a profiler hook).
+    #[inline(always)]
+    pub(crate) fn current_for(reg: &'a Registry, call: impl Fn() -> &'static str) -> Self {
+        ThisThread::new(reg, reg.current_for(call))
     }
 }
 
@@ -559,28 +600,6 @@ impl Registry {
         // the `Page` neither moves nor retags them) until the registry
         // drops; callers never outlive the registry.
         unsafe { &*slots }
-    }
-
-    /// Check that every handle in `deps` is ours. Inlined to a length
-    /// test: most jobs have no dependencies.
-    #[track_caller]
-    #[inline(always)]
-    pub(crate) fn check_handles(&self, deps: &[JobHandle], what: &str) {
-        if !deps.is_empty() {
-            self.check_some_handles(deps, what);
-        }
-    }
-
-    /// `check_handles` of a non-empty list, out of line.
-    #[track_caller]
-    #[inline(never)]
-    fn check_some_handles(&self, deps: &[JobHandle], what: &str) {
-        for d in deps {
-            assert!(
-                d.system == self.id,
-                "jobsys: {what}: a dependency handle belongs to another JobSystem ({d:?})"
-            );
-        }
     }
 
     /// Has `h` finished (successfully or not)? Never blocks.

@@ -10,8 +10,8 @@
 use crate::context::Context;
 use crate::desc::JobDesc;
 use crate::registry::Registry;
+use crate::registry::ThisThread;
 use crate::slot::{JobMeta, Slot};
-use crate::this_thread::ThisThread;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

@@ -2,13 +2,13 @@
 //! waiter needs, then High/Normal/Low from its own deque and by stealing
 //! from a random victim), and the wake cascade (`notify_work`,
 //! `found_work`: the last searcher to find work wakes the next worker).
-//! Methods of `ThisThread` (`this_thread.rs`): each runs on one thread's
+//! Methods of `ThisThread` (`registry.rs`): each runs on one thread's
 //! behalf, with its context.
 
 use crate::builder::IdlePolicy;
 use crate::context::{bump, HIGH, NORMAL, PRIORITIES};
 use crate::job::Entry;
-use crate::this_thread::ThisThread;
+use crate::registry::ThisThread;
 
 impl ThisThread<'_> {
     /// Work was pushed on a deque: wake a worker if needed (nothing to do

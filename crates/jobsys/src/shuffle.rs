@@ -16,7 +16,7 @@
 use crate::context::{bump, HIGH, PRIORITIES};
 use crate::deque::Local;
 use crate::job::Entry;
-use crate::this_thread::ThisThread;
+use crate::registry::ThisThread;
 
 /// How many of a deque's newest entries a shuffled pop chooses among.
 const WINDOW: usize = 16;

@@ -35,8 +35,8 @@ use crate::handle::JobHandle;
 use crate::limiter::Limiter;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, Batch};
 use crate::pinned::Pin;
+use crate::registry::ThisThread;
 use crate::system::JobSystem;
-use crate::this_thread::ThisThread;
 use std::any::Any;
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -271,9 +271,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
             "jobsys: JobBuilder::schedule_blocking: a blocking job runs on a blocking thread, \
              it cannot be pinned"
         );
-        self.system
-            .reg()
-            .check_handles(self.deps, "JobBuilder::after");
+        crate::handle::check_handles(self.system.reg().id, self.deps, "JobBuilder::after");
         let (seat, before) = match self.limit.take() {
             Some(l) => {
                 let (seat, b) = l.ask(self.system, self.deps, self.desc.priority);
@@ -388,9 +386,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     #[track_caller]
     fn schedule_limited<F: FnOnce() + Send + 'f>(mut self, l: &Limiter, f: F) -> JobHandle {
         self.limit = None;
-        self.system
-            .reg()
-            .check_handles(self.deps, "JobBuilder::after");
+        crate::handle::check_handles(self.system.reg().id, self.deps, "JobBuilder::after");
         let (seat, before) = l.ask(self.system, self.deps, self.desc.priority);
         let run = move || {
             let seat = seat;
@@ -413,9 +409,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     ) -> JobHandle {
         self.limit = None;
         let js = self.system;
-        self.system
-            .reg()
-            .check_handles(self.deps, "JobBuilder::after");
+        crate::handle::check_handles(self.system.reg().id, self.deps, "JobBuilder::after");
         let (seat, before) = l.ask(self.system, self.deps, self.desc.priority);
         let pieces = seat.seat();
         let h = match before.as_slice() {

@@ -5,8 +5,8 @@
 //! joined).
 
 use crate::builder::{resolve_policy, resolve_workers, BuildError, Config, MIN_STACK_SIZE};
+use crate::registry::ThisThread;
 use crate::registry::{Registry, Stats};
-use crate::this_thread::ThisThread;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;

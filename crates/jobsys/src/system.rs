@@ -10,9 +10,9 @@ use crate::error::JobError;
 use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_per_index, write_pfor, Batch};
 use crate::pinned::{Pin, ThreadIndex};
+use crate::registry::ThisThread;
 use crate::registry::{Registry, Stats};
 use crate::slot::{EMPTY_LOOP_VTABLE, NOOP_VTABLE, PFOR};
-use crate::this_thread::ThisThread;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -129,7 +129,7 @@ impl JobSystem {
         f: F,
     ) -> JobHandle {
         let reg = self.reg();
-        reg.check_handles(deps, "JobBuilder::after");
+        crate::handle::check_handles(reg.id, deps, "JobBuilder::after");
         let ctx = reg.current_for(|| "JobBuilder::schedule");
         let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
@@ -154,7 +154,7 @@ impl JobSystem {
     ) -> JobHandle {
         let reg = self.reg();
         let ticket = crate::pinned::pin_target(reg, pin);
-        reg.check_handles(deps, "JobBuilder::after");
+        crate::handle::check_handles(reg.id, deps, "JobBuilder::after");
         let ctx = reg.current_for(|| "JobBuilder::schedule");
         let (slot, gen) = crate::room::alloc_pinned_job(reg, ctx, desc, Some(ticket.target()));
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
@@ -214,7 +214,7 @@ impl JobSystem {
         f: F,
     ) -> JobHandle {
         let reg = self.reg();
-        reg.check_handles(deps, "schedule_after");
+        crate::handle::check_handles(reg.id, deps, "schedule_after");
         let ctx = reg.current_for(|| "JobSystem::schedule");
         let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
@@ -229,7 +229,7 @@ impl JobSystem {
     /// If a handle belongs to another `JobSystem`.
     pub fn combine(&self, handles: &[JobHandle]) -> JobHandle {
         let reg = self.reg();
-        reg.check_handles(handles, "combine");
+        crate::handle::check_handles(reg.id, handles, "combine");
         if handles.is_empty() {
             return self.completed_handle();
         }
@@ -239,7 +239,7 @@ impl JobSystem {
     /// A job with nothing to run after `deps` (`vt` says what it stands for).
     fn noop_after(&self, deps: &[JobHandle], vt: &'static crate::slot::JobVTable) -> JobHandle {
         let reg = self.reg();
-        reg.check_handles(deps, "parallel_for_after");
+        crate::handle::check_handles(reg.id, deps, "parallel_for_after");
         if deps.is_empty() {
             return self.completed_handle();
         }
@@ -316,7 +316,7 @@ impl JobSystem {
             // with nothing to run.
             return self.noop_after(deps, &EMPTY_LOOP_VTABLE);
         }
-        reg.check_handles(deps, "parallel_for_after");
+        crate::handle::check_handles(reg.id, deps, "parallel_for_after");
         let ctx = reg.current_for(|| "JobSystem::parallel_for");
         let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
@@ -570,7 +570,7 @@ impl JobSystem {
     /// If `h` belongs to another `JobSystem`.
     pub fn cancel(&self, h: JobHandle) -> bool {
         let reg = self.reg();
-        reg.check_handles(&[h], "cancel");
+        crate::handle::check_handles(reg.id, &[h], "cancel");
         crate::cancel::cancel(reg, reg.current_for(|| "JobSystem::cancel"), h)
     }
 

@@ -8,8 +8,8 @@
 use crate::builder::IdlePolicy;
 use crate::context::{bump, bump_by};
 use crate::registry::Registry;
+use crate::registry::ThisThread;
 use crate::sleep::{AdaptiveSpin, Backoff, Park};
-use crate::this_thread::ThisThread;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -512,7 +512,7 @@ pub(crate) fn schedule_core<'s>(
     // thread (`access`, or `job_ready` and `wake` of a job scheduled here).
     crate::registry::forbid_in_hook(what);
     let reg = js.reg();
-    reg.check_handles(extra, what);
+    crate::handle::check_handles(reg.id, extra, what);
     let mut decls = Decls {
         items: [None; decl::MAX_DECLS],
         n: 0,

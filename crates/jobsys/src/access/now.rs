@@ -32,9 +32,9 @@
 use super::{DepBuf, Mode, Resource};
 use crate::error::JobError;
 use crate::handle::JobHandle;
+use crate::registry::ThisThread;
 use crate::slot::{Slot, NOOP_VTABLE, READ_EVENT, TRACED, WRITE_EVENT};
 use crate::system::JobSystem;
-use crate::this_thread::ThisThread;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;

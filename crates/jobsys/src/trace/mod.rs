@@ -60,7 +60,7 @@
 //! hash as [`JobId::of_handle`]: `Registry::job_id(slot, gen)` for a slot,
 //! `JobId::new(e.slot.as_ptr() as usize, e.gen)` for a deque entry, and a
 //! stack job's header address tagged with 1 at generation 0. Names:
-//! `crate::lifecycle::job_name(slot)` (the `JobDesc` name, else the closure's type
+//! `job_name(slot)` (lifecycle.rs) (the `JobDesc` name, else the closure's type
 //! name), passed as a closure where it is resolved only while recording;
 //! `"join"` for stack jobs.
 //!
@@ -69,7 +69,7 @@
 //! | `job_ready_flag(site, slot_addr, gen) -> bool` | lifecycle.rs `submit` (`submit_traced`): in the no-dependency branch *before* `publish_runnable` (the caller gives it the `TRACED` flag when this returns true: the flag is on and this system records or has hooks; the ready is recorded only then, out of line in `ready_flag`) and `ctx.push` |
 //! | `job_ready(site, Registry::job_id(slot, gen))` | lifecycle.rs `submit`: before `make_runnable` when the last `pending` decrement is `submit`'s own (a ready must be stamped before any thread can start the job) |
 //! | `job_released(site, \|\| Registry::job_id(dependent, dependent.gen_now()))` | lifecycle.rs `finish`: when `dependent.dep_done()` reports the last dependency, before `make_runnable(ctx, dependent)` (the closure, id and generation, runs only while recording) |
-//! | `job_begin_slot(site, slot_addr, gen, \|\| crate::lifecycle::job_name(slot))` / `job_begin(site, id, name)` | lifecycle.rs `run_claimed` (`run_claimed_as::<true>`; `job_begin_slot` resolves the name and records only if this system records or has hooks, else returns `None` and no end follows; `::<false>`, wait/mod.rs's fast path on a job without `TRACED`, has no site): after the cancelled and poisoned branches, before `running_push`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; lifecycle.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::new(e.slot.as_ptr() as usize, e.gen)`) |
+//! | `job_begin_slot(site, slot_addr, gen, \|\| job_name(slot))` / `job_begin(site, id, name)` | lifecycle.rs `run_claimed` (`run_claimed_as::<true>`; `job_begin_slot` resolves the name and records only if this system records or has hooks, else returns `None` and no end follows; `::<false>`, wait/mod.rs's fast path on a job without `TRACED`, has no site): after the cancelled and poisoned branches, before `running_push`; parallel_for.rs `run_pieces`: after the first chunk's `on_claim()`; lifecycle.rs `run_entry`, stack-job branch: before `run_stack_job` (id `JobId::new(e.slot.as_ptr() as usize, e.gen)`) |
 //! | `job_end(site, id, name)` | the same places, just *before* `finish` / `finish_pieces` (and on every other exit of `run_pieces` that ran a piece): whoever sees the job finished — a waiter that then stops the capture — also sees its end, so a capture stopped after `complete` holds no clipped job of that graph (the releases and wakes `finish` causes follow the slice; their arrows start on the state track) |
 //! | `steal(site, v as u32)` | search.rs `steal_from`: after each successful `steal_into` |
 //! | `spin_begin(site)` | worker.rs `worker_main`: before `spin_until_work` |
@@ -308,7 +308,7 @@ hook!(
     job_ready(job: JobId) => READY, job.0, ""
 );
 hook!(
-    /// This thread starts running `job` (`name`: `crate::lifecycle::job_name(slot)`,
+    /// This thread starts running `job` (`name`: `job_name(slot)` (lifecycle.rs),
     /// its `JobDesc` name or closure type name; `"join"` for stack jobs).
     job_begin(job: JobId, name: &'static str) => JOB_BEGIN, job.0, name
 );

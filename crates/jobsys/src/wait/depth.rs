@@ -1,7 +1,7 @@
 //! `DepthGuard`: a thread's wait depth, and what its outermost wait's end
 //! does (give back storage, compact its deques, follow the CPUs).
 
-use crate::this_thread::ThisThread;
+use crate::registry::ThisThread;
 
 /// Keeps `wait_depth` right even if a helped job's panic unwinds through.
 /// When the outermost wait of a thread that is not a worker ends, that

@@ -5,8 +5,8 @@ use crate::builder::IdlePolicy;
 use crate::context::Context;
 use crate::handle::JobHandle;
 use crate::registry::Registry;
+use crate::registry::ThisThread;
 use crate::slot::NOOP_VTABLE;
-use crate::this_thread::ThisThread;
 use std::ptr::NonNull;
 use std::time::Duration;
 

@@ -32,9 +32,9 @@ use crate::error::JobError;
 use crate::failures::Outcome;
 use crate::handle::JobHandle;
 use crate::job::Entry;
+use crate::registry::ThisThread;
 use crate::slot::*;
 use crate::sync::{fence, Ordering};
-use crate::this_thread::ThisThread;
 use crate::waiters::BROKEN;
 use std::time::Instant;
 
