@@ -179,6 +179,7 @@ mod blocking;
 mod builder;
 mod cancel;
 mod context;
+mod current;
 mod deque;
 mod desc;
 mod error;

@@ -11,6 +11,9 @@
 
 use crate::builder::IdlePolicy;
 use crate::context::Context;
+use crate::current::CURRENT;
+#[cfg(feature = "trace")]
+use crate::current::{enter_hook, in_hook, leave_hook};
 use crate::failures::FailureLog;
 use crate::handle::JobHandle;
 use crate::sleep::{Backoff, Futex, Sleep};
@@ -19,7 +22,7 @@ pub use crate::stats::Stats;
 use crate::store::Page;
 use crate::trace::{HookMark, JobId, Site, TraceHost};
 use crate::waiters::Waiters;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -100,8 +103,6 @@ pub(crate) struct Registry {
 }
 
 thread_local! {
-    /// Cache of the last (registry id, context) this thread used.
-    static CURRENT: Cell<(u32, *const Context)> = const { Cell::new((0, ptr::null())) };
     /// Every external context this thread holds, released at thread exit.
     static CLAIMS: RefCell<Vec<Claim>> = const { RefCell::new(Vec::new()) };
     /// Contexts claimed after `CLAIMS` was destroyed, by another
@@ -121,59 +122,6 @@ fn with_claims<R>(f: impl FnOnce(&RefCell<Vec<Claim>>) -> R) -> Option<R> {
             .try_with(|c| (f.take().expect("called once"))(c))
             .ok(),
     }
-}
-
-/// Mark this thread as inside the profiler hook `method` for the length
-/// of the hook (`trace::hooks::call`, through `TraceHost::enter_hook`):
-/// the context cache holds
-/// `(0, method)` instead of a context, and the value it held is returned
-/// for `leave_hook`. No registry has id 0, so every look-up misses and
-/// takes `current_named`, which refuses it (`in_hook`). The mark lives in
-/// the cache itself, not in a thread-local of its own, so that the
-/// refusal adds nothing to the hot paths' code: a second thread-local read
-/// in the cold look-up changed the inlining around them (W1 counts moved).
-#[cfg(feature = "trace")]
-fn enter_hook(method: &'static &'static str) -> (u32, *const Context) {
-    let mark = (method as *const &'static str).cast::<Context>();
-    CURRENT.with(|c| c.replace((0, mark)))
-}
-
-/// Undo `enter_hook` after the hook returned. Nothing in between changed
-/// the cache: only the hook's code ran, and a look-up from it panics before
-/// caching anything.
-#[cfg(feature = "trace")]
-fn leave_hook(cached: (u32, *const Context)) {
-    CURRENT.with(|c| c.set(cached));
-}
-
-/// The profiler hook method this thread is inside of, if any (the mark of
-/// `enter_hook`).
-#[cfg(feature = "trace")]
-#[inline]
-fn in_hook() -> Option<&'static str> {
-    let (id, mark) = CURRENT.with(|c| c.get());
-    if id != 0 || mark.is_null() {
-        return None;
-    }
-    // SAFETY: `(0, non-null)` is only ever stored by `enter_hook` (a
-    // context is cached with its registry's id, never 0; the empty cache
-    // is `(0, null)`), from a `&'static &'static str`.
-    Some(unsafe { *mark.cast::<&'static str>() })
-}
-
-/// Panic if this thread is inside a profiler hook: `call` (e.g.
-/// `"JobSystem::hot_zone"`) is being made from it, and is formatted only
-/// then. For the calls that take a lock a hook's caller may hold before
-/// they look up the thread's context; the others are refused by
-/// `Registry::current_named`.
-#[inline]
-pub(crate) fn forbid_in_hook(call: impl std::fmt::Display) {
-    #[cfg(feature = "trace")]
-    if let Some(method) = in_hook() {
-        crate::trace::refuse_in_hook(&call, method);
-    }
-    #[cfg(not(feature = "trace"))]
-    let _ = call;
 }
 
 /// What the tracer needs of a registry (`trace::TraceHost`: it names no

@@ -23,7 +23,7 @@ impl Drop for Owner {
     fn drop(&mut self) {
         // Before anything below waits for the sleepers' lock: a hook may be
         // running under it on this thread.
-        crate::registry::forbid_in_hook("JobSystem::drop (of the last clone)");
+        crate::current::forbid_in_hook("JobSystem::drop (of the last clone)");
         let reg = &self.registry;
         reg.terminating.store(true, Ordering::SeqCst);
         reg.sleep.wake_all(true);

@@ -107,7 +107,7 @@ impl JobSystem {
     /// and may be dropped on any thread.
     pub fn hot_zone(&self) -> HotZone {
         // Before the wake below takes the sleepers' lock.
-        crate::registry::forbid_in_hook("JobSystem::hot_zone");
+        crate::current::forbid_in_hook("JobSystem::hot_zone");
         let reg = self.reg();
         if reg.hot_zones.fetch_add(1, Ordering::SeqCst) == 0 {
             reg.sleep.wake_all(false);

@@ -390,7 +390,7 @@ impl<T> Resource<T> {
     /// When called from a profiler hook (`ProfilerHooks`, "What a hook
     /// may do"): the hook may run under this resource's lock.
     pub fn clear_poison(&self) {
-        crate::registry::forbid_in_hook("Resource::clear_poison");
+        crate::current::forbid_in_hook("Resource::clear_poison");
         let mut h = self.inner.shared.lock();
         h.poison = None;
         self.inner.shared.poisoned.store(false, Ordering::Release);
@@ -510,7 +510,7 @@ pub(crate) fn schedule_core<'s>(
 ) -> JobHandle {
     // Before the resource locks: a hook may be running under them on this
     // thread (`access`, or `job_ready` and `wake` of a job scheduled here).
-    crate::registry::forbid_in_hook(what);
+    crate::current::forbid_in_hook(what);
     let reg = js.reg();
     crate::handle::check_handles(reg.id, extra, what);
     let mut decls = Decls {

@@ -217,7 +217,7 @@ impl Drop for AbortOnUnwind {
 /// `job_ready`), or for a job this thread is half way through. The hot
 /// paths pay nothing: their look-up is the same load and compare, and only
 /// this cold path writes the cache. The calls that take such a lock before
-/// they look up the context check registry.rs `forbid_in_hook` first.
+/// they look up the context check current.rs `forbid_in_hook` first.
 #[cfg(feature = "trace")]
 #[inline]
 pub(crate) fn call<H: TraceHost>(
@@ -234,7 +234,7 @@ pub(crate) fn call<H: TraceHost>(
 
 /// Panic if this thread is inside a profiler hook: `call` (e.g.
 /// `"JobSystem::trace_stop"`) is being made from it into the system of
-/// `host` (registry.rs `forbid_in_hook` is the core's own).
+/// `host` (current.rs `forbid_in_hook` is the core's own).
 #[cfg(feature = "trace")]
 #[inline]
 pub(crate) fn forbid<H: TraceHost>(host: &H, call: impl fmt::Display) {
