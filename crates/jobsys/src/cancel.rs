@@ -40,7 +40,7 @@ pub(crate) fn cancel(reg: &Registry, ctx: &Context, h: JobHandle) -> bool {
                     let d = JobHandle {
                         slot: dep,
                         gen,
-                        system: reg.id,
+                        system: reg.id(),
                     };
                     todo.push(d);
                     members.push(d);

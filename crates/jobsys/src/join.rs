@@ -119,7 +119,7 @@ where
     B: FnOnce() -> RB,
     RA: Send,
 {
-    if reg.num_workers == 0 {
+    if reg.num_workers() == 0 {
         return join_inline(a, b);
     }
     let ctx = reg.current_for(|| "JobSystem::join");
@@ -232,7 +232,7 @@ impl ThisThread<'_> {
                 continue;
             }
             let spent = backoff.elapsed();
-            if spent < self.reg.wait_spin {
+            if spent < self.reg.wait_spin() {
                 backoff.snooze(spent);
                 continue;
             }

@@ -139,7 +139,7 @@ impl ThisThread<'_> {
         let handle = JobHandle {
             slot: NonNull::from(slot),
             gen,
-            system: self.reg.id,
+            system: self.reg.id(),
         };
         slot.publish_runnable(gen, flags);
         if let Some(target) = slot.meta().pinned_to() {
@@ -189,7 +189,7 @@ impl ThisThread<'_> {
         JobHandle {
             slot: NonNull::from(slot),
             gen,
-            system: self.reg.id,
+            system: self.reg.id(),
         }
     }
 
@@ -222,7 +222,7 @@ impl ThisThread<'_> {
         let handle = JobHandle {
             slot: NonNull::from(slot),
             gen,
-            system: self.reg.id,
+            system: self.reg.id(),
         };
         self.ctx.push(
             Entry {
@@ -238,24 +238,25 @@ impl ThisThread<'_> {
     /// Publish `self.ctx`'s batch (see `JobSystem::flush`).
     pub(crate) fn flush(self) -> usize {
         let n = self.ctx.batch_take();
-        if n == 0 || self.reg.num_workers == 0 {
+        if n == 0 || self.reg.num_workers() == 0 {
             return 0;
         }
         // SeqCst fence: the pushes before the sleepers' state, as in
         // `Sleep::notify_work`.
         fence(Ordering::SeqCst);
-        let uncovered = n.saturating_sub(self.reg.sleep.searching() as usize);
+        let uncovered = n.saturating_sub(self.reg.sleep().searching() as usize);
         // Each wake is recorded before the store that ends that worker's
         // park (see `Sleep::notify_work`), so its arrow never points back.
         let traced = |w| crate::trace::wake_issued(self.reg.site(self.ctx), Some(w));
-        let woken =
-            self.reg
-                .sleep
-                .wake_many(uncovered.min(self.reg.num_workers), self.ctx.index, traced);
+        let woken = self.reg.sleep().wake_many(
+            uncovered.min(self.reg.num_workers()),
+            self.ctx.index,
+            traced,
+        );
         let woken = if woken.is_empty() && uncovered > 0 {
             // Nobody asleep to wake, or a race with parking workers: the
             // usual single notify keeps the no-lost-wake-up guarantee.
-            match self.reg.sleep.notify_work(self.ctx.index, traced) {
+            match self.reg.sleep().notify_work(self.ctx.index, traced) {
                 Some(_) => 1,
                 None => 0,
             }
@@ -289,7 +290,7 @@ impl ThisThread<'_> {
                 // Recycled: finished long ago, maybe failed; a dependency
                 // whose outcome is no longer known counts as failed (a job
                 // after a failed one never runs).
-                let failure = match self.reg.failures.lookup(d.slot.as_ptr() as usize, d.gen) {
+                let failure = match self.reg.failures().lookup(d.slot.as_ptr() as usize, d.gen) {
                     Outcome::Succeeded => None,
                     Outcome::Failed(rec) => Some(rec.failure),
                     Outcome::Unknown => Some(Arc::new(Failure::dependency_unknown())),
@@ -332,7 +333,7 @@ impl ThisThread<'_> {
                 let h = JobHandle {
                     slot: NonNull::from(slot),
                     gen: slot.gen_now(),
-                    system: self.reg.id,
+                    system: self.reg.id(),
                 };
                 crate::cancel::cancel_with(
                     self.reg,
@@ -376,7 +377,7 @@ impl ThisThread<'_> {
     /// (`waited`) also goes on the `needed` deque, which waiters search.
     #[inline]
     pub(crate) fn queue_runnable(self, e: Entry, prio: usize, waited: bool) {
-        if waited && self.reg.inheritance {
+        if waited && self.reg.inheritance() {
             // Only on the needed deque, which every thread searches right
             // after its own High work: one entry, no stale twin to pop later.
             self.ctx.push_needed(e, crate::wait::still_queued);
@@ -557,7 +558,7 @@ impl ThisThread<'_> {
             // SeqCst accesses, not fences).
             fence(Ordering::SeqCst);
             // Recorded before the store the waiter's park loop sees.
-            self.reg.waiters.wake_target(slot, |w| {
+            self.reg.waiters().wake_target(slot, |w| {
                 crate::trace::wake_issued(self.reg.site(self.ctx), Some(w))
             });
         }
@@ -611,7 +612,7 @@ impl ThisThread<'_> {
                     },
             };
             self.reg
-                .failures
+                .failures()
                 .record(slot as *const Slot as usize, gen, rec);
         }
     }
@@ -620,7 +621,7 @@ impl ThisThread<'_> {
     pub(crate) fn wake_parked_waiters(self) {
         // Recorded before the store the waiter's park loop sees.
         self.reg
-            .waiters
+            .waiters()
             .wake_all_parked(|w| crate::trace::wake_issued(self.reg.site(self.ctx), Some(w)));
     }
 }

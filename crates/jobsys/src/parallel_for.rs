@@ -312,7 +312,7 @@ impl ThisThread<'_> {
         let vt = slot.vtable();
         // SAFETY: the closure follows the header in the payload.
         let closure = unsafe { slot.payload_ptr().add(size_of::<Header>()) };
-        let threads = self.reg.num_workers + 1;
+        let threads = self.reg.num_workers() + 1;
         let mut ran = false;
         loop {
             let cur = h.next.load(Ordering::Relaxed);
@@ -528,7 +528,7 @@ mod tests {
         thread::scope(|sc| {
             sc.spawn(|| {
                 // Open the gate once the main thread sleeps in `complete`.
-                while js.reg().waiters.parked() == 0 {
+                while js.reg().waiters().parked() == 0 {
                     thread::yield_now();
                 }
                 gate.store(true, Ordering::Release);

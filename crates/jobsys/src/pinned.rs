@@ -141,7 +141,7 @@ impl ThisThread<'_> {
         debug_assert_eq!(e.registrations, 0, "the building thread registers once");
         e.registrations = MAIN_REGISTRATION;
         e.holder = Some(self.ctx.index);
-        self.reg.main_ctx.store(self.ctx.index, Ordering::Relaxed);
+        self.reg.main_ctx().store(self.ctx.index, Ordering::Relaxed);
         self.open_registration(0, MAIN_REGISTRATION)
     }
 
@@ -161,7 +161,7 @@ impl ThisThread<'_> {
             let q = lock(&self.ctx.pinned.inner);
             if q.open {
                 return ThreadIndex {
-                    system: self.reg.id,
+                    system: self.reg.id(),
                     ctx: self.ctx.index,
                     index: q.index,
                     registration: q.registration,
@@ -174,7 +174,7 @@ impl ThisThread<'_> {
                 drop(q);
                 let (index, registration) = table.take(self.ctx.index, false);
                 return ThreadIndex {
-                    system: self.reg.id,
+                    system: self.reg.id(),
                     ctx: NO_THREAD,
                     index,
                     registration,
@@ -195,7 +195,7 @@ impl ThisThread<'_> {
         self.ctx.pinned.index.store(index, Ordering::Relaxed);
         self.ctx.pinned.open.store(true, Ordering::Release);
         ThreadIndex {
-            system: self.reg.id,
+            system: self.reg.id(),
             ctx: self.ctx.index,
             index,
             registration,
@@ -250,10 +250,10 @@ impl ThisThread<'_> {
     /// asleep (both sides order through the sleepers / waiters lock).
     fn wake_pinned_owner(self, t: &Context) {
         let traced = |w| crate::trace::wake_issued(self.reg.site(self.ctx), Some(w));
-        if t.is_worker && self.reg.sleep.wake_worker(t.index, traced) {
+        if t.is_worker && self.reg.sleep().wake_worker(t.index, traced) {
             crate::context::bump(&self.ctx.counters.wakes);
         }
-        self.reg.waiters.wake_ctx(t, |w| {
+        self.reg.waiters().wake_ctx(t, |w| {
             crate::trace::wake_issued(self.reg.site(self.ctx), Some(w))
         });
     }
@@ -309,7 +309,7 @@ impl ThisThread<'_> {
     /// thread can call in any more, so the jobs pinned to those other than
     /// `self.ctx` can never run: cancel them.
     pub(crate) fn close_outside_pinned(self) {
-        for i in self.reg.num_workers..self.reg.num_contexts() {
+        for i in self.reg.num_workers()..self.reg.num_contexts() {
             if i != self.ctx.index as usize {
                 self.close_pinned(self.reg.context(i));
             }
@@ -321,7 +321,7 @@ impl ThisThread<'_> {
         let h = crate::JobHandle {
             slot: e.slot,
             gen: e.gen,
-            system: self.reg.id,
+            system: self.reg.id(),
         };
         crate::cancel::cancel_with(self.reg, self.ctx, h, PINNED_GONE, true);
     }
@@ -330,7 +330,7 @@ impl ThisThread<'_> {
 /// Who holds which thread index (poisoning ignored: every critical
 /// section is one small update that cannot panic halfway).
 fn thread_table(reg: &Registry) -> std::sync::MutexGuard<'_, ThreadTable> {
-    reg.threads.lock().unwrap_or_else(|e| e.into_inner())
+    reg.threads().lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The registration of thread index `index` numbered `registration`
@@ -355,7 +355,7 @@ pub(crate) fn registered_thread(
         _ => NO_THREAD,
     };
     Some(ThreadIndex {
-        system: reg.id,
+        system: reg.id(),
         ctx,
         index: index as u32,
         registration,
@@ -384,24 +384,24 @@ pub(crate) fn pin_target(reg: &Registry, pin: crate::Pin) -> PinTicket<'_> {
 fn accept_pin(reg: &Registry, pin: crate::Pin) -> u32 {
     let t = match pin {
         crate::Pin::Main => ThreadIndex {
-            system: reg.id,
-            ctx: reg.main_ctx.load(Ordering::Relaxed),
+            system: reg.id(),
+            ctx: reg.main_ctx().load(Ordering::Relaxed),
             index: 0,
             registration: MAIN_REGISTRATION,
         },
         crate::Pin::Worker(i) => {
             assert!(
-                (1..=reg.num_workers).contains(&i),
+                (1..=reg.num_workers()).contains(&i),
                 "jobsys: Pin::Worker({i}): not a worker's thread index; this system's \
                  workers are thread indices 1..={} (docs/engine.md, \"Thread index\")",
-                reg.num_workers
+                reg.num_workers()
             );
             // Worker thread index `i` holds context `i - 1`.
             return (i - 1) as u32;
         }
         crate::Pin::Thread(t) => {
             assert!(
-                t.system == reg.id,
+                t.system == reg.id(),
                 "jobsys: Pin::Thread: the ThreadIndex belongs to another JobSystem"
             );
             t
@@ -434,7 +434,7 @@ pub(crate) fn resolve_pinned(reg: &Registry, target: u32) {
 /// The outside thread's context `target` names: `None` for a worker
 /// and for `NO_THREAD`.
 fn outside_target(reg: &Registry, target: u32) -> Option<&Context> {
-    if target == NO_THREAD || (target as usize) < reg.num_workers {
+    if target == NO_THREAD || (target as usize) < reg.num_workers() {
         return None;
     }
     Some(reg.context(target as usize))

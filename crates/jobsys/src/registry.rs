@@ -45,58 +45,58 @@ pub(crate) const MAX_EXTERNAL: usize = 256;
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 
 pub(crate) struct Registry {
-    pub id: u32,
+    id: u32,
     self_weak: Weak<Registry>,
     contexts: Box<[OnceLock<Box<Context>>]>,
     /// Contexts initialised so far (a prefix of `contexts`).
     num_contexts: AtomicUsize,
-    pub num_workers: usize,
-    pub sleep: Sleep,
-    pub waiters: Waiters,
+    num_workers: usize,
+    sleep: Sleep,
+    waiters: Waiters,
     /// Failures of jobs whose slots were reused (`failures.rs`).
-    pub failures: FailureLog,
+    failures: FailureLog,
     /// Unfinished jobs above which a thread that needs a new page of slots
     /// makes room first (`make_room`).
-    pub max_jobs: usize,
+    max_jobs: usize,
     /// How long `make_room` waits with no job finishing before it panics,
     /// in nanoseconds: `MAX_JOBS_STALL`, shorter in tests
     /// (`set_max_jobs_stall`).
-    pub max_jobs_stall_ns: AtomicU64,
+    max_jobs_stall_ns: AtomicU64,
     /// Pages of slots a thread keeps when idle (`Config::retained_slots`).
-    pub keep_pages: usize,
+    keep_pages: usize,
     pages: Mutex<Vec<Page>>,
     /// The bases of `pages`, for checking an address without a lock
     /// (`JobSystem::handle_from_bits`).
     page_set: crate::store::pages::PageSet,
     claim_lock: Mutex<()>,
-    pub terminating: AtomicBool,
+    terminating: AtomicBool,
     /// Bumped (and woken) by workers that see the system drained at shutdown.
-    pub drained: Futex,
-    pub policy: IdlePolicy,
-    pub wait_spin: Duration,
+    drained: Futex,
+    policy: IdlePolicy,
+    wait_spin: Duration,
     /// The tracer's state (on/off, one event buffer per context).
     #[cfg(feature = "trace")]
-    pub(crate) trace: crate::trace::TraceState,
+    trace: crate::trace::TraceState,
     /// Workers take jobs that waiters need first (`Config`).
-    pub inheritance: bool,
+    inheritance: bool,
     /// `Builder::shuffle`'s seed: choices among ready jobs come from it
     /// (`shuffle.rs`).
-    pub shuffle: Option<u64>,
+    shuffle: Option<u64>,
     /// More threads (workers + the caller) than CPUs this process may use:
     /// idle spins yield the CPU instead of holding it. Updated when
     /// following the CPUs (`active.rs`).
-    pub oversubscribed: AtomicBool,
+    oversubscribed: AtomicBool,
     /// The active-worker limits and the CPU watch (`active.rs`).
-    pub(crate) active: crate::active::Active,
+    active: crate::active::Active,
     /// Context of the thread that built the system (`Pin::Main`, set by
     /// `register_main`); `NO_THREAD` before.
-    pub main_ctx: AtomicU32,
+    main_ctx: AtomicU32,
     /// Who holds which thread index (`pinned.rs`).
-    pub(crate) threads: Mutex<crate::pinned_queue::ThreadTable>,
+    threads: Mutex<crate::pinned_queue::ThreadTable>,
     /// Shared by every context (`context::Urgent`).
-    pub(crate) urgent: std::sync::Arc<crate::context::Urgent>,
+    urgent: std::sync::Arc<crate::context::Urgent>,
     /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
-    pub hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
+    hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
     /// Batched jobs published by their thread's exit or the system's
     /// shutdown instead of a flush or a wait (`note_unflushed`).
     unflushed: AtomicU64,
@@ -614,6 +614,31 @@ impl Registry {
             .collect()
     }
 }
+
+// Read access to the fields other modules use. The fields are private:
+// only this file builds or replaces one; the atomics and locks among them
+// change through their own methods.
+macro_rules! read_access {
+    (copy: $($c:ident: $ct:ty),* ; refs: $($r:ident: $rt:ty),* $(,)?) => {
+        impl Registry {
+            $(#[inline(always)] pub(crate) fn $c(&self) -> $ct { self.$c })*
+            $(#[inline(always)] pub(crate) fn $r(&self) -> &$rt { &self.$r })*
+        }
+    };
+}
+
+read_access! {
+    copy: id: u32, num_workers: usize, max_jobs: usize, keep_pages: usize, policy: IdlePolicy,
+        wait_spin: Duration, inheritance: bool, shuffle: Option<u64>;
+    refs: sleep: Sleep, waiters: Waiters, failures: FailureLog, max_jobs_stall_ns: AtomicU64,
+        terminating: AtomicBool, drained: Futex, oversubscribed: AtomicBool,
+        active: crate::active::Active, main_ctx: AtomicU32,
+        threads: Mutex<crate::pinned_queue::ThreadTable>,
+        urgent: std::sync::Arc<crate::context::Urgent>,
+        hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
+}
+#[cfg(feature = "trace")]
+read_access! { copy: ; refs: trace: crate::trace::TraceState }
 
 impl Drop for Registry {
     fn drop(&mut self) {

@@ -113,7 +113,7 @@ pub(crate) fn alloc_pinned_job<'a>(
 #[inline]
 pub(crate) fn trim(reg: &Registry, ctx: &Context) -> usize {
     // SAFETY: `ctx` is the calling thread's claimed context.
-    unsafe { ctx.store.trim(reg.keep_pages) }
+    unsafe { ctx.store.trim(reg.keep_pages()) }
 }
 
 /// `ctx`'s thread is idle (a worker about to sleep, or another thread
@@ -124,7 +124,7 @@ pub(crate) fn trim(reg: &Registry, ctx: &Context) -> usize {
 #[inline]
 pub(crate) fn idle(reg: &Registry, ctx: &Context) {
     // SAFETY: `ctx` is the calling thread's claimed context.
-    if unsafe { ctx.store.idle_tick(reg.keep_pages) } {
+    if unsafe { ctx.store.idle_tick(reg.keep_pages()) } {
         idle_slow(reg, ctx);
     }
 }
@@ -132,7 +132,7 @@ pub(crate) fn idle(reg: &Registry, ctx: &Context) {
 #[cold]
 fn idle_slow(reg: &Registry, ctx: &Context) {
     // SAFETY: `ctx` is the calling thread's claimed context.
-    unsafe { ctx.store.trim_if_due(reg.keep_pages) };
+    unsafe { ctx.store.trim_if_due(reg.keep_pages()) };
 }
 
 /// Back-pressure (`Config::max_jobs`): this thread needs a new page of
@@ -168,7 +168,7 @@ fn idle_slow(reg: &Registry, ctx: &Context) {
 /// yet: nothing of the job being scheduled exists.
 #[cold]
 fn make_room(reg: &Registry, ctx: &Context) {
-    if reg.outstanding() < reg.max_jobs as u64 || helping_forbidden() {
+    if reg.outstanding() < reg.max_jobs() as u64 || helping_forbidden() {
         return;
     }
     match Doing::of(ctx) {
@@ -182,7 +182,7 @@ fn make_room_by_running_jobs(reg: &Registry, ctx: &Context) {
     let mut stall = Stall::new(reg);
     let mut searching = false;
     let mut backoff = reg.backoff();
-    while reg.outstanding() >= reg.max_jobs as u64 {
+    while reg.outstanding() >= reg.max_jobs() as u64 {
         if ThisThread::new(reg, ctx).find_and_run_any(&mut searching) {
             continue;
         }
@@ -198,7 +198,7 @@ fn wait_for_room(reg: &Registry, ctx: &Context, doing: Doing) {
     let own = (running + guards) as u64;
     let mut stall = Stall::new(reg);
     let mut backoff = reg.backoff();
-    while reg.outstanding().saturating_sub(own) >= reg.max_jobs as u64
+    while reg.outstanding().saturating_sub(own) >= reg.max_jobs() as u64
         && other_workers_active(reg, ctx)
     {
         stall.check(reg, doing);
@@ -209,7 +209,7 @@ fn wait_for_room(reg: &Registry, ctx: &Context, doing: Doing) {
 /// Is a worker other than the calling thread active (taking queued
 /// jobs)? Workers `0..active_workers()` are.
 fn other_workers_active(reg: &Registry, ctx: &Context) -> bool {
-    let active = reg.sleep.active() as usize;
+    let active = reg.sleep().active() as usize;
     let me = usize::from(ctx.is_worker && (ctx.index as usize) < active);
     active > me
 }
@@ -237,14 +237,14 @@ pub(crate) fn make_room_before_locks(reg: &Registry, ctx: &Context) {
 
 /// `MAX_JOBS_STALL`, or what a test set (`set_max_jobs_stall`).
 fn max_jobs_stall(reg: &Registry) -> Duration {
-    Duration::from_nanos(reg.max_jobs_stall_ns.load(Ordering::Relaxed))
+    Duration::from_nanos(reg.max_jobs_stall_ns().load(Ordering::Relaxed))
 }
 
 /// Make back-pressure give up (panic) after `stall` without a finished
 /// job instead of `MAX_JOBS_STALL`, so tests reach the stall quickly.
 #[cfg(all(test, not(loom)))]
 pub(crate) fn set_max_jobs_stall(reg: &Registry, stall: Duration) {
-    reg.max_jobs_stall_ns
+    reg.max_jobs_stall_ns()
         .store(stall.as_nanos() as u64, Ordering::Relaxed);
 }
 
@@ -343,7 +343,7 @@ impl Stall {
                  {:?} while this thread, {}, waited for room to schedule another; they wait \
                  for something this thread has not done yet, or for threads that are blocked",
                 reg.outstanding(),
-                reg.max_jobs,
+                reg.max_jobs(),
                 self.limit,
                 doing.describe()
             );

@@ -22,12 +22,12 @@ impl ThisThread<'_> {
     /// woken worker looks there first).
     #[inline]
     pub(crate) fn notify_work_from(self, from: u32) {
-        if self.reg.num_workers != 0 {
+        if self.reg.num_workers() != 0 {
             // The wake is recorded inside, before the store that ends the
             // wakee's park (the wakee's `sleep_end` is stamped after its
             // Acquire load sees that store): its arrow never points back.
             let traced = |w| crate::trace::wake_issued(self.reg.site(self.ctx), Some(w));
-            if self.reg.sleep.notify_work(from, traced).is_some() {
+            if self.reg.sleep().notify_work(from, traced).is_some() {
                 bump(&self.ctx.counters.wakes);
             }
         }
@@ -53,11 +53,11 @@ impl ThisThread<'_> {
         // is smaller: empty here means a pop finds nothing.
         if self.ctx.pinned.has_any()
             || !self.ctx.local(HIGH).is_empty()
-            || (self.reg.inheritance && !self.ctx.needed.is_empty())
+            || (self.reg.inheritance() && !self.ctx.needed.is_empty())
         {
             return self.find_and_run_own(searching);
         }
-        let swept = self.reg.urgent.take();
+        let swept = self.reg.urgent().take();
         if !swept {
             let local = self.ctx.local(NORMAL);
             if !local.is_empty() && self.pop_and_run_inline(NORMAL, searching) {
@@ -82,12 +82,12 @@ impl ThisThread<'_> {
         // not wake the waiters for it (`make_runnable`), so it must run it
         // next whatever the hint below says.
         if self.pop_and_run(HIGH, searching)
-            || (self.reg.inheritance
+            || (self.reg.inheritance()
                 && self.run_own_needed(&mut || self.found_work(searching, || Some(self.ctx.index))))
         {
             return true;
         }
-        let swept = self.reg.urgent.take();
+        let swept = self.reg.urgent().take();
         self.find_and_run_rest(searching, swept)
     }
 
@@ -120,14 +120,14 @@ impl ThisThread<'_> {
     /// deques, then High jobs of other threads. A hit leaves the `Urgent`
     /// hint set: more may wait.
     fn run_urgent(self, searching: &mut bool, start: usize) -> bool {
-        let found = (self.reg.inheritance
+        let found = (self.reg.inheritance()
             && self.run_others_needed(
                 &mut || self.found_work(searching, || Some(self.ctx.index)),
                 start,
             ))
             || self.steal_and_run(HIGH, searching, start);
         if found {
-            self.reg.urgent.set();
+            self.reg.urgent().set();
         }
         found
     }
@@ -296,14 +296,14 @@ impl ThisThread<'_> {
     pub(crate) fn found_work(self, searching: &mut bool, more: impl FnOnce() -> Option<u32>) {
         if *searching {
             *searching = false;
-            if matches!(self.reg.policy, IdlePolicy::WhippingBoy) {
+            if matches!(self.reg.policy(), IdlePolicy::WhippingBoy) {
                 // Recorded before the successor's word is stored (as in
                 // `notify_work_from`).
                 let traced = |w| crate::trace::wake_issued(self.reg.site(self.ctx), Some(w));
-                if self.reg.sleep.hand_over(more(), traced).is_some() {
+                if self.reg.sleep().hand_over(more(), traced).is_some() {
                     bump(&self.ctx.counters.wakes);
                 }
-            } else if self.reg.sleep.stop_searching() {
+            } else if self.reg.sleep().stop_searching() {
                 if let Some(from) = more() {
                     self.notify_work_from(from);
                 }

@@ -54,7 +54,7 @@ impl ThisThread<'_> {
     /// look for work now and then (shutdown's drain, waiting for room),
     /// not once per job.
     pub(crate) fn find_and_run_any(self, searching: &mut bool) -> bool {
-        if self.reg.shuffle.is_some() {
+        if self.reg.shuffle().is_some() {
             self.find_and_run_shuffled(searching)
         } else {
             self.find_and_run(searching)
@@ -68,7 +68,7 @@ impl ThisThread<'_> {
         {
             return true;
         }
-        if self.reg.inheritance
+        if self.reg.inheritance()
             && self.run_needed_shuffled(&mut || self.found_work(searching, || Some(self.ctx.index)))
         {
             return true;

@@ -271,7 +271,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
             "jobsys: JobBuilder::schedule_blocking: a blocking job runs on a blocking thread, \
              it cannot be pinned"
         );
-        crate::handle::check_handles(self.system.reg().id, self.deps, "JobBuilder::after");
+        crate::handle::check_handles(self.system.reg().id(), self.deps, "JobBuilder::after");
         let (seat, before) = match self.limit.take() {
             Some(l) => {
                 let (seat, b) = l.ask(self.system, self.deps, self.desc.priority);
@@ -386,7 +386,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     #[track_caller]
     fn schedule_limited<F: FnOnce() + Send + 'f>(mut self, l: &Limiter, f: F) -> JobHandle {
         self.limit = None;
-        crate::handle::check_handles(self.system.reg().id, self.deps, "JobBuilder::after");
+        crate::handle::check_handles(self.system.reg().id(), self.deps, "JobBuilder::after");
         let (seat, before) = l.ask(self.system, self.deps, self.desc.priority);
         let run = move || {
             let seat = seat;
@@ -409,7 +409,7 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     ) -> JobHandle {
         self.limit = None;
         let js = self.system;
-        crate::handle::check_handles(self.system.reg().id, self.deps, "JobBuilder::after");
+        crate::handle::check_handles(self.system.reg().id(), self.deps, "JobBuilder::after");
         let (seat, before) = l.ask(self.system, self.deps, self.desc.priority);
         let pieces = seat.seat();
         let h = match before.as_slice() {

@@ -25,8 +25,8 @@ impl Drop for Owner {
         // running under it on this thread.
         crate::current::forbid_in_hook("JobSystem::drop (of the last clone)");
         let reg = &self.registry;
-        reg.terminating.store(true, Ordering::SeqCst);
-        reg.sleep.wake_all(true);
+        reg.terminating().store(true, Ordering::SeqCst);
+        reg.sleep().wake_all(true);
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         let on_own_worker = threads
             .iter()
@@ -45,7 +45,7 @@ impl Drop for Owner {
             // cannot wait for the drain here (it waited for ever). The
             // workers finish every queued job and exit on their own
             // (detached); with none, a thread of its own drains.
-            if reg.num_workers == 0 {
+            if reg.num_workers() == 0 {
                 let r = reg.clone();
                 let spawned = std::thread::Builder::new()
                     .name("jobsys-drain".into())
@@ -109,7 +109,7 @@ pub(crate) fn start(config: Config) -> Result<Owner, BuildError> {
         crate::active::Active::new(workers, config.follow_cpus, config.pin_workers),
     );
     if let Some(h) = config.on_unobserved_panic.clone() {
-        registry.failures.on_unobserved(h);
+        registry.failures().on_unobserved(h);
     }
     // The building thread is `Pin::Main`, thread index 0; registered
     // before the hooks are installed so that its start reaches them
@@ -120,7 +120,7 @@ pub(crate) fn start(config: Config) -> Result<Owner, BuildError> {
     ThisThread::new(&registry, main_ctx).register_main();
     #[cfg(feature = "trace")]
     if let Some(h) = config.profiler {
-        registry.trace.install_hooks(h);
+        registry.trace().install_hooks(h);
         crate::trace::thread_start(registry.site(main_ctx));
     }
     let mut threads = Vec::with_capacity(workers);

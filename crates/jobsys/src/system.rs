@@ -31,8 +31,8 @@ pub struct JobSystem {
 impl std::fmt::Debug for JobSystem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JobSystem")
-            .field("id", &self.reg().id)
-            .field("workers", &self.reg().num_workers)
+            .field("id", &self.reg().id())
+            .field("workers", &self.reg().num_workers())
             .finish()
     }
 }
@@ -67,12 +67,12 @@ impl JobSystem {
 
     /// Number of worker threads (not counting threads that call `complete`).
     pub fn workers(&self) -> usize {
-        self.reg().num_workers
+        self.reg().num_workers()
     }
 
     /// The idle policy the workers follow.
     pub fn idle_policy(&self) -> IdlePolicy {
-        self.reg().policy
+        self.reg().policy()
     }
 
     /// Counters summed over all threads since the system started.
@@ -109,8 +109,8 @@ impl JobSystem {
         // Before the wake below takes the sleepers' lock.
         crate::current::forbid_in_hook("JobSystem::hot_zone");
         let reg = self.reg();
-        if reg.hot_zones.fetch_add(1, Ordering::SeqCst) == 0 {
-            reg.sleep.wake_all(false);
+        if reg.hot_zones().fetch_add(1, Ordering::SeqCst) == 0 {
+            reg.sleep().wake_all(false);
         }
         HotZone {
             system: self.clone(),
@@ -129,7 +129,7 @@ impl JobSystem {
         f: F,
     ) -> JobHandle {
         let reg = self.reg();
-        crate::handle::check_handles(reg.id, deps, "JobBuilder::after");
+        crate::handle::check_handles(reg.id(), deps, "JobBuilder::after");
         let ctx = reg.current_for(|| "JobBuilder::schedule");
         let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
@@ -154,7 +154,7 @@ impl JobSystem {
     ) -> JobHandle {
         let reg = self.reg();
         let ticket = crate::pinned::pin_target(reg, pin);
-        crate::handle::check_handles(reg.id, deps, "JobBuilder::after");
+        crate::handle::check_handles(reg.id(), deps, "JobBuilder::after");
         let ctx = reg.current_for(|| "JobBuilder::schedule");
         let (slot, gen) = crate::room::alloc_pinned_job(reg, ctx, desc, Some(ticket.target()));
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
@@ -214,7 +214,7 @@ impl JobSystem {
         f: F,
     ) -> JobHandle {
         let reg = self.reg();
-        crate::handle::check_handles(reg.id, deps, "schedule_after");
+        crate::handle::check_handles(reg.id(), deps, "schedule_after");
         let ctx = reg.current_for(|| "JobSystem::schedule");
         let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
@@ -229,7 +229,7 @@ impl JobSystem {
     /// If a handle belongs to another `JobSystem`.
     pub fn combine(&self, handles: &[JobHandle]) -> JobHandle {
         let reg = self.reg();
-        crate::handle::check_handles(reg.id, handles, "combine");
+        crate::handle::check_handles(reg.id(), handles, "combine");
         if handles.is_empty() {
             return self.completed_handle();
         }
@@ -239,7 +239,7 @@ impl JobSystem {
     /// A job with nothing to run after `deps` (`vt` says what it stands for).
     fn noop_after(&self, deps: &[JobHandle], vt: &'static crate::slot::JobVTable) -> JobHandle {
         let reg = self.reg();
-        crate::handle::check_handles(reg.id, deps, "parallel_for_after");
+        crate::handle::check_handles(reg.id(), deps, "parallel_for_after");
         if deps.is_empty() {
             return self.completed_handle();
         }
@@ -258,7 +258,7 @@ impl JobSystem {
         let h = JobHandle {
             slot: std::ptr::NonNull::from(slot),
             gen,
-            system: reg.id,
+            system: reg.id(),
         };
         slot.complete_unpublished(gen);
         ThisThread::new(reg, ctx).recycle(slot);
@@ -310,13 +310,13 @@ impl JobSystem {
         ),
     ) -> JobHandle {
         let reg = self.reg();
-        let piece = batch.piece_len(range.len(), reg.num_workers + 1);
+        let piece = batch.piece_len(range.len(), reg.num_workers() + 1);
         if range.is_empty() {
             // Not a `combine` (whose `cancel` would cancel `deps`): a job
             // with nothing to run.
             return self.noop_after(deps, &EMPTY_LOOP_VTABLE);
         }
-        crate::handle::check_handles(reg.id, deps, "parallel_for_after");
+        crate::handle::check_handles(reg.id(), deps, "parallel_for_after");
         let ctx = reg.current_for(|| "JobSystem::parallel_for");
         let (slot, gen) = crate::room::alloc_job(reg, ctx, desc);
         // SAFETY: fresh slot; borrow lifetime promised by the caller.
@@ -442,7 +442,7 @@ impl JobSystem {
         let reg = self.reg();
         let system = (bits[1] >> 32) as u32;
         let gen = bits[1] as u32;
-        if system != reg.id {
+        if system != reg.id() {
             return Err(HandleBits::Foreign);
         }
         let Ok(addr) = usize::try_from(bits[0]) else {
@@ -570,7 +570,7 @@ impl JobSystem {
     /// If `h` belongs to another `JobSystem`.
     pub fn cancel(&self, h: JobHandle) -> bool {
         let reg = self.reg();
-        crate::handle::check_handles(reg.id, &[h], "cancel");
+        crate::handle::check_handles(reg.id(), &[h], "cancel");
         crate::cancel::cancel(reg, reg.current_for(|| "JobSystem::cancel"), h)
     }
 
@@ -585,12 +585,13 @@ impl JobSystem {
     pub fn set_active_workers(&self, n: usize) -> Result<(), ActiveWorkersError> {
         let reg = self.reg();
         let ctx = reg.current_for(|| "JobSystem::set_active_workers");
-        reg.active.set_active_workers(reg.site(ctx), &reg.sleep, n)
+        reg.active()
+            .set_active_workers(reg.site(ctx), reg.sleep(), n)
     }
 
     /// Workers allowed to take work now (also in [`stats`](Self::stats)).
     pub fn active_workers(&self) -> usize {
-        self.reg().sleep.active() as usize
+        self.reg().sleep().active() as usize
     }
 
     /// Run `a` and `b`, potentially in parallel, and return both results.
@@ -627,7 +628,7 @@ pub struct HotZone {
 
 impl Drop for HotZone {
     fn drop(&mut self) {
-        self.system.reg().hot_zones.fetch_sub(1, Ordering::SeqCst);
+        self.system.reg().hot_zones().fetch_sub(1, Ordering::SeqCst);
     }
 }
 

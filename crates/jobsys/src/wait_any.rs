@@ -90,7 +90,7 @@ impl JobSystem {
             "jobsys: wait_any needs at least one handle"
         );
         let reg = self.reg();
-        crate::handle::check_handles(reg.id, handles, "wait_any");
+        crate::handle::check_handles(reg.id(), handles, "wait_any");
         // A look at each, helping with what it needs: a finished job is
         // never reported as timed out, and a zero deadline ends the wait
         // after that first round of help.

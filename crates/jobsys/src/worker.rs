@@ -28,7 +28,7 @@ const MAX_SHRINK: u32 = 4;
 /// and is drained.
 pub(crate) fn worker_main(reg: Arc<Registry>, idx: usize) {
     // Chosen once: the usual loop has no shuffle test in it.
-    if reg.shuffle.is_some() {
+    if reg.shuffle().is_some() {
         worker_loop::<true>(reg, idx)
     } else {
         worker_loop::<false>(reg, idx)
@@ -42,7 +42,7 @@ fn worker_loop<const SHUFFLE: bool>(reg: Arc<Registry>, idx: usize) {
     reg.set_current(ctx);
     let me = ThisThread::new(&reg, ctx);
     crate::trace::thread_start(reg.site(ctx));
-    let mut adaptive = match reg.policy {
+    let mut adaptive = match reg.policy() {
         IdlePolicy::Adaptive { max_spin, cpu_cap } => Some(AdaptiveSpin::new(max_spin, cpu_cap)),
         _ => None,
     };
@@ -57,12 +57,12 @@ fn worker_loop<const SHUFFLE: bool>(reg: Arc<Registry>, idx: usize) {
     // Jobs since this worker last looked whether the CPUs changed.
     let mut since_poll = 0u32;
     // SpinThenSleep's budget (see `SpinBudget`).
-    let mut spin_budget = SpinBudget::new(match reg.policy {
+    let mut spin_budget = SpinBudget::new(match reg.policy() {
         IdlePolicy::SpinThenSleep { spin } => spin,
         _ => Duration::ZERO,
     });
     loop {
-        if idx as u32 >= reg.sleep.active() && !reg.terminating.load(Ordering::Relaxed) {
+        if idx as u32 >= reg.sleep().active() && !reg.terminating().load(Ordering::Relaxed) {
             me.benched_round(idx, &mut searching);
             woken_by = None;
             continue;
@@ -89,30 +89,30 @@ fn worker_loop<const SHUFFLE: bool>(reg: Arc<Registry>, idx: usize) {
             since_poll += 1;
             if since_poll >= crate::active::POLL_JOBS {
                 since_poll = 0;
-                reg.active
-                    .poll_cpus(reg.site(ctx), &reg.sleep, &reg.oversubscribed);
+                reg.active()
+                    .poll_cpus(reg.site(ctx), reg.sleep(), reg.oversubscribed());
             }
             continue;
         }
         since_poll = 0;
         spin_budget.looked(false);
-        reg.active
-            .poll_cpus(reg.site(ctx), &reg.sleep, &reg.oversubscribed);
+        reg.active()
+            .poll_cpus(reg.site(ctx), reg.sleep(), reg.oversubscribed());
         if std::mem::take(&mut saw_work) {
             contention = (contention + 1).min(3);
         }
-        if reg.terminating.load(Ordering::SeqCst) && reg.outstanding() == 0 {
+        if reg.terminating().load(Ordering::SeqCst) && reg.outstanding() == 0 {
             break;
         }
         if let Some(a) = &mut adaptive {
             a.went_idle(Instant::now());
         }
         if !searching {
-            searching = reg.sleep.try_become_searching();
+            searching = reg.sleep().try_become_searching();
         }
         let hot = reg.is_hot();
-        let never_sleep = hot || matches!(reg.policy, IdlePolicy::AlwaysSpin);
-        let budget = match reg.policy {
+        let never_sleep = hot || matches!(reg.policy(), IdlePolicy::AlwaysSpin);
+        let budget = match reg.policy() {
             _ if never_sleep => NEVER_SLEEP_ROUND,
             _ if !searching => Duration::ZERO,
             IdlePolicy::SpinThenSleep { .. } => spin_budget.budget(),
@@ -141,8 +141,8 @@ fn worker_loop<const SHUFFLE: bool>(reg: Arc<Registry>, idx: usize) {
         }
         // The whipping boy (the last searcher) does not park; it goes
         // round again.
-        let whipping = matches!(reg.policy, IdlePolicy::WhippingBoy);
-        if reg.sleep.prepare_park(idx, searching, whipping) == Park::StayAwakeSearching {
+        let whipping = matches!(reg.policy(), IdlePolicy::WhippingBoy);
+        if reg.sleep().prepare_park(idx, searching, whipping) == Park::StayAwakeSearching {
             searching = true;
             continue;
         }
@@ -150,8 +150,8 @@ fn worker_loop<const SHUFFLE: bool>(reg: Arc<Registry>, idx: usize) {
             bump(&ctx.counters.futile_wakes);
         }
         // Re-check after unregistering as awake (see sleep/README.md).
-        if me.work_visible_to() || reg.terminating.load(Ordering::SeqCst) || reg.is_hot() {
-            reg.sleep.cancel_park(idx);
+        if me.work_visible_to() || reg.terminating().load(Ordering::SeqCst) || reg.is_hot() {
+            reg.sleep().cancel_park(idx);
             crate::trace::search_begin(reg.site(ctx));
             searching = true;
             woken = false;
@@ -162,22 +162,22 @@ fn worker_loop<const SHUFFLE: bool>(reg: Arc<Registry>, idx: usize) {
         crate::room::idle(&reg, ctx);
         crate::trace::sleep_begin(reg.site(ctx));
         let parked = Instant::now();
-        woken_by = reg.sleep.park(idx);
+        woken_by = reg.sleep().park(idx);
         spin_budget.parked(parked.elapsed());
         crate::trace::sleep_end(reg.site(ctx));
         searching = true;
         woken = true;
     }
     if searching {
-        reg.sleep.stop_searching();
+        reg.sleep().stop_searching();
     }
     // Tell a thread waiting in shutdown that the system drained.
-    reg.drained.store(
-        reg.drained.load(Ordering::Relaxed).wrapping_add(1),
+    reg.drained().store(
+        reg.drained().load(Ordering::Relaxed).wrapping_add(1),
         Ordering::SeqCst,
     );
-    reg.drained.wake_all();
-    reg.sleep.wake_all(true);
+    reg.drained().wake_all();
+    reg.sleep().wake_all(true);
     // Before the thread exits, so `Owner::drop`'s join sees it.
     crate::trace::thread_stop(reg.site(ctx));
 }
@@ -191,14 +191,16 @@ impl ThisThread<'_> {
         if budget.is_zero() {
             return (false, Duration::ZERO);
         }
-        let mut backoff =
-            Backoff::contended(self.reg.oversubscribed.load(Ordering::Relaxed), contention);
+        let mut backoff = Backoff::contended(
+            self.reg.oversubscribed().load(Ordering::Relaxed),
+            contention,
+        );
         loop {
             if self.work_visible_to() {
                 return (true, backoff.elapsed());
             }
             let spent = backoff.elapsed();
-            if self.reg.terminating.load(Ordering::Relaxed) {
+            if self.reg.terminating().load(Ordering::Relaxed) {
                 return (false, spent);
             }
             if spent >= budget {
@@ -230,22 +232,22 @@ impl ThisThread<'_> {
         {
             return;
         }
-        self.reg.active.poll_cpus(
+        self.reg.active().poll_cpus(
             self.reg.site(self.ctx),
-            &self.reg.sleep,
-            &self.reg.oversubscribed,
+            self.reg.sleep(),
+            self.reg.oversubscribed(),
         );
         // `prepare_park` puts a benched worker on the bench.
-        self.reg.sleep.prepare_park(idx, *searching, false);
+        self.reg.sleep().prepare_park(idx, *searching, false);
         *searching = false;
         // Re-check after leaving the awake count (pairs with the pinned
         // push's `wake_worker` and with `set_active`, both under the lock
         // `prepare_park` took).
         if self.ctx.pinned.has_any()
-            || (idx as u32) < self.reg.sleep.active()
-            || self.reg.terminating.load(Ordering::SeqCst)
+            || (idx as u32) < self.reg.sleep().active()
+            || self.reg.terminating().load(Ordering::SeqCst)
         {
-            self.reg.sleep.cancel_park(idx);
+            self.reg.sleep().cancel_park(idx);
             *searching = true;
             return;
         }
@@ -256,7 +258,7 @@ impl ThisThread<'_> {
         }
         crate::room::idle(self.reg, self.ctx);
         crate::trace::sleep_begin(self.reg.site(self.ctx));
-        self.reg.sleep.park(idx);
+        self.reg.sleep().park(idx);
         crate::trace::sleep_end(self.reg.site(self.ctx));
         *searching = true;
     }
@@ -271,20 +273,20 @@ pub(crate) fn drain(reg: &Registry) {
         if me.find_and_run_any(&mut searching) {
             continue;
         }
-        let seen = reg.drained.load(Ordering::SeqCst);
+        let seen = reg.drained().load(Ordering::SeqCst);
         if reg.outstanding() == 0 {
             return;
         }
         if me.work_visible() {
             continue;
         }
-        if reg.num_workers == 0 {
+        if reg.num_workers() == 0 {
             // Nothing visible and nothing runs elsewhere: every
             // outstanding job waits on one that is queued somewhere we
             // just searched, so look again.
             continue;
         }
-        reg.drained.wait(seen);
+        reg.drained().wait(seen);
     }
 }
 /// `drain` while the system keeps running (`JobSystem::drain_outstanding`):

@@ -256,7 +256,7 @@ impl History {
     /// Bind to `reg`'s system, or panic if bound to another live one.
     #[inline(always)]
     fn bind(&mut self, js: &JobSystem, what: &Shared) {
-        if self.system != js.reg().id {
+        if self.system != js.reg().id() {
             self.bind_slow(js, what);
         }
     }
@@ -266,7 +266,7 @@ impl History {
     #[cold]
     #[inline(never)]
     fn bind_slow(&mut self, js: &JobSystem, what: &Shared) {
-        let id = js.reg().id;
+        let id = js.reg().id();
         if self.system != 0 && self.registry.strong_count() > 0 {
             panic!(
                 "jobsys: {} is used with two JobSystems (it belongs to the system \
@@ -512,7 +512,7 @@ pub(crate) fn schedule_core<'s>(
     // thread (`access`, or `job_ready` and `wake` of a job scheduled here).
     crate::current::forbid_in_hook(what);
     let reg = js.reg();
-    crate::handle::check_handles(reg.id, extra, what);
+    crate::handle::check_handles(reg.id(), extra, what);
     let mut decls = Decls {
         items: [None; decl::MAX_DECLS],
         n: 0,

@@ -238,7 +238,7 @@ impl<T: Send + Sync + 'static> Resource<T> {
         let h = JobHandle {
             slot: NonNull::from(slot),
             gen,
-            system: reg.id,
+            system: reg.id(),
         };
         let mut deps = DepBuf::new();
         let waited_for = {

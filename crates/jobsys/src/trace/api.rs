@@ -62,7 +62,7 @@ impl JobSystem {
         let reg = self.reg();
         super::hooks::forbid(reg, "JobSystem::trace_stop");
         match reg.trace_state().stop() {
-            Some(c) => Trace::from_collected(c, reg.num_workers, &|i| reg.thread_number_at(i)),
+            Some(c) => Trace::from_collected(c, reg.num_workers(), &|i| reg.thread_number_at(i)),
             None => Trace::default(),
         }
     }

@@ -24,10 +24,10 @@ impl Drop for DepthGuard<'_> {
             crate::room::idle(self.me.reg, self.me.ctx);
             // With every worker benched, this thread may be the only one
             // that looks: follow the CPUs from here too (`active.rs`).
-            self.me.reg.active.poll_cpus(
+            self.me.reg.active().poll_cpus(
                 self.me.reg.site(self.me.ctx),
-                &self.me.reg.sleep,
-                &self.me.reg.oversubscribed,
+                self.me.reg.sleep(),
+                self.me.reg.oversubscribed(),
             );
         }
     }

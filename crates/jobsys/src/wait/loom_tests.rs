@@ -44,7 +44,7 @@ fn finish_wakes_a_waiter_that_parks_concurrently() {
         let h = JobHandle {
             slot: NonNull::from(slot),
             gen,
-            system: reg.id,
+            system: reg.id(),
         };
         let slot_addr = slot as *const _ as usize;
         let reg2 = reg.clone();

@@ -182,7 +182,7 @@ impl ThisThread<'_> {
                 Some(false) => {}
             }
             let spent = backoff.elapsed();
-            if spent < self.reg.wait_spin {
+            if spent < self.reg.wait_spin() {
                 backoff.snooze(spent);
             } else {
                 std::thread::sleep(nap);
@@ -197,7 +197,7 @@ impl ThisThread<'_> {
         must_finish: bool,
         deadline: Deadline,
     ) -> Result<(), JobError> {
-        if h.system != self.reg.id {
+        if h.system != self.reg.id() {
             return Err(JobError::ForeignHandle);
         }
         let slot = h.slot();
@@ -408,7 +408,7 @@ impl ThisThread<'_> {
             return Ok(true);
         }
         // Shuffled (`Builder::shuffle`): a random one of the needed jobs.
-        if self.reg.shuffle.is_some() {
+        if self.reg.shuffle().is_some() {
             return Ok(self.run_needed_shuffled(noop));
         }
         // 3. Our own deques' tops, if needed.
@@ -523,7 +523,7 @@ impl ThisThread<'_> {
         marked: &mut bool,
         deadline: Deadline,
     ) -> Result<bool, JobError> {
-        if self.reg.wait_spin.is_zero() {
+        if self.reg.wait_spin().is_zero() {
             return Ok(false);
         }
         let mut backoff = self.reg.backoff();
@@ -536,7 +536,7 @@ impl ThisThread<'_> {
                 return Ok(true);
             }
             let spent = backoff.elapsed();
-            if spent >= self.reg.wait_spin || past(deadline) {
+            if spent >= self.reg.wait_spin() || past(deadline) {
                 return Ok(false);
             }
             backoff.snooze(spent);
@@ -558,7 +558,7 @@ impl ThisThread<'_> {
         }
         if let Err(e) = self
             .reg
-            .waiters
+            .waiters()
             .register(self.ctx, (slot, h.gen), must_finish)
         {
             self.unpin(slot);
@@ -576,7 +576,7 @@ impl ThisThread<'_> {
             self.help_once(h, marked)
         };
         if !matches!(helped, Ok(false)) {
-            self.reg.waiters.unregister(self.ctx);
+            self.reg.waiters().unregister(self.ctx);
             self.unpin(slot);
             return helped.map(|_| ());
         }
@@ -596,7 +596,7 @@ impl ThisThread<'_> {
             word = self.ctx.park.load(Ordering::Acquire);
         }
         crate::trace::sleep_end(self.reg.site(self.ctx));
-        self.reg.waiters.unregister(self.ctx);
+        self.reg.waiters().unregister(self.ctx);
         self.unpin(slot);
         if word == BROKEN {
             return Err(JobError::WaitOnSelf);
@@ -631,7 +631,7 @@ impl ThisThread<'_> {
     /// (`failures.rs`). One load when the log never recorded anything.
     #[inline]
     pub(crate) fn observe_recycled(self, h: JobHandle) -> Result<(), JobError> {
-        if self.reg.failures.is_empty() {
+        if self.reg.failures().is_empty() {
             return Ok(());
         }
         self.observe_logged(h)
@@ -639,7 +639,7 @@ impl ThisThread<'_> {
 
     #[cold]
     fn observe_logged(self, h: JobHandle) -> Result<(), JobError> {
-        match self.reg.failures.lookup(h.slot.as_ptr() as usize, h.gen) {
+        match self.reg.failures().lookup(h.slot.as_ptr() as usize, h.gen) {
             Outcome::Succeeded => Ok(()),
             Outcome::Failed(rec) => Err(rec.failure.to_error(rec.flags & POISONED != 0)),
             Outcome::Unknown => Err(JobError::OutcomeUnknown),
