@@ -29,7 +29,8 @@ use crate::job::Entry;
 use crate::registry::Registry;
 use crate::registry::ThisThread;
 use crate::running::{drop_as_job, failed_name, CurrentJob};
-use crate::slot::*;
+use crate::slot::{Edge, Ending, Slot, Snapshot, Unpinned, CANCELLED, EDGES_PER_BLOCK, TRACED};
+
 use crate::sync::fence;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
@@ -100,8 +101,8 @@ impl ThisThread<'_> {
     /// Publish a job written into `slot`: queue it now, or register it
     /// with its dependencies. `flags` are extra state bits (e.g. `PFOR`).
     /// Always inlined: with the tracer compiled in, its out-of-line traced
-    /// branch otherwise kept it from being inlined into `schedule` (W1
-    /// single counted 20 instructions more per job than without the tracer).
+    /// branch otherwise kept it from being inlined into `schedule`, which
+    /// W1 single's instruction count shows (`scripts/w1-budget.sh`).
     #[inline(always)]
     pub(crate) fn submit(self, slot: &Slot, gen: u32, deps: &[JobHandle], flags: u64) -> JobHandle {
         if !deps.is_empty() {

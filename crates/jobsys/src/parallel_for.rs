@@ -13,7 +13,8 @@ use crate::error::Failure;
 use crate::job::Entry;
 use crate::registry::Registry;
 use crate::registry::ThisThread;
-use crate::slot::*;
+use crate::slot::{Ending, JobVTable, Slot, PAYLOAD_BYTES};
+
 use std::mem::{align_of, size_of};
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -603,7 +603,8 @@ impl Slot {
     /// `HAS_DEPS` may arrive between the load and the CAS: the CAS then
     /// fails), and the caller takes `finish`. A transition of its own
     /// rather than `finish(0)` inline: driving `finish`'s general loop from
-    /// the inline path cost W1 single 367 instructions per job against 312.
+    /// the inline path cost W1 single a sixth more instructions per job
+    /// (docs/history/benchmarks-log.md).
     #[inline]
     pub(crate) fn finish_alone(&self) -> bool {
         let s = self.state.load(Ordering::Relaxed);

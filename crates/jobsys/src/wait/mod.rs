@@ -33,7 +33,8 @@ use crate::failures::Outcome;
 use crate::handle::JobHandle;
 use crate::job::Entry;
 use crate::registry::ThisThread;
-use crate::slot::*;
+use crate::slot::{Snapshot, POISONED};
+
 use crate::sync::{fence, Ordering};
 use crate::waiters::BROKEN;
 use std::time::Instant;
