@@ -36,12 +36,12 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// One recorded failure: the shared cause and the job's state flags
-/// (`POISONED`, `CANCELLED`) that say how it failed.
+/// One recorded failure: the shared cause and how the job ended (failed,
+/// or skipped because a dependency failed).
 #[derive(Clone)]
 pub(crate) struct Recorded {
     pub failure: Arc<Failure>,
-    pub flags: u64,
+    pub ending: crate::slot::Ending,
 }
 
 type Key = (usize, u32);
@@ -200,7 +200,7 @@ mod tests {
     fn rec() -> Recorded {
         Recorded {
             failure: Arc::new(Failure::cancelled("test", None)),
-            flags: 0,
+            ending: crate::slot::Ending::FAILED,
         }
     }
 

@@ -29,7 +29,7 @@ use crate::job::Entry;
 use crate::registry::Registry;
 use crate::registry::ThisThread;
 use crate::running::{drop_as_job, failed_name, CurrentJob};
-use crate::slot::{Edge, Ending, Slot, Snapshot, Unpinned, CANCELLED, EDGES_PER_BLOCK, TRACED};
+use crate::slot::{Edge, Ending, Slot, Snapshot, Unpinned, EDGES_PER_BLOCK, TRACED};
 
 use crate::sync::fence;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -605,12 +605,7 @@ impl ThisThread<'_> {
         if let Some(failure) = slot.failure() {
             let rec = Recorded {
                 failure,
-                flags: end.bits()
-                    | if slot.state().is_cancelled() {
-                        CANCELLED
-                    } else {
-                        0
-                    },
+                ending: end,
             };
             self.reg
                 .failures()

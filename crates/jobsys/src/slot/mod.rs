@@ -51,7 +51,7 @@ pub(crate) use meta::{
     READ_EVENT, WRITE_EVENT,
 };
 use state::*;
-pub(crate) use state::{Ending, Snapshot, CANCELLED, FAILED, PFOR, POISONED, RETIRED_GEN, TRACED};
+pub(crate) use state::{Ending, Snapshot, CANCELLED, FAILED, PFOR, RETIRED_GEN, TRACED};
 
 #[repr(C, align(16))]
 pub(crate) struct Payload(pub [MaybeUninit<u8>; PAYLOAD_BYTES]);

@@ -127,8 +127,8 @@ pub(super) fn next_free_state(s: u64) -> u64 {
 /// named set of the finish flags instead of bare bits: succeeded (no
 /// flag), failed (`FAILED`), or failed before any of it ran because a
 /// dependency failed (`FAILED | POISONED`). `CANCELLED` is not an ending
-/// of its own: the slot records it when cancelled, and the failure log
-/// reads it from there (`log_failure`).
+/// of its own: the slot records it when cancelled (the failure's cause
+/// says so).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Ending(u64);
 
@@ -147,6 +147,12 @@ impl Ending {
     #[inline(always)]
     pub(crate) fn failed(self) -> bool {
         self.0 & FAILED != 0
+    }
+
+    /// Was the job skipped because a dependency failed?
+    #[inline(always)]
+    pub(crate) fn poisoned(self) -> bool {
+        self.0 & POISONED != 0
     }
 
     /// This ending, failed too (a job cancelled while it ran).

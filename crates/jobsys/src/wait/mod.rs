@@ -33,7 +33,7 @@ use crate::failures::Outcome;
 use crate::handle::JobHandle;
 use crate::job::Entry;
 use crate::registry::ThisThread;
-use crate::slot::{Snapshot, POISONED};
+use crate::slot::Snapshot;
 
 use crate::sync::{fence, Ordering};
 use crate::waiters::BROKEN;
@@ -642,7 +642,7 @@ impl ThisThread<'_> {
     fn observe_logged(self, h: JobHandle) -> Result<(), JobError> {
         match self.reg.failures().lookup(h.slot.as_ptr() as usize, h.gen) {
             Outcome::Succeeded => Ok(()),
-            Outcome::Failed(rec) => Err(rec.failure.to_error(rec.flags & POISONED != 0)),
+            Outcome::Failed(rec) => Err(rec.failure.to_error(rec.ending.poisoned())),
             Outcome::Unknown => Err(JobError::OutcomeUnknown),
         }
     }
