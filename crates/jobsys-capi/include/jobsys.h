@@ -534,6 +534,97 @@ bool jobsys_is_cancelled(void);
  * when no job is running on this thread (in a release callback, for one). */
 jobsys_error jobsys_fail(const char *message);
 
+/* ---- Frame graphs ------------------------------------------------------- */
+
+/* A frame graph: nodes with the options of a job, built once and run every frame. A run costs no
+ * building: each node is released when its dependencies in that run have finished. Runs may
+ * overlap (node n of run k+1 waits for node n of run k; at most max_in_flight runs at once). Each
+ * run measures its nodes, and the next runs submit ready nodes by their longest remaining path and
+ * give the critical path's nodes HIGH priority (unless a node's desc sets HIGH or LOW itself).
+ *
+ *   jobsys_graph_builder *b;
+ *   jobsys_graph_builder_create(sys, &b);
+ *   jobsys_node input, physics;
+ *   jobsys_graph_add(sys, b, NULL, NULL, 0, read_input, &world, &input);
+ *   jobsys_graph_add(sys, b, &physics_desc, &input, 1, step_physics, &world, &physics);
+ *   jobsys_graph *g;
+ *   jobsys_graph_build(b, 0, &g);                  (frees b)
+ *   for (;;) {                                     (every frame)
+ *       jobsys_handle run;
+ *       jobsys_graph_run(sys, g, &run);
+ *       jobsys_graph_sync(sys, g, physics);        (a mid-frame sync point)
+ *       jobsys_complete(sys, run);
+ *   }
+ *   jobsys_graph_destroy(g);
+ *
+ * A node's function is called once per run, never by two runs at once; a loop node's on pieces
+ * of its range from several threads at once. Its data (desc->data_size: 0, your pointer, kept
+ * alive by you; > 0, a copy made when the node is added) lives as long as the graph: release
+ * (desc->release) is called once, after the graph is destroyed and its last run has finished
+ * (on the thread that finishes it), or when a builder that was not built is destroyed. A failing
+ * node (jobsys_fail) fails its dependents and its run; the next run starts clean. */
+typedef struct jobsys_graph_builder jobsys_graph_builder;
+typedef struct jobsys_graph jobsys_graph;
+
+/* One node of a graph (its index in the order nodes were added, and its builder's tag). A node of
+ * another graph is INVALID_ARGUMENT. All-zero is no node. */
+typedef struct jobsys_node {
+    uint32_t index;
+    uint32_t graph;
+} jobsys_node;
+
+/* *out = a new builder for a graph whose runs run on sys. Errors: NULL_ARGUMENT (sys, out). */
+jobsys_error jobsys_graph_builder_create(jobsys_system *sys, jobsys_graph_builder **out);
+
+/* Free a builder that was not built (NULL: nothing), releasing its nodes' data. Never fails. */
+void jobsys_graph_builder_destroy(jobsys_graph_builder *b);
+
+/* Add a node that calls fn(data) once per run, after the nodes after[0..nafter), with the options
+ * of *desc (NULL: none): name, priority, pin, limiter, data_size, release. *out (if not NULL) =
+ * the node. desc->deps must be empty (a node's dependencies are nodes), and JOBSYS_JOB_BATCHED
+ * and JOBSYS_JOB_BLOCKING do not apply. Errors: NULL_ARGUMENT (sys, b, fn, after with nafter > 0,
+ * data with data_size > 0), INVALID_ARGUMENT (desc as jobsys_schedule; a node of another graph;
+ * sys is not the builder's). */
+jobsys_error jobsys_graph_add(jobsys_system *sys, jobsys_graph_builder *b,
+                              const jobsys_job_desc *desc, const jobsys_node *after,
+                              size_t nafter, jobsys_job_fn fn, void *data, jobsys_node *out);
+
+/* Add a loop node: each run calls fn(data, b, e) on pieces [b, e) covering [begin, end), batch
+ * indices each (0: chosen by jobsys), from all threads (from the pinned one with a pin). Errors:
+ * as jobsys_graph_add, and INVALID_ARGUMENT for begin > end. */
+jobsys_error jobsys_graph_add_for(jobsys_system *sys, jobsys_graph_builder *b,
+                                  const jobsys_job_desc *desc, const jobsys_node *after,
+                                  size_t nafter, size_t begin, size_t end, size_t batch,
+                                  jobsys_range_fn fn, void *data, jobsys_node *out);
+
+/* `to` runs after `from` in every run (as if `from` were in to's after list). Errors:
+ * NULL_ARGUMENT (b), INVALID_ARGUMENT (a node of another graph). */
+jobsys_error jobsys_graph_edge(jobsys_graph_builder *b, jobsys_node from, jobsys_node to);
+
+/* *out = the graph of b's nodes; b is freed whatever this returns (on an error with its nodes'
+ * data released). max_in_flight: the most runs in flight at once, 0 for the default (2). Errors:
+ * NULL_ARGUMENT (b, out), INVALID_ARGUMENT (a cycle of edges; the message names its nodes). */
+jobsys_error jobsys_graph_build(jobsys_graph_builder *b, uint32_t max_in_flight,
+                                jobsys_graph **out);
+
+/* Free a graph (NULL: nothing). Runs in flight go on; the nodes' data is released after the last
+ * of them. No other call on g may be in progress. Never fails. */
+void jobsys_graph_destroy(jobsys_graph *g);
+
+/* Start a run of g; *out (if not NULL) = a handle for the whole run: complete it, cancel it, or
+ * schedule after it like any job (a group of the run's nodes: a failed node makes jobsys_complete
+ * on it DEPENDENCY_FAILED, its message naming the node). With max_in_flight runs in
+ * flight this first waits for the oldest, helping with its work. After the first runs it
+ * allocates nothing. Errors: NULL_ARGUMENT (sys, g), INVALID_ARGUMENT (g was built for another
+ * system). */
+jobsys_error jobsys_graph_run(jobsys_system *sys, const jobsys_graph *g, jobsys_handle *out);
+
+/* A sync point: wait until `node` of the newest run has finished, helping meanwhile; OK at once
+ * before the first run. Errors: those of jobsys_complete on the node's job (JOB_FAILED,
+ * DEPENDENCY_FAILED, CANCELLED), NULL_ARGUMENT (sys, g), INVALID_ARGUMENT (a node of another
+ * graph, or g was built for another system). */
+jobsys_error jobsys_graph_sync(jobsys_system *sys, const jobsys_graph *g, jobsys_node node);
+
 /* ---- Pinned jobs, threads, active workers -------------------------------- */
 
 /* Pinned jobs (desc->flags JOBSYS_JOB_PINNED, desc->pin) run only on the thread the pin names,

@@ -113,15 +113,15 @@ const DESC_SIZE: usize = size_of::<JobDesc>();
 
 /// A desc read and checked: the library's options plus what the C layer
 /// does itself.
-struct Desc<'a> {
-    desc: jobsys::JobDesc,
-    batched: bool,
-    pin: Option<jobsys::Pin>,
-    deps: &'a [Handle],
-    data_size: usize,
-    release: Option<ReleaseFn>,
-    limit: Option<&'a jobsys::Limiter>,
-    blocking: bool,
+pub(crate) struct Desc<'a> {
+    pub(crate) desc: jobsys::JobDesc,
+    pub(crate) batched: bool,
+    pub(crate) pin: Option<jobsys::Pin>,
+    pub(crate) deps: &'a [Handle],
+    pub(crate) data_size: usize,
+    pub(crate) release: Option<ReleaseFn>,
+    pub(crate) limit: Option<&'a jobsys::Limiter>,
+    pub(crate) blocking: bool,
 }
 
 /// A C job running on this thread, or the release callback of one
@@ -200,7 +200,7 @@ pub fn running_in(serial: u32) -> bool {
 /// unwind away from C frames: the only unwind starts below, after the C
 /// function returned.
 #[inline]
-fn run_c(serial: u32, call: impl FnOnce()) {
+pub(crate) fn run_c(serial: u32, call: impl FnOnce()) {
     if let Some(message) = in_frame(serial, false, call) {
         // No panic hook runs for `resume_unwind`: nothing is printed.
         resume_unwind(Box::new(message));
@@ -275,7 +275,7 @@ fn intern(name: &CStr) -> &'static str {
 /// `desc` is NULL or points to `desc->size` readable bytes that start with
 /// a `jobsys_job_desc` of at least this version's size (checked) whose
 /// `name` is NULL or NUL-terminated and whose `deps` holds `ndeps` handles.
-unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<Desc<'a>> {
+pub(crate) unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<Desc<'a>> {
     if desc.is_null() {
         return Ok(Desc {
             desc: jobsys::JobDesc::default(),
@@ -380,12 +380,12 @@ unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<Desc<'a>> {
 }
 
 /// Where a C job's data is; the pointer its function and release get.
-trait Payload: Send + Sync + 'static {
+pub(crate) trait Payload: Send + Sync + 'static {
     fn ptr(&self) -> *mut c_void;
 }
 
 /// The caller's own pointer (`data_size == 0`).
-struct Ptr(*mut c_void);
+pub(crate) struct Ptr(pub(crate) *mut c_void);
 // SAFETY: the header makes the caller promise that `data` may be used from
 // any thread (jobs run on workers); jobsys itself never dereferences it.
 unsafe impl Send for Ptr {}
@@ -413,7 +413,25 @@ impl Payload for Inline {
 }
 
 /// A byte copy of any size, on the heap.
-struct Heap(Box<[UnsafeCell<MaybeUninit<u64>>]>);
+pub(crate) struct Heap(Box<[UnsafeCell<MaybeUninit<u64>>]>);
+
+impl Heap {
+    /// A heap copy of the `n` bytes at `data`, 8-aligned.
+    ///
+    /// # Safety
+    /// `data` is readable for `n` bytes.
+    pub(crate) unsafe fn copy_of(data: *const c_void, n: usize) -> Heap {
+        let copy = Heap(
+            (0..n.div_ceil(8))
+                .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+                .collect(),
+        );
+        // SAFETY: `data` holds `n` readable bytes (the caller's promise);
+        // the copy has `8 * ceil(n / 8) >= n` bytes.
+        unsafe { copy_in(data, copy.ptr(), n) };
+        copy
+    }
+}
 // SAFETY: as for `Inline`.
 unsafe impl Send for Heap {}
 // SAFETY: as for `Inline`.
@@ -431,7 +449,7 @@ impl Payload for Heap {
 /// # Safety
 /// `data` is readable for `size` bytes; `dst` writable for `size` bytes.
 #[inline]
-unsafe fn copy_in(data: *const c_void, dst: *mut c_void, size: usize) {
+pub(crate) unsafe fn copy_in(data: *const c_void, dst: *mut c_void, size: usize) {
     if size > INLINE_DATA {
         // SAFETY: as the caller promises; a fresh `dst` cannot overlap `data`.
         unsafe { std::ptr::copy_nonoverlapping(data.cast::<u8>(), dst.cast::<u8>(), size) };
@@ -481,10 +499,10 @@ unsafe fn copy_in(data: *const c_void, dst: *mut c_void, size: usize) {
 /// ran, or unrun when it was skipped). The call counts as part of the job
 /// of system `serial`: a `jobsys_destroy` of that system from the callback
 /// gets `JOBSYS_ERR_BAD_STATE`, as from the job itself.
-struct CJob<P: Payload> {
-    release: Option<ReleaseFn>,
-    serial: u32,
-    data: P,
+pub(crate) struct CJob<P: Payload> {
+    pub(crate) release: Option<ReleaseFn>,
+    pub(crate) serial: u32,
+    pub(crate) data: P,
 }
 
 impl<P: Payload> Drop for CJob<P> {
@@ -671,15 +689,9 @@ unsafe fn schedule(
                     unsafe { copy_in(data, copy.ptr(), n) };
                     submit(s, &d, body, copy)?
                 } else {
-                    let words = n.div_ceil(8);
-                    let copy = Heap(
-                        (0..words)
-                            .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
-                            .collect(),
-                    );
-                    // SAFETY: as above; the copy has `8 * words >= n` bytes.
-                    unsafe { copy_in(data, copy.ptr(), n) };
-                    submit(s, &d, body, copy)?
+                    // SAFETY: `data` holds `n` readable bytes (the caller's
+                    // promise).
+                    submit(s, &d, body, unsafe { Heap::copy_of(data, n) })?
                 }
             }
         };

@@ -21,12 +21,13 @@
 //! wait_any, jobsys_fail, jobsys_join), `limiter` (jobsys_limiter), `handles` (jobsys_handle: the library's own
 //! handle as bits, checked against the system's pages),
 //! `trace` (trace start/stop/write), `profiler` (jobsys_profiler_callbacks),
-//! `engine` (pins, registered threads, thread indices, active workers), `errors` (codes, last-error message,
+//! `engine` (pins, registered threads, thread indices, active workers), `graph` (frame graphs: nodes, runs, sync points), `errors` (codes, last-error message,
 //! the panic guard).
 
 pub mod config;
 pub mod engine;
 pub mod errors;
+pub mod graph;
 pub mod handles;
 pub mod jobs;
 pub mod limiter;

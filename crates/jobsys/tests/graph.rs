@@ -701,3 +701,31 @@ fn an_empty_graph_runs_and_a_graph_is_send_and_sync() {
     assert_eq!(r.frame(), Duration::ZERO);
     assert!(r.critical_path().is_empty());
 }
+
+#[test]
+fn a_chunked_loop_node_covers_its_range_once_per_run_in_whole_pieces() {
+    for workers in [0, 2] {
+        let js = system(workers);
+        let covered: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..1000).map(|_| AtomicUsize::new(0)).collect());
+        let pieces = Arc::new(AtomicUsize::new(0));
+        let mut b = Graph::builder();
+        let (c, p) = (covered.clone(), pieces.clone());
+        let first = b.node().call(|| {});
+        b.node()
+            .after(&[first])
+            .parallel_for_chunked(0..1000, Batch::Fixed(100), move |r| {
+                assert_eq!(r.len(), 100, "Batch::Fixed(100) pieces of a 1000 range");
+                p.fetch_add(1, Ordering::Relaxed);
+                for i in r {
+                    c[i].fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        let g = b.build().unwrap();
+        for run in 1..=3 {
+            js.complete(g.run(&js));
+            assert!(covered.iter().all(|n| n.load(Ordering::Relaxed) == run));
+            assert_eq!(pieces.load(Ordering::Relaxed), 10 * run);
+        }
+    }
+}

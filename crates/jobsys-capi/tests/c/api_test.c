@@ -1815,6 +1815,157 @@ static void test_unobserved_failure(void) {
     CHECK(strstr(log.text, "nobody looked") != NULL);
 }
 
+/* ---- Frame graphs ----------------------------------------------------------
+ * input -> physics -> render, and input -> particles (a loop node) ->
+ * render: each node checks that what it runs after has run as often as it
+ * has, in every run; a node's data copy and release; a failing node fails
+ * its run and its dependents, and the next run starts clean; bad input. */
+
+typedef struct {
+    atomic_int runs;      /* times this node ran */
+    atomic_int *before;   /* the runs of a node it runs after (NULL: none) */
+    atomic_int *before2;
+    atomic_int out_of_order;
+    int fail_on_run;      /* jobsys_fail in this run (1-based; 0: never) */
+} graph_node_state;
+
+static void graph_node(void *p) {
+    graph_node_state *s = p;
+    int mine = atomic_fetch_add(&s->runs, 1) + 1;
+    if ((s->before && atomic_load(&s->before[0]) < mine) ||
+        (s->before2 && atomic_load(&s->before2[0]) < mine))
+        atomic_fetch_add(&s->out_of_order, 1);
+    if (s->fail_on_run == mine) jobsys_fail("the node failed on purpose");
+}
+
+static atomic_long graph_sum;
+static void graph_piece(void *p, size_t b, size_t e) {
+    const long *step = p; /* a copy (data_size): the caller's variable is gone */
+    for (size_t i = b; i < e; i++) atomic_fetch_add(&graph_sum, *step);
+}
+
+static atomic_int graph_released;
+static void graph_release(void *p) {
+    const long *step = p;
+    CHECK(*step == 3);
+    atomic_fetch_add(&graph_released, 1);
+}
+
+static void test_graph(void) {
+    jobsys_system *sys = create(2);
+    graph_node_state input = {0}, physics = {0}, render = {0};
+    physics.before = &input.runs;
+    physics.fail_on_run = 2;
+    render.before = &physics.runs;
+    render.before2 = &input.runs;
+    atomic_store(&graph_sum, 0);
+    atomic_store(&graph_released, 0);
+
+    jobsys_graph_builder *b = NULL;
+    OK(jobsys_graph_builder_create(sys, &b));
+    jobsys_node n_input, n_physics, n_particles, n_render;
+    OK(jobsys_graph_add(sys, b, NULL, NULL, 0, graph_node, &input, &n_input));
+    jobsys_job_desc named = desc_of("physics", JOBSYS_PRIORITY_HIGH, NULL);
+    OK(jobsys_graph_add(sys, b, &named, &n_input, 1, graph_node, &physics, &n_physics));
+    {
+        long step = 3; /* copied when the node is added */
+        jobsys_job_desc copy = desc_of("particles", JOBSYS_PRIORITY_NORMAL, graph_release);
+        copy.data_size = sizeof step;
+        OK(jobsys_graph_add_for(sys, b, &copy, &n_input, 1, 0, 1000, 0, graph_piece, &step,
+                                &n_particles));
+    }
+    jobsys_node render_after[1] = {n_physics};
+    OK(jobsys_graph_add(sys, b, NULL, render_after, 1, graph_node, &render, &n_render));
+    OK(jobsys_graph_edge(b, n_particles, n_render));
+
+    /* Bad input, the builder still usable after each. */
+    jobsys_node made_up = {n_input.index, n_input.graph + 1000};
+    EXPECT(jobsys_graph_add(sys, b, NULL, &made_up, 1, graph_node, &input, NULL),
+           JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("not a node of this graph");
+    jobsys_node beyond = {99, n_input.graph};
+    EXPECT(jobsys_graph_edge(b, beyond, n_render), JOBSYS_ERR_INVALID_ARGUMENT);
+    jobsys_handle a_job;
+    OK(jobsys_schedule(sys, NULL, graph_node, &(graph_node_state){0}, &a_job));
+    OK(jobsys_complete(sys, a_job));
+    jobsys_job_desc with_deps = with(NULL, 0, no_pin, &a_job, 1);
+    EXPECT(jobsys_graph_add(sys, b, &with_deps, NULL, 0, graph_node, &input, NULL),
+           JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("pass them as `after`");
+    jobsys_job_desc batched = with(NULL, JOBSYS_JOB_BATCHED, no_pin, NULL, 0);
+    EXPECT(jobsys_graph_add(sys, b, &batched, NULL, 0, graph_node, &input, NULL),
+           JOBSYS_ERR_INVALID_ARGUMENT);
+    EXPECT(jobsys_graph_add(sys, b, NULL, NULL, 0, NULL, &input, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    EXPECT(jobsys_graph_add_for(sys, b, NULL, NULL, 0, 5, 4, 0, graph_piece, NULL, NULL),
+           JOBSYS_ERR_INVALID_ARGUMENT);
+    jobsys_system *other = create(0);
+    EXPECT(jobsys_graph_add(other, b, NULL, NULL, 0, graph_node, &input, NULL),
+           JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("another system");
+
+    jobsys_graph *g = NULL;
+    OK(jobsys_graph_build(b, 2, &g));
+    OK(jobsys_graph_sync(sys, g, n_physics)); /* before the first run: at once */
+    EXPECT(jobsys_graph_run(other, g, NULL), JOBSYS_ERR_INVALID_ARGUMENT);
+    OK(jobsys_destroy(other));
+
+    for (int run = 1; run <= 4; run++) {
+        jobsys_handle h;
+        OK(jobsys_graph_run(sys, g, &h));
+        if (run == 2) {
+            EXPECT(jobsys_graph_sync(sys, g, n_physics), JOBSYS_ERR_JOB_FAILED);
+            EXPECT(jobsys_graph_sync(sys, g, n_render), JOBSYS_ERR_DEPENDENCY_FAILED);
+            /* The run's handle is a group: its failure is a member's. */
+            EXPECT(jobsys_complete(sys, h), JOBSYS_ERR_DEPENDENCY_FAILED);
+            MESSAGE_HAS("job \"physics\", failed: the node failed on purpose");
+        } else {
+            OK(jobsys_graph_sync(sys, g, n_physics));
+            OK(jobsys_complete(sys, h));
+        }
+    }
+    CHECK(atomic_load(&input.runs) == 4);
+    CHECK(atomic_load(&physics.runs) == 4);
+    CHECK(atomic_load(&render.runs) == 3); /* not in the failed run */
+    CHECK(atomic_load(&graph_sum) == 4 * 1000 * 3);
+    CHECK(atomic_load(&physics.out_of_order) == 0);
+    CHECK(atomic_load(&render.out_of_order) == 0);
+
+    /* Two runs in flight, then destroyed: the data is released once, after both. */
+    jobsys_handle r1, r2;
+    OK(jobsys_graph_run(sys, g, &r1));
+    OK(jobsys_graph_run(sys, g, &r2));
+    CHECK(atomic_load(&graph_released) == 0);
+    jobsys_graph_destroy(g);
+    OK(jobsys_complete(sys, r2));
+    OK(jobsys_complete(sys, r1));
+    CHECK(atomic_load(&input.runs) == 6);
+    /* A node's job drops its closure (and with the last one the graph's
+     * nodes) before it finishes, so before the run's handle completes. */
+    CHECK(atomic_load(&graph_released) == 1);
+
+    /* A cycle is refused at build (and the builder freed, its data released). */
+    OK(jobsys_graph_builder_create(sys, &b));
+    jobsys_node x, y;
+    long step = 3;
+    jobsys_job_desc copy = desc_of(NULL, JOBSYS_PRIORITY_NORMAL, graph_release);
+    copy.data_size = sizeof step;
+    OK(jobsys_graph_add(sys, b, &copy, NULL, 0, graph_node, &step, &x));
+    OK(jobsys_graph_add(sys, b, NULL, &x, 1, graph_node, &input, &y));
+    OK(jobsys_graph_edge(b, y, x));
+    EXPECT(jobsys_graph_build(b, 0, &g), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("cycle");
+    CHECK(atomic_load(&graph_released) == 2);
+    /* A builder destroyed unbuilt releases its data too. */
+    OK(jobsys_graph_builder_create(sys, &b));
+    OK(jobsys_graph_add(sys, b, &copy, NULL, 0, graph_node, &step, NULL));
+    jobsys_graph_builder_destroy(b);
+    CHECK(atomic_load(&graph_released) == 3);
+    jobsys_graph_builder_destroy(NULL);
+    jobsys_graph_destroy(NULL);
+    EXPECT(jobsys_graph_builder_create(sys, NULL), JOBSYS_ERR_NULL_ARGUMENT);
+    OK(jobsys_destroy(sys));
+}
+
 int main(void) {
     printf("sizes: config=%zu handle=%zu job_desc=%zu stats=%zu pin=%zu profiler=%zu\n",
            sizeof(jobsys_config), sizeof(jobsys_handle), sizeof(jobsys_job_desc),
@@ -1849,6 +2000,7 @@ int main(void) {
     test_flags_pin_batched_deps();
     test_join();
     test_unobserved_failure();
+    test_graph();
 
     printf("api_test: ok\n");
     return 0;

@@ -54,6 +54,24 @@ impl<F: Fn(usize) + Send + Sync + 'static> Body for Loop<F> {
     }
 }
 
+/// A loop node whose closure takes each piece whole.
+pub(super) struct Chunked<F> {
+    pub(super) range: Range<usize>,
+    pub(super) batch: Batch,
+    pub(super) f: F,
+}
+
+impl<F: Fn(Range<usize>) + Send + Sync + 'static> Body for Chunked<F> {
+    fn submit(&self, job: JobBuilder<'_, 'static, '_>, tick: Tick) -> JobHandle {
+        job.parallel_for_chunked(self.range.clone(), self.batch, move |r| {
+            tick.time(|b| b.call(r))
+        })
+    }
+    fn call(&self, r: Range<usize>) {
+        (self.f)(r)
+    }
+}
+
 /// A node with declared access: scheduled through `job().access(..)`, so
 /// the resources' histories order it against every other job that
 /// declares them (inside the graph the build's edges already do), and its

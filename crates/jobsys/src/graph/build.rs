@@ -2,7 +2,7 @@
 //! `edge` and declared access (derived once, here), and the errors a
 //! build reports (a cycle, a conflicting declaration).
 
-use super::body::{Body, Loop, Single, WithAccess};
+use super::body::{Body, Chunked, Loop, Single, WithAccess};
 use super::{run, Graph, NodeId, NodeOpts, Shared, Span, Topo};
 use crate::access::Access;
 use crate::desc::Priority;
@@ -354,6 +354,19 @@ impl<'g> NodeBuilder<'g> {
     {
         let _ = batch.piece_len(range.len(), 1);
         self.finish(Vec::new(), None, Box::new(Loop { range, batch, f }))
+    }
+
+    /// `parallel_for` whose `f` gets each piece whole (`f(start..end)`), as
+    /// [`JobBuilder::parallel_for_chunked`](crate::JobBuilder::parallel_for_chunked).
+    ///
+    /// # Panics
+    /// On `Batch::Fixed(0)` (here, not at run time).
+    pub fn parallel_for_chunked<F>(self, range: Range<usize>, batch: Batch, f: F) -> NodeId
+    where
+        F: Fn(Range<usize>) + Send + Sync + 'static,
+    {
+        let _ = batch.piece_len(range.len(), 1);
+        self.finish(Vec::new(), None, Box::new(Chunked { range, batch, f }))
     }
 
     /// Add the node.
