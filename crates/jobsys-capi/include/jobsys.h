@@ -561,7 +561,8 @@ jobsys_error jobsys_fail(const char *message);
  * of its range from several threads at once. Its data (desc->data_size: 0, your pointer, kept
  * alive by you; > 0, a copy made when the node is added) lives as long as the graph: release
  * (desc->release) is called once, after the graph is destroyed and its last run has finished
- * (on the thread that finishes it), or when a builder that was not built is destroyed. A failing
+ * (on the thread that finishes it), or when a builder that was not built is destroyed; never when
+ * jobsys_graph_add returns an error (the data stays yours). A failing
  * node (jobsys_fail) fails its dependents and its run; the next run starts clean. */
 typedef struct jobsys_graph_builder jobsys_graph_builder;
 typedef struct jobsys_graph jobsys_graph;

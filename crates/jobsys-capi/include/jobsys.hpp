@@ -1149,6 +1149,206 @@ private:
     jobsys_system *sys_ = nullptr;
 };
 
+// ---- Frame graphs ----
+//
+// A graph of nodes with the options of a job, built once and run every
+// frame (jobsys_graph in jobsys.h; docs/graph.md):
+//
+//   jobsys::GraphBuilder b(js);
+//   auto input = b.node().name("input").call([&] { read_input(world); });
+//   auto physics = b.node().name("physics").after(input).call([&] { step(world); });
+//   b.node().name("render").after(physics).call([&] { render(world); });
+//   jobsys::Graph graph = b.build();
+//   for (;;) {                              // every frame
+//       jobsys::Handle run = graph.run();
+//       graph.sync(physics);                // a mid-frame sync point
+//       js.complete(run);
+//   }
+//
+// A node's callable is called once per run (never by two runs at once); a
+// loop node's through a const reference, from several threads at once. It
+// is kept for the graph's life: in the node if it is trivially copyable
+// (copied once, when the node is added), else boxed (one allocation per
+// node, at build time). A run allocates nothing after the first runs. An
+// exception thrown by a node fails it, its dependents and its run (the
+// next run starts clean): sync() and complete() throw it as an Error.
+
+// One node of a graph. A default Node names none.
+class Node {
+public:
+    Node() noexcept = default;
+    explicit Node(jobsys_node n) noexcept : n_(n) {}
+    jobsys_node raw() const noexcept { return n_; }
+    std::size_t index() const noexcept { return n_.index; }
+
+private:
+    jobsys_node n_{0, 0};
+};
+
+class GraphBuilder;
+
+// A node's options, then call(f) or parallel_for(begin, end, batch, f),
+// which add it.
+class NodeBuilder {
+public:
+    NodeBuilder &name(const char *name) noexcept {
+        desc_.name = name;
+        return *this;
+    }
+    // The node's own priority. Without one (Normal), a node on the
+    // measured critical path runs as High, the others as Normal.
+    NodeBuilder &priority(Priority p) noexcept {
+        desc_.priority = static_cast<jobsys_priority>(p);
+        return *this;
+    }
+    NodeBuilder &pin(Pin p) noexcept {
+        desc_.flags |= JOBSYS_JOB_PINNED;
+        desc_.pin = p.raw();
+        return *this;
+    }
+    NodeBuilder &limit(const Limiter &l) noexcept {
+        desc_.limiter = l.raw();
+        return *this;
+    }
+    // Run after these nodes in every run (calls add up).
+    template <class... Ns,
+              class = std::enable_if_t<(std::is_same_v<std::decay_t<Ns>, Node> && ...)>>
+    NodeBuilder &after(const Ns &...nodes) {
+        (after_.push_back(nodes.raw()), ...);
+        return *this;
+    }
+    NodeBuilder &after(std::initializer_list<Node> nodes) {
+        for (const Node &n : nodes) after_.push_back(n.raw());
+        return *this;
+    }
+    NodeBuilder &after(const std::vector<Node> &nodes) {
+        for (const Node &n : nodes) after_.push_back(n.raw());
+        return *this;
+    }
+
+    // Add the node: f() once per run.
+    template <class F>
+    Node call(F &&f) {
+        using Fn = std::decay_t<F>;
+        static_assert(std::is_invocable_v<const Fn &>, "a node is callable with no arguments");
+        return add<Fn>(std::forward<F>(f), [&](void *data) {
+            jobsys_node n{0, 0};
+            jobsys_error e = jobsys_graph_add(sys_, b_, &desc_, after_.data(), after_.size(),
+                                              &detail::run<const Fn>, data, &n);
+            return std::make_pair(e, n);
+        });
+    }
+
+    // Add a loop node: f(i) for every i in [begin, end), or f(b, e) per
+    // piece if f takes two size_t, once per run; batch as
+    // JobBuilder::parallel_for.
+    template <class F>
+    Node parallel_for(std::size_t begin, std::size_t end, std::size_t batch, F &&f) {
+        using Fn = std::decay_t<F>;
+        return add<Fn>(std::forward<F>(f), [&](void *data) {
+            jobsys_node n{0, 0};
+            jobsys_error e =
+                jobsys_graph_add_for(sys_, b_, &desc_, after_.data(), after_.size(), begin, end,
+                                     batch, &detail::run_range<Fn>, data, &n);
+            return std::make_pair(e, n);
+        });
+    }
+
+private:
+    friend class GraphBuilder;
+    NodeBuilder(jobsys_system *sys, jobsys_graph_builder *b) noexcept : sys_(sys), b_(b) {}
+
+    template <class Fn, class F, class Add>
+    Node add(F &&f, Add &&add_node) {
+        if constexpr (std::is_trivially_copyable_v<Fn> && alignof(Fn) <= 8) {
+            const Fn &copy = f; // jobsys copies its bytes, once
+            desc_.data_size = sizeof(Fn);
+            auto [e, n] = add_node(const_cast<void *>(static_cast<const void *>(&copy)));
+            detail::check(e);
+            return Node(n);
+        } else {
+            Fn *boxed = new Fn(std::forward<F>(f));
+            desc_.release = &detail::release<Fn>;
+            auto [e, n] = add_node(boxed);
+            if (e != JOBSYS_OK) {
+                delete boxed; // not added: release is not called
+                detail::check(e);
+            }
+            return Node(n);
+        }
+    }
+
+    jobsys_system *sys_;
+    jobsys_graph_builder *b_;
+    jobsys_job_desc desc_ = JOBSYS_JOB_DESC_INIT;
+    std::vector<jobsys_node> after_;
+};
+
+// A built graph; move-only. Destroying it lets runs in flight finish.
+class Graph {
+public:
+    Graph(Graph &&o) noexcept : sys_(o.sys_), g_(std::exchange(o.g_, nullptr)) {}
+    Graph &operator=(Graph &&o) noexcept {
+        if (this != &o) {
+            jobsys_graph_destroy(g_);
+            sys_ = o.sys_;
+            g_ = std::exchange(o.g_, nullptr);
+        }
+        return *this;
+    }
+    Graph(const Graph &) = delete;
+    Graph &operator=(const Graph &) = delete;
+    ~Graph() { jobsys_graph_destroy(g_); }
+
+    // Start a run; a handle for the whole run (complete it, or use it as
+    // a dependency). Waits for the oldest run first when max_in_flight
+    // runs are in flight.
+    Handle run() {
+        jobsys_handle h{0, 0};
+        detail::check(jobsys_graph_run(sys_, g_, &h));
+        return Handle(h);
+    }
+    // Wait (helping) for `node` of the newest run; throws its failure.
+    void sync(Node node) { detail::check(jobsys_graph_sync(sys_, g_, node.raw())); }
+
+    const jobsys_graph *raw() const noexcept { return g_; }
+
+private:
+    friend class GraphBuilder;
+    Graph(jobsys_system *sys, jobsys_graph *g) noexcept : sys_(sys), g_(g) {}
+    jobsys_system *sys_;
+    jobsys_graph *g_;
+};
+
+// Builds a graph whose runs run on `js`; build() makes the Graph.
+class GraphBuilder {
+public:
+    explicit GraphBuilder(System &js) : sys_(js.raw()) {
+        detail::check(jobsys_graph_builder_create(sys_, &b_));
+    }
+    GraphBuilder(const GraphBuilder &) = delete;
+    GraphBuilder &operator=(const GraphBuilder &) = delete;
+    ~GraphBuilder() { jobsys_graph_builder_destroy(b_); }
+
+    NodeBuilder node() noexcept { return NodeBuilder(sys_, b_); }
+    // `to` runs after `from` in every run.
+    GraphBuilder &edge(Node from, Node to) {
+        detail::check(jobsys_graph_edge(b_, from.raw(), to.raw()));
+        return *this;
+    }
+    // The graph (the builder is empty afterwards). max_in_flight: the most
+    // runs at once, 0 for the default (2). Throws Error on a cycle.
+    Graph build(uint32_t max_in_flight = 0) {
+        jobsys_graph *g = nullptr;
+        detail::check(jobsys_graph_build(std::exchange(b_, nullptr), max_in_flight, &g));
+        return Graph(sys_, g);
+    }
+
+private:
+    jobsys_system *sys_;
+    jobsys_graph_builder *b_ = nullptr;
+};
+
 } // namespace jobsys
 
 // Handles in unordered containers.

@@ -770,6 +770,59 @@ void test_wait_any_limiter_blocking() {
 }
 } // namespace
 
+// A frame graph from C++: node order in every run, a trivially copyable
+// callable kept in the node and a boxed one freed with the graph, a loop
+// node, a throwing node failing its run only, a cycle refused.
+void test_graph(jobsys::System &js) {
+    CHECK(live == 0);
+    std::atomic<int> input{0}, physics{0}, render{0}, late{0};
+    std::atomic<long> sum{0};
+    {
+        jobsys::GraphBuilder b(js);
+        auto n_input = b.node().name("input").call([&input] { ++input; });
+        auto n_physics = b.node().name("physics").after(n_input).call([&, t = Tracked()] {
+            int run = ++physics;
+            if (input < run) ++late;
+            if (run == 2) throw std::runtime_error("physics exploded");
+        });
+        auto n_loop = b.node().name("particles").after({n_input}).parallel_for(
+            0, 1000, 100, [&sum](std::size_t i) { sum += long(i); });
+        auto n_render = b.node().priority(jobsys::Priority::High).after(n_physics, n_loop).call([&] {
+            int run = ++render;
+            if (physics < run) ++late;
+        });
+        (void)n_render;
+        CHECK(live == 1); // the boxed node callable
+        jobsys::Graph g = b.build(2);
+        for (int run = 1; run <= 3; run++) {
+            jobsys::Handle h = g.run();
+            if (run == 2) {
+                expect_error([&] { g.sync(n_physics); }, JOBSYS_ERR_JOB_FAILED, "physics exploded");
+                CHECK(js.try_complete(h) == JOBSYS_ERR_DEPENDENCY_FAILED);
+            } else {
+                g.sync(n_physics);
+                js.complete(h);
+            }
+        }
+        CHECK(input == 3 && physics == 3 && render == 2 && late == 0);
+        CHECK(sum == 3 * 499500L);
+        jobsys::Graph moved = std::move(g);
+        js.complete(moved.run());
+        CHECK(input == 4);
+
+        jobsys::GraphBuilder cyc(js);
+        auto x = cyc.node().call([t = Tracked()] {});
+        auto y = cyc.node().after(x).call([] {});
+        cyc.edge(y, x);
+        expect_error([&] { cyc.build(); }, JOBSYS_ERR_INVALID_ARGUMENT, "cycle");
+        CHECK(live == 1); // the failed build freed x's callable
+        jobsys::GraphBuilder other(js);
+        expect_error([&] { other.node().after(n_input).call([] {}); }, JOBSYS_ERR_INVALID_ARGUMENT,
+                     "not a node of this graph");
+    }
+    CHECK(live == 0); // the graph's boxed callable freed with it
+}
+
 int main() {
     {
         jobsys_config c = jobsys::default_config();
@@ -786,6 +839,7 @@ int main() {
         test_join(js);
         test_scope(js);
         test_batching_and_stats(js);
+        test_graph(js);
 
         // Jobs still queued when the System goes out of scope run first.
         for (int i = 0; i < 50; i++) js.schedule([t = Tracked()] { ++ran; });
