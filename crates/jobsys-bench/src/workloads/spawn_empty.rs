@@ -82,7 +82,8 @@ fn rayon_iter(pool: &rayon::ThreadPool, c: Case, s: &Sizes) -> Result<f64> {
                     rayon::scope(|sc| sc.spawn(|_| empty_job()));
                 }
             }),
-            Case::Flat => pool.install(|| {
+            // Not a W1 row (no rayon counterpart); spawn-empty runs `ALL`.
+            Case::Flat | Case::GraphFlat => pool.install(|| {
                 rayon::scope(|sc| {
                     for _ in 0..s.flat {
                         sc.spawn(|_| empty_job());

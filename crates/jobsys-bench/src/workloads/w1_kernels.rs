@@ -10,7 +10,8 @@
 //! code measured with and without the tracer is the code W1 measures.
 
 use crate::count;
-use jobsys::{Batch, JobError, JobHandle, JobSystem};
+use jobsys::{Batch, Graph, JobError, JobHandle, JobSystem};
+use std::sync::OnceLock;
 
 /// The empty job: counts itself, nothing else.
 #[inline(never)]
@@ -29,6 +30,11 @@ pub enum Case {
     Nested,
     /// One `parallel_for` with batch 1.
     PforEmpty,
+    /// `flat`'s jobs as the nodes of a `Graph` built once (no edges), one
+    /// run per iteration: a node's cost per run against a job's. Not in
+    /// `ALL` (not a W1 table row): `jobsys-w1 --case graph-flat` and
+    /// `W1_CASES=graph-flat scripts/w1-instructions.sh` count it.
+    GraphFlat,
 }
 
 impl Case {
@@ -42,12 +48,16 @@ impl Case {
             Case::Flat => "flat",
             Case::Nested => "nested",
             Case::PforEmpty => "pfor-empty",
+            Case::GraphFlat => "graph-flat",
         }
     }
 
     /// The case called `name`.
     pub fn parse(name: &str) -> Option<Case> {
-        Case::ALL.into_iter().find(|c| c.name() == name)
+        Case::ALL
+            .into_iter()
+            .chain([Case::GraphFlat])
+            .find(|c| c.name() == name)
     }
 }
 
@@ -85,7 +95,7 @@ impl Sizes {
     pub fn jobs(&self, c: Case) -> usize {
         match c {
             Case::Single => self.single,
-            Case::Flat => self.flat,
+            Case::Flat | Case::GraphFlat => self.flat,
             Case::Nested => (1usize << self.depth) - 1,
             Case::PforEmpty => self.pfor,
         }
@@ -135,6 +145,25 @@ pub fn iteration(
             let h = js.parallel_for(0..s.pfor, Batch::Fixed(1), |_| empty_job());
             js.try_complete(h)?;
         }
+        Case::GraphFlat => {
+            let run = flat_graph(s.flat).run(js);
+            js.try_complete(run)?;
+        }
     }
     Ok(())
+}
+
+/// `graph-flat`'s graph of `n` empty nodes, built on first use (the
+/// warm-up iteration) and kept for the process.
+fn flat_graph(n: usize) -> &'static Graph {
+    static GRAPH: OnceLock<(usize, Graph)> = OnceLock::new();
+    let (size, g) = GRAPH.get_or_init(|| {
+        let mut b = Graph::builder();
+        for _ in 0..n {
+            b.node().call(empty_job);
+        }
+        (n, b.build().expect("no edges, no cycle"))
+    });
+    assert_eq!(*size, n, "graph-flat runs one size per process");
+    g
 }
