@@ -81,6 +81,11 @@ pub enum Command {
     /// W3 at D = 5 us with Low-priority background jobs in every frame,
     /// jobsys with priority inheritance on and off.
     FrameGraphBackground,
+    /// W3 as a `jobsys::Graph` built once: one run per frame, and two runs
+    /// in flight, beside the same frame as per-frame jobs and serial, at
+    /// D = 0.5 and 5 us, equal workers (first idle policy). Not part of
+    /// `all`.
+    FrameGraphReplay,
     /// W4: latency from schedule to start, cold and burst.
     WakeLatency,
     /// W5: CPU burned by idle workers in a mostly-serial frame.

@@ -8,6 +8,7 @@ pub mod follow_cpus;
 pub mod frame;
 pub mod frame_graph;
 pub mod frame_graph_background;
+pub mod frame_graph_replay;
 pub mod idle_cost;
 pub mod parallel_for;
 pub mod policies;
@@ -34,6 +35,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::ParallelFor => parallel_for::run(ctx),
         Command::FrameGraph => frame_graph::run(ctx),
         Command::FrameGraphBackground => frame_graph_background::run(ctx),
+        Command::FrameGraphReplay => frame_graph_replay::run(ctx),
         Command::WakeLatency => wake_latency::run(ctx),
         Command::IdleCost => idle_cost::run(ctx),
         Command::WakePrimitives => wake_primitives::run(ctx),
