@@ -729,3 +729,71 @@ fn a_chunked_loop_node_covers_its_range_once_per_run_in_whole_pieces() {
         }
     }
 }
+
+#[test]
+fn access_loop_nodes_write_each_element_once_per_run_before_their_readers() {
+    for workers in [0, 2] {
+        let js = system(workers);
+        let n = 1000;
+        let v = Resource::named("velocities", vec![0u64; n]);
+        let k = Resource::named("gravity", 1u64);
+        let sums = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut b = Graph::builder();
+        // Per index: every element + k; per piece: every element + 1.
+        let per_index = b
+            .node()
+            .name("integrate")
+            .access((k.read(), v.write_each()))
+            .parallel_for(0..n, Batch::Fixed(64), |_i, (k, x)| *x += *k);
+        let per_piece = b
+            .node()
+            .name("damp")
+            .access(v.write_each())
+            .parallel_for_chunked(0..n, Batch::Fixed(100), |r, xs| {
+                assert_eq!(xs.len(), r.len());
+                xs.iter_mut().for_each(|x| *x += 1);
+            });
+        let s = sums.clone();
+        let reader = b
+            .node()
+            .name("sum")
+            .access(v.read())
+            .call(move |xs| s.lock().unwrap().push(xs.iter().sum::<u64>()));
+        let g = b.build().unwrap();
+        // The derived edges: integrate -> damp -> sum (the writers in the
+        // order they were added, the reader after the last).
+        assert_eq!(
+            g.dependencies(per_piece).collect::<Vec<_>>(),
+            vec![per_index]
+        );
+        assert_eq!(g.dependencies(reader).collect::<Vec<_>>(), vec![per_piece]);
+        for _ in 0..3 {
+            js.complete(g.run(&js));
+        }
+        let n = n as u64;
+        assert_eq!(*sums.lock().unwrap(), vec![2 * n, 4 * n, 6 * n]);
+    }
+}
+
+/// An access loop node's job is an access `parallel_for`, whose loop state
+/// (the declarations' copy, the closure, the node's measurement) does not
+/// fit in the loop's slot: one block per run (docs/graph.md says so).
+#[test]
+fn an_access_loop_node_allocates_one_block_per_run() {
+    let js = system(0);
+    let res = Resource::new(vec![0u64; 4]);
+    let mut g = Graph::builder();
+    g.node()
+        .access(res.write_each())
+        .parallel_for(0..4, Batch::Fixed(1), |_i, x| *x += 1);
+    let graph = g.build().unwrap();
+    for _ in 0..4 {
+        js.complete(graph.run(&js));
+    }
+    for _ in 0..8 {
+        let (h, n) = allocations(|| graph.run(&js));
+        js.complete(h);
+        assert_eq!(n, 1, "allocations per run of an access loop node");
+    }
+    assert_eq!(*res.read_now(&js), vec![12u64; 4]);
+}

@@ -6,7 +6,7 @@
 //! header): scheduling it allocates nothing.
 
 use super::Shared;
-use crate::access::Access;
+use crate::access::{Access, ParAccess};
 use crate::handle::JobHandle;
 use crate::parallel_for::Batch;
 use crate::spawn::JobBuilder;
@@ -90,6 +90,60 @@ where
         let f = self.f.clone();
         job.access(self.access.dup())
             .schedule(move |g| tick.time(move |_| f(g)))
+    }
+    fn call(&self, _: Range<usize>) {
+        unreachable!("an access node is called through its own closure")
+    }
+}
+
+/// A loop node with declared access, per index: its job is
+/// `job().access(..).parallel_for(..)`, each index measured.
+pub(super) struct AccessLoop<A, F> {
+    pub(super) access: A,
+    pub(super) range: Range<usize>,
+    pub(super) batch: Batch,
+    pub(super) f: Arc<F>,
+}
+
+impl<A, F> Body for AccessLoop<A, F>
+where
+    A: ParAccess,
+    F: for<'x> Fn(usize, A::Item<'x>) + Send + Sync + 'static,
+{
+    fn submit(&self, job: JobBuilder<'_, 'static, '_>, tick: Tick) -> JobHandle {
+        let f = self.f.clone();
+        job.access(self.access.dup()).parallel_for(
+            self.range.clone(),
+            self.batch,
+            move |i, item| tick.time(|_| f(i, item)),
+        )
+    }
+    fn call(&self, _: Range<usize>) {
+        unreachable!("an access node is called through its own closure")
+    }
+}
+
+/// A loop node with declared access, per piece
+/// (`job().access(..).parallel_for_chunked(..)`).
+pub(super) struct AccessChunks<A, F> {
+    pub(super) access: A,
+    pub(super) range: Range<usize>,
+    pub(super) batch: Batch,
+    pub(super) f: Arc<F>,
+}
+
+impl<A, F> Body for AccessChunks<A, F>
+where
+    A: ParAccess,
+    F: for<'x> Fn(Range<usize>, A::Chunk<'x>) + Send + Sync + 'static,
+{
+    fn submit(&self, job: JobBuilder<'_, 'static, '_>, tick: Tick) -> JobHandle {
+        let f = self.f.clone();
+        job.access(self.access.dup()).parallel_for_chunked(
+            self.range.clone(),
+            self.batch,
+            move |r, chunk| tick.time(|_| f(r, chunk)),
+        )
     }
     fn call(&self, _: Range<usize>) {
         unreachable!("an access node is called through its own closure")

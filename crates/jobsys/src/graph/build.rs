@@ -2,9 +2,9 @@
 //! `edge` and declared access (derived once, here), and the errors a
 //! build reports (a cycle, a conflicting declaration).
 
-use super::body::{Body, Chunked, Loop, Single, WithAccess};
+use super::body::{AccessChunks, AccessLoop, Body, Chunked, Loop, Single, WithAccess};
 use super::{run, Graph, NodeId, NodeOpts, Shared, Span, Topo};
-use crate::access::Access;
+use crate::access::{Access, ParAccess};
 use crate::desc::Priority;
 use crate::parallel_for::Batch;
 use crate::pinned::Pin;
@@ -330,11 +330,13 @@ impl<'g> NodeBuilder<'g> {
         self
     }
 
-    /// Declared access (`res.read()`, `res.write()`, tuples): edges to the
-    /// graph's other nodes that declare the same resources are derived at
-    /// build; at run time the node is ordered against every other job
-    /// that declares them, and its closure gets the references.
-    pub fn access<A: Access>(self, access: A) -> AccessNodeBuilder<'g, A> {
+    /// Declared access (`res.read()`, `res.write()`, `res.write_each()`,
+    /// tuples): edges to the graph's other nodes that declare the same
+    /// resources are derived at build; at run time the node is ordered
+    /// against every other job that declares them, and its closure gets
+    /// the references. Ends in `call`, or for a loop `parallel_for` /
+    /// `parallel_for_chunked`, as the job builder's `access`.
+    pub fn access<A>(self, access: A) -> AccessNodeBuilder<'g, A> {
         AccessNodeBuilder { node: self, access }
     }
 
@@ -395,11 +397,39 @@ impl<'g> NodeBuilder<'g> {
     }
 }
 
-/// A [`NodeBuilder`] with declared access; ends in [`call`](Self::call).
-#[must_use = "a node is added by `call`"]
+/// A [`NodeBuilder`] with declared access; ends in [`call`](Self::call),
+/// [`parallel_for`](Self::parallel_for) or
+/// [`parallel_for_chunked`](Self::parallel_for_chunked).
+#[must_use = "a node is added by `call` or a loop"]
 pub struct AccessNodeBuilder<'g, A> {
     node: NodeBuilder<'g>,
     access: A,
+}
+
+/// The declarations `visit` reports, merged per resource (one entry per
+/// resource, writing if any declaration does), and the error of a
+/// resource declared twice with a write.
+fn decls_of(
+    visit: impl FnOnce(&mut dyn FnMut(&crate::access::Shared, crate::access::Mode)),
+) -> (Vec<(usize, bool)>, Option<String>) {
+    let mut decls: Vec<(usize, bool)> = Vec::new();
+    let mut bad = None;
+    visit(&mut |s, m| {
+        let key = s as *const crate::access::Shared as usize;
+        let w = m.writes();
+        if let Some(d) = decls.iter_mut().find(|d| d.0 == key) {
+            if d.1 || w {
+                bad = Some(format!(
+                    "{} is declared twice in one node, and one of the declarations writes",
+                    s.describe()
+                ));
+            }
+            d.1 |= w;
+        } else {
+            decls.push((key, w));
+        }
+    });
+    (decls, bad)
 }
 
 impl<'g, A: Access> AccessNodeBuilder<'g, A> {
@@ -409,25 +439,56 @@ impl<'g, A: Access> AccessNodeBuilder<'g, A> {
     where
         F: for<'x> Fn(A::Guards<'x>) + Send + Sync + 'static,
     {
-        let mut decls: Vec<(usize, bool)> = Vec::new();
-        let mut bad = None;
-        self.access.visit(&mut |s, m| {
-            let key = s as *const crate::access::Shared as usize;
-            let w = m.writes();
-            if let Some(d) = decls.iter_mut().find(|d| d.0 == key) {
-                if d.1 || w {
-                    bad = Some(format!(
-                        "{} is declared twice in one node, and one of the declarations writes",
-                        s.describe()
-                    ));
-                }
-                d.1 |= w;
-            } else {
-                decls.push((key, w));
-            }
-        });
+        let (decls, bad) = decls_of(|v| self.access.visit(v));
         let body = WithAccess {
             access: self.access,
+            f: Arc::new(f),
+        };
+        self.node.finish(decls, bad, Box::new(body))
+    }
+}
+
+impl<'g, A: ParAccess> AccessNodeBuilder<'g, A> {
+    /// A loop node with declared access: each run calls `f(i, item)` for
+    /// every `i` in `range` (`item`: `&T` for a read, `&mut v[i]` for a
+    /// `write_each`), as [`AccessJobBuilder::parallel_for`]. Each index is
+    /// measured on its own (two clock reads): for short indices prefer
+    /// [`parallel_for_chunked`](Self::parallel_for_chunked).
+    ///
+    /// # Panics
+    /// On `Batch::Fixed(0)` (here, not at run time).
+    ///
+    /// [`AccessJobBuilder::parallel_for`]: crate::AccessJobBuilder::parallel_for
+    pub fn parallel_for<F>(self, range: Range<usize>, batch: Batch, f: F) -> NodeId
+    where
+        F: for<'x> Fn(usize, A::Item<'x>) + Send + Sync + 'static,
+    {
+        let _ = batch.piece_len(range.len(), 1);
+        let (decls, bad) = decls_of(|v| self.access.visit(v));
+        let body = AccessLoop {
+            access: self.access,
+            range,
+            batch,
+            f: Arc::new(f),
+        };
+        self.node.finish(decls, bad, Box::new(body))
+    }
+
+    /// `parallel_for` whose `f` gets each piece whole: its `Range` and
+    /// `&mut v[range]` for a `write_each` (`&T` for a read).
+    ///
+    /// # Panics
+    /// On `Batch::Fixed(0)` (here, not at run time).
+    pub fn parallel_for_chunked<F>(self, range: Range<usize>, batch: Batch, f: F) -> NodeId
+    where
+        F: for<'x> Fn(Range<usize>, A::Chunk<'x>) + Send + Sync + 'static,
+    {
+        let _ = batch.piece_len(range.len(), 1);
+        let (decls, bad) = decls_of(|v| self.access.visit(v));
+        let body = AccessChunks {
+            access: self.access,
+            range,
+            batch,
             f: Arc::new(f),
         };
         self.node.finish(decls, bad, Box::new(body))
