@@ -211,6 +211,11 @@ pub struct Config {
     /// or the system dropped). `None`: print one line to stderr naming the
     /// job. Either way [`Stats::panics_unobserved`](crate::Stats) counts it.
     pub on_unobserved_panic: Option<crate::PanicHandler>,
+    /// Tests only: plan the workers on the topology of this fake root
+    /// (`tests/fixtures/topology`) instead of the machine's, without
+    /// placing them (their core classes are the fixture's).
+    #[doc(hidden)]
+    pub topology_fixture: Option<std::path::PathBuf>,
 }
 
 /// Job slots a thread keeps when idle, by default (64 pages, 2 MiB).
@@ -285,6 +290,13 @@ impl Builder {
         self.config.exclude_efficiency_cores = on;
         self
     }
+    /// Tests only: see [`Config::topology_fixture`].
+    #[doc(hidden)]
+    pub fn topology_fixture(mut self, root: impl Into<std::path::PathBuf>) -> Self {
+        self.config.topology_fixture = Some(root.into());
+        self
+    }
+
     /// Pin workers one per CPU (see [`Config::pin_workers`]).
     pub fn pin_workers(mut self, on: bool) -> Self {
         self.config.pin_workers = on;

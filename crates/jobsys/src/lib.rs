@@ -178,6 +178,7 @@ mod async_wait;
 mod blocking;
 mod builder;
 mod cancel;
+mod classes;
 mod context;
 mod current;
 mod deque;

@@ -95,6 +95,8 @@ pub(crate) struct Registry {
     threads: Mutex<crate::pinned_queue::ThreadTable>,
     /// Shared by every context (`context::Urgent`).
     urgent: std::sync::Arc<crate::context::Urgent>,
+    /// Each worker's core class (`classes.rs`), set once at build.
+    classes: std::sync::OnceLock<crate::classes::WorkerClasses>,
     /// Open `HotZone` guards; while non-zero, workers spin instead of sleeping.
     hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
     /// Batched jobs published by their thread's exit or the system's
@@ -353,6 +355,7 @@ impl Registry {
                 main_ctx: AtomicU32::new(crate::pinned_queue::NO_THREAD),
                 threads: Mutex::new(crate::pinned_queue::ThreadTable::new(num_workers)),
                 hot_zones: crossbeam_utils::CachePadded::new(AtomicU32::new(0)),
+                classes: std::sync::OnceLock::new(),
                 unflushed: AtomicU64::new(0),
                 urgent,
             }
@@ -550,6 +553,13 @@ impl Registry {
         unsafe { &*slots }
     }
 
+    /// The thread index of the worker a job that asks for core class
+    /// `class` is pinned to (`classes.rs`); `None`: run anywhere.
+    #[inline]
+    pub(crate) fn class_worker(&self, class: crate::topology::CoreClass) -> Option<usize> {
+        self.classes.get().and_then(|c| c.worker_for(class))
+    }
+
     /// Has `h` finished (successfully or not)? Never blocks.
     pub(crate) fn is_complete(&self, h: JobHandle) -> bool {
         assert!(
@@ -636,6 +646,7 @@ read_access! {
         threads: Mutex<crate::pinned_queue::ThreadTable>,
         urgent: std::sync::Arc<crate::context::Urgent>,
         hot_zones: crossbeam_utils::CachePadded<AtomicU32>,
+        classes: std::sync::OnceLock<crate::classes::WorkerClasses>,
 }
 #[cfg(feature = "trace")]
 read_access! { copy: ; refs: trace: crate::trace::TraceState }

@@ -201,6 +201,15 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
         self
     }
 
+    /// Run on a worker of this class of core (docs/engine.md, "Core classes"):
+    /// a pin to one of its workers, round-robin, replacing an earlier `pin`.
+    /// Nothing for `Any`, or unless the workers span two classes.
+    pub fn core_class(mut self, class: crate::topology::CoreClass) -> Self {
+        let worker = self.system.reg().class_worker(class);
+        self.pin = worker.map(Pin::Worker).or(self.pin);
+        self
+    }
+
     /// Wake nobody: the job waits in this thread's deque (awake workers
     /// may take it) until [`JobSystem::flush`] — or a wait on this thread
     /// (`complete`, or an `is_complete` that finds its job unfinished), its

@@ -5,6 +5,7 @@
 //! joined).
 
 use crate::builder::{resolve_policy, resolve_workers, BuildError, Config, MIN_STACK_SIZE};
+use crate::classes::WorkerClasses;
 use crate::registry::ThisThread;
 use crate::registry::{Registry, Stats};
 use std::sync::atomic::Ordering;
@@ -69,13 +70,35 @@ impl Drop for Owner {
 /// registry, register the building thread as `Pin::Main`, install the
 /// hooks, then start the workers (`JobSystem::new`).
 pub(crate) fn start(config: Config) -> Result<Owner, BuildError> {
-    let plan = crate::topology::plan(&crate::topology::TopologyConfig {
+    let topo_config = crate::topology::TopologyConfig {
         workers: resolve_workers(config.workers)?,
         exclude_efficiency_cores: config.exclude_efficiency_cores,
         pin_workers: config.pin_workers,
         worker_nice: config.worker_nice,
-    })
-    .map_err(BuildError::Topology)?;
+    };
+    let (mut plan, classes) = match &config.topology_fixture {
+        None => {
+            let plan = crate::topology::plan(&topo_config).map_err(BuildError::Topology)?;
+            // Classes only matter for placed workers: the topology is read
+            // again only then.
+            let classes = match plan.needs_setup() {
+                true => WorkerClasses::of_plan(&plan, &crate::topology::topology()),
+                false => WorkerClasses::default(),
+            };
+            (plan, classes)
+        }
+        Some(root) => {
+            let topo = crate::topology::detect(root, None);
+            let plan = crate::topology::internals::plan_for(&topo, &topo_config, None)
+                .map_err(BuildError::Topology)?;
+            let classes = WorkerClasses::of_plan(&plan, &topo);
+            (plan, classes)
+        }
+    };
+    if config.topology_fixture.is_some() {
+        // A fake machine's CPUs: the classes are taken, the placements not.
+        plan = crate::topology::internals::WorkerPlan::unplaced(plan.workers);
+    }
     let workers = plan.workers;
     let setup = plan
         .needs_setup()
@@ -108,6 +131,7 @@ pub(crate) fn start(config: Config) -> Result<Owner, BuildError> {
             .div_ceil(crate::slot::PAGE_SLOTS),
         crate::active::Active::new(workers, config.follow_cpus, config.pin_workers),
     );
+    let _ = registry.classes().set(classes);
     if let Some(h) = config.on_unobserved_panic.clone() {
         registry.failures().on_unobserved(h);
     }

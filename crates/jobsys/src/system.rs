@@ -537,6 +537,19 @@ impl JobSystem {
         ThisThread::current_for(reg, || "JobSystem::thread_index").thread_index_of()
     }
 
+    /// The class of core the worker with thread index `index` runs on
+    /// (`1..=workers`), as [`JobBuilder::core_class`](crate::JobBuilder::core_class)
+    /// uses it: `Performance` or `Efficiency` for a worker placed on CPUs
+    /// of one class ([`Builder::pin_workers`](crate::Builder::pin_workers)),
+    /// `Any` for an unplaced worker, an unclassified machine, or an index
+    /// that is no worker's.
+    pub fn worker_core_class(&self, index: usize) -> crate::topology::CoreClass {
+        match self.reg().classes().get() {
+            Some(c) => c.class_of(index),
+            None => crate::topology::CoreClass::Any,
+        }
+    }
+
     /// Cancel `h`: a job (single, `parallel_for`, or a whole `combine`d
     /// group, nested groups included) that has not started never runs; it
     /// and its dependents finish failed with `JobError::Cancelled`.

@@ -119,6 +119,7 @@ impl GraphBuilder {
                 priority: None,
                 pin: None,
                 limit: None,
+                class: None,
             },
             after: Vec::new(),
         }
@@ -306,6 +307,14 @@ impl<'g> NodeBuilder<'g> {
     /// (checked when a run schedules it).
     pub fn pin(mut self, pin: Pin) -> Self {
         self.opts.pin = Some(pin);
+        self
+    }
+
+    /// Run on a worker of this class of core, as
+    /// [`JobBuilder::core_class`](crate::JobBuilder::core_class) (each run's
+    /// job asks for it).
+    pub fn core_class(mut self, class: crate::topology::CoreClass) -> Self {
+        self.opts.class = Some(class);
         self
     }
 

@@ -124,6 +124,7 @@ pub(crate) struct NodeOpts {
     pub(crate) priority: Option<Priority>,
     pub(crate) pin: Option<Pin>,
     pub(crate) limit: Option<crate::limiter::Limiter>,
+    pub(crate) class: Option<crate::topology::CoreClass>,
 }
 
 /// One node's measured span in one run: nanoseconds since the graph's

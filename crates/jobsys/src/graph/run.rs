@@ -180,6 +180,9 @@ impl Graph {
             if let Some(pin) = opts.pin {
                 job = job.pin(pin);
             }
+            if let Some(class) = opts.class {
+                job = job.core_class(class);
+            }
             if let Some(l) = &opts.limit {
                 job = job.limit(l);
             }

@@ -102,13 +102,16 @@ impl CapacitySource {
     }
 }
 
-/// Performance or efficiency core.
+/// Performance or efficiency core; for a job
+/// ([`JobBuilder::core_class`](crate::JobBuilder::core_class)) also `Any`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CoreClass {
     /// Fast enough for work on a frame's critical path.
     Performance,
     /// The slowest tier (LITTLE cores, Intel E-cores): see [`classify`].
     Efficiency,
+    /// Either: what a job asks for by default. No CPU is classified so.
+    Any,
 }
 
 impl fmt::Display for CoreClass {
@@ -116,6 +119,7 @@ impl fmt::Display for CoreClass {
         f.write_str(match self {
             CoreClass::Performance => "performance",
             CoreClass::Efficiency => "efficiency",
+            CoreClass::Any => "any",
         })
     }
 }
