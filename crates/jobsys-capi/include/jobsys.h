@@ -112,6 +112,17 @@ typedef enum jobsys_priority {
     JOBSYS_PRIORITY_LOW = 2
 } jobsys_priority;
 
+/* The class of core a job runs on (desc.core_class), on hybrid CPUs (big.LITTLE, Intel P/E):
+ * PERFORMANCE pins the job to one of the performance-core workers, EFFICIENCY to one of the
+ * efficiency-core workers, round-robin. It takes effect only when the workers span both classes:
+ * a hybrid machine and config.pin_workers (each worker on one CPU, the fastest first); otherwise,
+ * and with ANY, the job runs anywhere. It replaces JOBSYS_JOB_PINNED's pin when it applies. */
+typedef enum jobsys_core_class {
+    JOBSYS_CORE_ANY = 0,              /* 0, so a zeroed jobsys_job_desc is the default */
+    JOBSYS_CORE_PERFORMANCE = 1,
+    JOBSYS_CORE_EFFICIENCY = 2
+} jobsys_core_class;
+
 /* Profiler callbacks (like enkiTS's): jobsys calls them as its threads start, run jobs, wait,
  * sleep, wake each other and mark frames, so the profiler an engine uses (Tracy, Superluminal,
  * Optick, its own) shows the job system. Set jobsys_config.profiler to a table; every callback
@@ -382,11 +393,13 @@ typedef struct jobsys_job_desc {
     const jobsys_limiter *limiter;    /* NULL: none. Run only with a seat of this limiter; read
                                          during the call (destroying the limiter afterwards is
                                          fine, its jobs keep what they need) */
+    jobsys_core_class core_class;     /* default JOBSYS_CORE_ANY (see jobsys_core_class) */
 } jobsys_job_desc;
 
 /* A jobsys_job_desc with the defaults and its size set. */
 #define JOBSYS_JOB_DESC_INIT \
-    { sizeof(jobsys_job_desc), 0, NULL, JOBSYS_PRIORITY_NORMAL, {JOBSYS_PIN_MAIN, 0}, NULL, 0, 0, NULL, NULL }
+    { sizeof(jobsys_job_desc), 0, NULL, JOBSYS_PRIORITY_NORMAL, {JOBSYS_PIN_MAIN, 0}, NULL, 0, 0, NULL, NULL, \
+      JOBSYS_CORE_ANY }
 
 /* Counters (jobsys_get_stats, jobsys_take_stats, jobsys_get_worker_stats). */
 typedef struct jobsys_stats {

@@ -138,6 +138,15 @@ enum class Priority {
     Low = JOBSYS_PRIORITY_LOW,
 };
 
+// The class of core a job runs on (jobsys_core_class): Performance or
+// Efficiency pin it to a worker of that class on a hybrid CPU with
+// pinned workers; otherwise, and with Any, it runs anywhere.
+enum class CoreClass {
+    Any = JOBSYS_CORE_ANY,
+    Performance = JOBSYS_CORE_PERFORMANCE,
+    Efficiency = JOBSYS_CORE_EFFICIENCY,
+};
+
 // Names a scheduled job; a plain value (copy, compare, hash, store in
 // containers). A default-constructed Handle names no job: as a dependency
 // it is skipped, complete() on it returns at once (the zeroed
@@ -576,6 +585,13 @@ public:
     JobBuilder &pin(Pin p) noexcept {
         desc_.flags |= JOBSYS_JOB_PINNED;
         desc_.pin = p.raw();
+        return *this;
+    }
+
+    // Run on a worker of this class of core (see CoreClass); replaces
+    // pin() when it applies.
+    JobBuilder &core_class(CoreClass c) noexcept {
+        desc_.core_class = static_cast<jobsys_core_class>(c);
         return *this;
     }
 
@@ -1208,6 +1224,10 @@ public:
     }
     NodeBuilder &limit(const Limiter &l) noexcept {
         desc_.limiter = l.raw();
+        return *this;
+    }
+    NodeBuilder &core_class(CoreClass c) noexcept {
+        desc_.core_class = static_cast<jobsys_core_class>(c);
         return *this;
     }
     // Run after these nodes in every run (calls add up).

@@ -209,6 +209,9 @@ unsafe fn add(
         if let Some(l) = d.limit {
             nb = nb.limit(l);
         }
+        if d.class != jobsys::topology::CoreClass::Any {
+            nb = nb.core_class(d.class);
+        }
         let id = match d.data_size {
             0 => finish(nb, body, s.serial, d.release, Ptr(data)),
             n => {

@@ -56,6 +56,11 @@ pub const PRIORITY_NORMAL: i32 = 0;
 pub const PRIORITY_HIGH: i32 = 1;
 pub const PRIORITY_LOW: i32 = 2;
 
+/// `jobsys_core_class` values (Any is 0 so a zeroed desc is the default).
+pub const CORE_ANY: i32 = 0;
+pub const CORE_PERFORMANCE: i32 = 1;
+pub const CORE_EFFICIENCY: i32 = 2;
+
 /// `jobsys_job_flags`.
 pub const JOB_BATCHED: u32 = 1;
 pub const JOB_PINNED: u32 = 2;
@@ -88,6 +93,8 @@ pub struct JobDesc {
     pub release: Option<ReleaseFn>,
     /// Run only with a seat of this limiter, or NULL.
     pub limiter: *const crate::limiter::Limiter,
+    /// A `jobsys_core_class`.
+    pub core_class: i32,
 }
 
 impl Default for JobDesc {
@@ -104,6 +111,7 @@ impl Default for JobDesc {
             data_size: 0,
             release: None,
             limiter: std::ptr::null(),
+            core_class: CORE_ANY,
         }
     }
 }
@@ -122,6 +130,7 @@ pub(crate) struct Desc<'a> {
     pub(crate) release: Option<ReleaseFn>,
     pub(crate) limit: Option<&'a jobsys::Limiter>,
     pub(crate) blocking: bool,
+    pub(crate) class: jobsys::topology::CoreClass,
 }
 
 /// A C job running on this thread, or the release callback of one
@@ -286,6 +295,7 @@ pub(crate) unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<D
             release: None,
             limit: None,
             blocking: false,
+            class: jobsys::topology::CoreClass::Any,
         });
     }
     // SAFETY: non-NULL; the caller promises at least `size` readable bytes,
@@ -367,6 +377,17 @@ pub(crate) unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<D
     // SAFETY: NULL or a live limiter, as the caller promises; read during
     // this call only.
     let limit = unsafe { d.limiter.as_ref() }.map(|l| &l.0);
+    let class = match d.core_class {
+        CORE_ANY => jobsys::topology::CoreClass::Any,
+        CORE_PERFORMANCE => jobsys::topology::CoreClass::Performance,
+        CORE_EFFICIENCY => jobsys::topology::CoreClass::Efficiency,
+        c => {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!("desc->core_class = {c} is not a jobsys_core_class"),
+            ))
+        }
+    };
     Ok(Desc {
         desc: jdesc,
         batched: d.flags & JOB_BATCHED != 0,
@@ -376,6 +397,7 @@ pub(crate) unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<D
         release: d.release,
         limit,
         blocking,
+        class,
     })
 }
 
@@ -613,6 +635,9 @@ fn submit_after<P: Payload>(
     if let Some(l) = d.limit {
         b = b.limit(l);
     }
+    if d.class != jobsys::topology::CoreClass::Any {
+        b = b.core_class(d.class);
+    }
     let job = CJob {
         release: d.release,
         serial: s.serial,
@@ -780,7 +805,8 @@ unsafe fn schedule_plain(
         && d.ndeps == 0
         && d.name.is_null()
         && d.priority == PRIORITY_NORMAL
-        && d.limiter.is_null();
+        && d.limiter.is_null()
+        && d.core_class == CORE_ANY;
     let n = d.data_size;
     if !plain || n > INLINE_DATA || (n != 0 && data.is_null()) {
         return None;

@@ -123,7 +123,7 @@ fn the_header_constants_match_the_rust_side() {
     let constants = constants();
     assert_eq!(
         constants.len(),
-        15 + 5 + 3 + 4 + 3,
+        15 + 5 + 3 + 3 + 4 + 3,
         "constants found in jobsys.h: {constants:?}"
     );
     for (name, value) in constants {
@@ -138,6 +138,9 @@ fn the_header_constants_match_the_rust_side() {
             "JOBSYS_IDLE_ALWAYS_SPIN" => config::IDLE_ALWAYS_SPIN,
             "JOBSYS_IDLE_ADAPTIVE" => config::IDLE_ADAPTIVE,
             "JOBSYS_PRIORITY_NORMAL" => jobs::PRIORITY_NORMAL,
+            "JOBSYS_CORE_ANY" => jobs::CORE_ANY,
+            "JOBSYS_CORE_PERFORMANCE" => jobs::CORE_PERFORMANCE,
+            "JOBSYS_CORE_EFFICIENCY" => jobs::CORE_EFFICIENCY,
             "JOBSYS_PRIORITY_HIGH" => jobs::PRIORITY_HIGH,
             "JOBSYS_PRIORITY_LOW" => jobs::PRIORITY_LOW,
             "JOBSYS_PIN_MAIN" => engine::PIN_MAIN,

@@ -1851,6 +1851,27 @@ static void graph_release(void *p) {
     atomic_fetch_add(&graph_released, 1);
 }
 
+/* A core class: a bad value is refused; on a machine whose workers do
+ * not span two classes (this one: unpinned workers) a class job runs
+ * anywhere, like any job. */
+static void test_core_class(void) {
+    jobsys_system *sys = create(2);
+    jobsys_job_desc d = JOBSYS_JOB_DESC_INIT;
+    d.core_class = (jobsys_core_class)7;
+    EXPECT(jobsys_schedule(sys, &d, count_job, NULL, NULL), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("not a jobsys_core_class");
+    int before = atomic_load(&ran);
+    jobsys_handle hs[2];
+    d.core_class = JOBSYS_CORE_PERFORMANCE;
+    OK(jobsys_schedule(sys, &d, count_job, NULL, &hs[0]));
+    d.core_class = JOBSYS_CORE_EFFICIENCY;
+    OK(jobsys_schedule(sys, &d, count_job, NULL, &hs[1]));
+    OK(jobsys_complete(sys, hs[0]));
+    OK(jobsys_complete(sys, hs[1]));
+    CHECK(atomic_load(&ran) == before + 2);
+    OK(jobsys_destroy(sys));
+}
+
 static void test_graph(void) {
     jobsys_system *sys = create(2);
     graph_node_state input = {0}, physics = {0}, render = {0};
@@ -2001,6 +2022,7 @@ int main(void) {
     test_join();
     test_unobserved_failure();
     test_graph();
+    test_core_class();
 
     printf("api_test: ok\n");
     return 0;

@@ -775,11 +775,17 @@ void test_wait_any_limiter_blocking() {
 // node, a throwing node failing its run only, a cycle refused.
 void test_graph(jobsys::System &js) {
     CHECK(live == 0);
+    // A core class on a machine whose workers span one class: runs anywhere.
+    std::atomic<int> classed{0};
+    js.complete(js.job().core_class(jobsys::CoreClass::Performance).schedule([&] { ++classed; }));
+    CHECK(classed == 1);
     std::atomic<int> input{0}, physics{0}, render{0}, late{0};
     std::atomic<long> sum{0};
     {
         jobsys::GraphBuilder b(js);
-        auto n_input = b.node().name("input").call([&input] { ++input; });
+        auto n_input = b.node().name("input").core_class(jobsys::CoreClass::Any).call([&input] {
+            ++input;
+        });
         auto n_physics = b.node().name("physics").after(n_input).call([&, t = Tracked()] {
             int run = ++physics;
             if (input < run) ++late;
