@@ -19,9 +19,9 @@
 
 use crate::errors::{ffi, non_null, Code, Error, Result};
 use crate::handles::Handle;
-use crate::jobs::{read_desc, run_c, CJob, Heap, JobDesc, JobFn, Payload, Ptr, RangeFn};
+use crate::jobs::{batch_of, read_desc, run_c, CJob, Heap, JobDesc, JobFn, Payload, Ptr, RangeFn};
 use crate::system::{system, write_opt, System};
-use jobsys::{Batch, Priority};
+use jobsys::Priority;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -259,11 +259,7 @@ fn finish<P: Payload>(
             end,
             batch,
         } => {
-            let batch = match batch {
-                0 => Batch::Auto,
-                n => Batch::Fixed(n),
-            };
-            nb.parallel_for_chunked(begin..end, batch, move |r| {
+            nb.parallel_for_chunked(begin..end, batch_of(batch), move |r| {
                 // SAFETY: the caller of `jobsys_graph_add_for` promised `f`
                 // may be called on disjoint pieces from several threads.
                 run_c(job.serial, || unsafe { f(job.data.ptr(), r.start, r.end) });

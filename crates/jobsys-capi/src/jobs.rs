@@ -569,6 +569,14 @@ unsafe fn one_call<P: Payload>(f: JobFn, job: CJob<P>) -> impl FnOnce() + Send {
     }
 }
 
+/// A C `batch` (indices per piece; 0: chosen by the library) as a `Batch`.
+pub(crate) fn batch_of(batch: usize) -> Batch {
+    match batch {
+        0 => Batch::Auto,
+        n => Batch::Fixed(n),
+    }
+}
+
 /// Schedule `body` as `d` says, with `payload` as its data.
 #[inline]
 fn submit<P: Payload>(s: &System, d: &Desc<'_>, body: Body, payload: P) -> Result<Handle> {
@@ -655,11 +663,7 @@ fn submit_after<P: Payload>(
             end,
             batch,
         } => {
-            let batch = match batch {
-                0 => Batch::Auto,
-                n => Batch::Fixed(n),
-            };
-            b.parallel_for_chunked(begin..end, batch, move |r| {
+            b.parallel_for_chunked(begin..end, batch_of(batch), move |r| {
                 // SAFETY: the caller promised `f` may be called on disjoint
                 // pieces of the range from several threads at once.
                 run_c(job.serial, || unsafe { f(job.data.ptr(), r.start, r.end) });
