@@ -90,7 +90,9 @@ fn graph_contestant<'a>(
     );
     let graph: Rc<RefCell<Option<Graph>>> = Rc::new(RefCell::new(None));
     let prev: Rc<Cell<Option<JobHandle>>> = Rc::new(Cell::new(None));
-    // Pieces run by the frames of this block so far, and those started.
+    // The piece count when this block's timed frames began, and the
+    // frames started since (pieces run on workers between two frames are
+    // in no frame's window: the block's total is checked at its end).
     let counted = Rc::new(Cell::new((0u64, 0u64)));
     let iter_sys = sys.clone();
     let (g, p, c) = (graph.clone(), prev.clone(), counted.clone());
@@ -113,8 +115,8 @@ fn graph_contestant<'a>(
             js.try_complete(h)?;
         }
         let ms = t.elapsed().as_nanos() as f64 / 1e6;
-        let (done, started) = c.get();
-        c.set((done + count::total() - before, started + 1));
+        let (base, started) = c.get();
+        c.set((base, started + 1));
         if in_flight == 1 {
             let ran = count::total() - before;
             check(ran == pieces, || {
@@ -135,19 +137,16 @@ fn graph_contestant<'a>(
                 js.try_complete(checked.run(&js))?;
                 frame.verify_checks(&who)?;
                 *g.borrow_mut() = Some(build::<false>(frame, in_flight)?);
-                c.set((0, 0));
+                c.set((count::total(), 0));
                 return Ok(());
             }
             // The block's last run, then every piece of its frames.
             if let Some(h) = p.take() {
-                let js = hook_sys.get()?;
-                let before = count::total();
-                js.try_complete(h)?;
-                let (done, started) = c.get();
-                c.set((done + count::total() - before, started));
+                hook_sys.get()?.try_complete(h)?;
             }
             *g.borrow_mut() = None;
-            let (done, started) = c.get();
+            let (base, started) = c.get();
+            let done = count::total() - base;
             check(done == started * pieces, || {
                 format!(
                     "{who}: {done} pieces ran in {started} frames, expected {}",
