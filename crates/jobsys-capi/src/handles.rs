@@ -57,7 +57,7 @@ pub fn job_of(js: &JobSystem, h: Handle) -> Result<Option<JobHandle>> {
 
 /// The error for bits `handle_from_bits` refused.
 #[cold]
-fn refused(why: HandleBits) -> Error {
+pub(crate) fn refused(why: HandleBits) -> Error {
     match why {
         HandleBits::Foreign => Error::new(
             Code::ForeignHandle,

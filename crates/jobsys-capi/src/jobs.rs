@@ -972,12 +972,14 @@ pub unsafe extern "C" fn jobsys_complete(sys: *const System, h: Handle) -> Code 
     ffi("jobsys_complete", || {
         // SAFETY: as promised by the caller.
         let s = unsafe { system(sys) }?;
-        match job_of(&s.js, h)? {
-            None => Ok(()),
-            Some(job) => {
-                s.js.try_complete(job)
-                    .map_err(|e| crate::errors::from_job_error(&e))
-            }
+        if h.is_none() {
+            return Ok(());
+        }
+        // One look-up of this thread in the system for the check and the
+        // wait (`job_of` then `try_complete` would make two).
+        match s.js.try_complete_bits([h.id, h.gen]) {
+            Ok(r) => r.map_err(|e| crate::errors::from_job_error(&e)),
+            Err(why) => Err(crate::handles::refused(why)),
         }
     })
 }

@@ -86,6 +86,11 @@ pub(crate) struct OwnerState {
     /// `complete` leaves in the parked list (`Waiters::register`); moved
     /// there while it is parked and back when it unregisters.
     pub park_running: Vec<(*const Slot, u32)>,
+    /// The base of the last page `Registry::slot_of_bits` found in the
+    /// registry's page set for this thread (0: none yet): a C handle's
+    /// slot is usually in the page this thread scheduled it from, so the
+    /// set is probed once per page, not once per handle.
+    pub checked_page: usize,
 }
 
 pub(crate) struct Context {
@@ -180,6 +185,7 @@ impl Context {
                 wait_scratch: WaitScratch::with_initial_capacity(),
                 park_running: Vec::with_capacity(WaitScratch::INITIAL),
                 rng: first_random(index, shuffle),
+                checked_page: 0,
             }),
             urgent,
         }
@@ -256,6 +262,20 @@ impl Context {
         if let Some(i) = g.iter().rposition(|&e| e == (slot, gen)) {
             g.remove(i);
         }
+    }
+
+    /// The page base `Registry::slot_of_bits` checked last on this thread.
+    #[inline]
+    pub(crate) fn checked_page(&self) -> usize {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.checked_page
+    }
+
+    /// Remember `base`, a page of this context's registry.
+    #[inline]
+    pub(crate) fn set_checked_page(&self, base: usize) {
+        // SAFETY: as in `running_push`.
+        unsafe { self.owner() }.checked_page = base;
     }
 
     /// Forget every job this thread was inside of (its claim ends: see

@@ -448,6 +448,15 @@ impl Registry {
         self.current_named(call)
     }
 
+    /// This thread's context in this registry if the thread's cache holds
+    /// it (the thread used the registry last); never claims one.
+    #[inline]
+    pub(crate) fn cached_context(&self) -> Option<&Context> {
+        let (id, ctx) = CURRENT.with(|c| c.get());
+        // SAFETY: as in `current_for`.
+        (id == self.id).then(|| unsafe { &*ctx })
+    }
+
     /// The cache missed: a thread's first call into this registry, a call
     /// after it used another one, or a call from a profiler hook (the
     /// cache holds the hook's mark then, `enter_hook`). The last is refused
@@ -571,11 +580,24 @@ impl Registry {
     }
 
     /// Is `addr` the address of a slot in one of this registry's pages?
-    /// Reads no slot.
+    /// Reads no slot. `me`: the calling thread's context, whose last
+    /// checked page answers without a probe of the set (pages are never
+    /// freed while the registry lives, so a page once found stays valid).
     #[inline]
-    pub(crate) fn is_slot_address(&self, addr: usize) -> bool {
+    pub(crate) fn is_slot_address(&self, addr: usize, me: Option<&Context>) -> bool {
         let base = addr & !(crate::store::PAGE_BYTES - 1);
-        (addr - base) % std::mem::size_of::<Slot>() == 0 && self.page_set.contains_addr(addr)
+        if base == 0 || (addr - base) % std::mem::size_of::<Slot>() != 0 {
+            return false;
+        }
+        match me {
+            Some(ctx) if ctx.checked_page() == base => true,
+            _ if !self.page_set.contains_addr(addr) => false,
+            Some(ctx) => {
+                ctx.set_checked_page(base);
+                true
+            }
+            None => true,
+        }
     }
 
     /// Jobs scheduled and not yet finished, over all threads. Exact when no

@@ -440,34 +440,20 @@ impl JobSystem {
     /// failure), as a Rust handle does. Not part of the Rust API.
     pub fn handle_from_bits(&self, bits: [u64; 2]) -> Result<JobHandle, HandleBits> {
         let reg = self.reg();
-        let system = (bits[1] >> 32) as u32;
-        let gen = bits[1] as u32;
-        if system != reg.id() {
-            return Err(HandleBits::Foreign);
-        }
-        let Ok(addr) = usize::try_from(bits[0]) else {
-            return Err(HandleBits::Invalid);
-        };
-        if addr == 0 || !reg.is_slot_address(addr) {
-            return Err(HandleBits::Invalid);
-        }
-        let slot = addr as *const crate::slot::Slot;
-        // SAFETY: `addr` is the address of a slot in one of this
-        // registry's pages (checked above: the page is in its page set and
-        // `addr` is at a slot boundary in it), and pages live as long as
-        // the registry, which `self` keeps alive.
-        let s = unsafe { &*slot }.state();
-        // A slot's generation only grows (`slot/state.rs`): a handed-out
-        // job's generation is at most its slot's now, and equal only while
-        // the slot still holds that job (never FREE or EDGES under it).
-        if !s.has_issued(gen) {
-            return Err(HandleBits::Invalid);
-        }
-        Ok(JobHandle {
-            slot: std::ptr::NonNull::new(slot as *mut crate::slot::Slot).expect("checked non-zero"),
-            gen,
-            system,
-        })
+        crate::handle::from_bits(reg, bits, reg.cached_context())
+    }
+
+    /// For the C API's `jobsys_complete`: [`try_complete`](Self::try_complete)
+    /// of the handle whose bits these are, checked as
+    /// [`handle_from_bits`](Self::handle_from_bits) checks them (through
+    /// the calling thread's last checked page first: one context lookup
+    /// for both). Not part of the Rust API.
+    #[doc(hidden)]
+    #[inline]
+    pub fn try_complete_bits(&self, bits: [u64; 2]) -> Result<Result<(), JobError>, HandleBits> {
+        let me = ThisThread::current_for(self.reg(), || "jobsys_complete");
+        let h = crate::handle::from_bits(self.reg(), bits, Some(me.ctx))?;
+        Ok(me.wait(h))
     }
 
     /// For the C API's `jobsys_destroy`: run, on this thread, every job

@@ -103,3 +103,55 @@ fn a_dropped_systems_handles_are_refused_by_the_next() {
     js.complete(js.schedule(|| {}));
     assert_eq!(js.handle_from_bits(bits).err(), Some(HandleBits::Foreign));
 }
+
+/// Proves: the thread's last checked page (which spares the page-set probe)
+/// never lets bad bits through: with the page of a live handle just checked
+/// on this thread, bits between its slots, past its last slot, one page
+/// further and of another system are still refused, by `handle_from_bits`
+/// and by `try_complete_bits` (the C API's `jobsys_complete`); the same
+/// bits from a thread whose cache holds nothing are refused the same way;
+/// and 5,000 live handles (pages of slots) all come back.
+#[test]
+fn the_checked_page_cache_refuses_what_the_set_refuses() {
+    let js = system(0);
+    // Enough live jobs to fill several pages of slots.
+    let hs: Vec<_> = (0..5_000).map(|_| js.schedule(|| {})).collect();
+    for &h in &hs {
+        assert_eq!(js.handle_from_bits(h.to_bits()), Ok(h));
+    }
+    let h = hs[hs.len() / 2];
+    let [addr, tail] = h.to_bits();
+    let sys = tail >> 32;
+    let check = |js: &JobSystem| {
+        // The page of `h` is the thread's checked page now.
+        assert_eq!(js.handle_from_bits([addr, tail]), Ok(h));
+        for (bits, what) in [
+            ([addr + 1, tail], "between slots"),
+            ([addr + 24, tail], "inside a slot"),
+            ([addr + (1 << 24), tail], "far past the page"),
+            (
+                [addr, ((sys + 1) << 32) | (tail & 0xFFFF_FFFF)],
+                "another system",
+            ),
+            (
+                [addr, (sys << 32) | ((tail as u32).wrapping_add(7) as u64)],
+                "a future generation",
+            ),
+        ] {
+            let want = if what == "another system" {
+                HandleBits::Foreign
+            } else {
+                HandleBits::Invalid
+            };
+            assert_eq!(js.handle_from_bits(bits).err(), Some(want), "{what}");
+            assert_eq!(js.try_complete_bits(bits).err(), Some(want), "{what}");
+        }
+    };
+    check(&js);
+    std::thread::scope(|s| {
+        s.spawn(|| check(&js));
+    });
+    for &h in hs.iter().rev() {
+        assert!(matches!(js.try_complete_bits(h.to_bits()), Ok(Ok(()))));
+    }
+}
