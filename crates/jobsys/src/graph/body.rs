@@ -164,9 +164,9 @@ impl Tick {
     #[inline]
     fn time(&self, f: impl FnOnce(&dyn Body)) {
         let s = &*self.shared;
-        let start = s.now_ns();
+        let start = super::mono_ns();
         f(&*s.bodies[self.node as usize]);
-        let end = s.now_ns();
+        let end = super::mono_ns();
         let t = &s.ring[self.ring as usize][self.node as usize];
         t.start.fetch_min(start, Ordering::Relaxed);
         t.end.fetch_max(end, Ordering::Relaxed);

@@ -12,7 +12,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 /// A node while the graph is built.
 struct Proto {
@@ -262,7 +261,6 @@ impl GraphBuilder {
                 topo,
                 bodies,
                 ring,
-                epoch: Instant::now(),
             }),
             opts,
             max_in_flight: m,
