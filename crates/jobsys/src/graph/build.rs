@@ -257,11 +257,7 @@ impl GraphBuilder {
             .collect();
         let state = run::State::new(&topo, m);
         Ok(Graph {
-            shared: Arc::new(Shared {
-                topo,
-                bodies,
-                ring,
-            }),
+            shared: Arc::new(Shared { topo, bodies, ring }),
             opts,
             max_in_flight: m,
             state: Mutex::new(state),

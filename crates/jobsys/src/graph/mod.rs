@@ -179,7 +179,10 @@ fn mono_ns() -> u64 {
     #[cfg(not(all(unix, not(miri))))]
     {
         static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-        EPOCH.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
+        EPOCH
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_nanos() as u64
     }
 }
 

@@ -9,8 +9,9 @@ use super::{Graph, NodeId, Topo};
 use crate::desc::{JobDesc, Priority};
 use crate::error::JobError;
 use crate::handle::JobHandle;
+use crate::registry::Registry;
 use crate::system::JobSystem;
-use std::sync::{Arc, MutexGuard};
+use std::sync::{Arc, MutexGuard, Weak};
 
 /// Runs kept per node to estimate its duration (the median of them).
 const HISTORY: usize = 4;
@@ -71,6 +72,10 @@ pub(super) struct State {
     critical: Vec<bool>,
     /// A node's dependencies for one submission.
     deps: Vec<JobHandle>,
+    /// The system of the latest run (its id and registry, weakly: the graph does
+    /// not keep a dropped system alive), to tell whether runs left on it
+    /// have ended when a run starts on another (`switch_system`).
+    system: Option<(u32, Weak<Registry>)>,
 }
 
 impl State {
@@ -95,6 +100,7 @@ impl State {
             path: Vec::with_capacity(n),
             critical: vec![false; n],
             deps: Vec::with_capacity(max_preds + 1),
+            system: None,
         }
     }
 }
@@ -122,9 +128,13 @@ impl Graph {
     /// (`tests/graph.rs`), except an access node with more than 16
     /// dependencies at once (docs/graph.md).
     ///
+    /// A graph may run on one system, then on another (a level's system
+    /// replaced): the runs on the first must have ended by then (completed,
+    /// or that system dropped).
+    ///
     /// # Panics
-    /// If `js` is not the system of the runs still in flight; on a bad
-    /// [`pin`](super::NodeBuilder::pin).
+    /// If runs of this graph on another system are still in flight; on a
+    /// bad [`pin`](super::NodeBuilder::pin).
     #[track_caller]
     pub fn run(&self, js: &JobSystem) -> JobHandle {
         let m = self.max_in_flight;
@@ -144,12 +154,13 @@ impl Graph {
             }
         };
         let st = &mut *guard;
+        let switched = switch_system(js, st, &self.shared.topo, &self.shared);
         harvest(js, st, &self.shared.topo, &self.shared);
         let i = (st.runs % m as u64) as usize;
         for s in &self.shared.ring[i] {
             s.reset();
         }
-        let prev = (m > 1 && st.runs > 0).then(|| ((st.runs - 1) % m as u64) as usize);
+        let prev = (m > 1 && st.runs > 0 && !switched).then(|| ((st.runs - 1) % m as u64) as usize);
         let topo = &*self.shared.topo;
         let mut deps = std::mem::take(&mut st.deps);
         for k in 0..st.order.len() {
@@ -264,10 +275,25 @@ impl Graph {
 /// history, then re-estimate: longest remaining paths, submission order,
 /// critical path. Allocates nothing.
 fn harvest(js: &JobSystem, st: &mut State, topo: &Topo, shared: &Arc<super::Shared>) {
+    // Another system's runs (a `report` or `sync` through the wrong
+    // system) are left for `switch_system`: `js` cannot tell.
+    let id = js.reg().id();
+    harvest_if(st, topo, shared, |st, i| {
+        st.whole[i].is_some_and(|h| h.system == id && js.is_complete(h))
+    });
+}
+
+/// `harvest`, with `ended(st, i)` telling whether the run in ring entry `i`
+/// has ended.
+fn harvest_if(
+    st: &mut State,
+    topo: &Topo,
+    shared: &Arc<super::Shared>,
+    ended: impl Fn(&State, usize) -> bool,
+) {
     let mut any = false;
     for i in 0..st.whole.len() {
-        let Some(h) = st.whole[i] else { continue };
-        if st.harvested[i] || !js.is_complete(h) {
+        if st.whole[i].is_none() || st.harvested[i] || !ended(st, i) {
             continue;
         }
         st.harvested[i] = true;
@@ -330,6 +356,41 @@ fn harvest(js: &JobSystem, st: &mut State, topo: &Topo, shared: &Arc<super::Shar
     for &n in &st.path {
         st.critical[n as usize] = true;
     }
+}
+
+/// Before a run on `js`: if the latest run was on another system, every
+/// run there must have ended (each node's job complete on that system, or
+/// the system gone: dropping a system ends all its jobs; the run's whole
+/// handle is not asked, its no-op may still wait for a thread to take it).
+/// They are harvested, then forgotten, so that nothing asks `js` about
+/// another system's handles. Panics if one has not ended. True if the
+/// system changed (the new run then has no previous run to wait for).
+fn switch_system(js: &JobSystem, st: &mut State, topo: &Topo, shared: &Arc<super::Shared>) -> bool {
+    let reg = js.reg_arc();
+    // By id, not by address: a dropped registry's memory may hold the next.
+    let switched = st.system.as_ref().is_some_and(|(id, _)| *id != reg.id());
+    if switched {
+        let old = st.system.as_ref().and_then(|(_, w)| w.upgrade());
+        let ended = |st: &State, i: usize| {
+            old.as_ref()
+                .map_or(true, |r| st.handles[i].iter().all(|&h| r.is_complete(h)))
+        };
+        for i in 0..st.whole.len() {
+            if let Some(h) = st.whole[i] {
+                if !ended(st, i) {
+                    panic!(
+                        "jobsys: Graph::run: a run of this graph on another JobSystem is still in flight ({h:?}); complete it first"
+                    );
+                }
+            }
+        }
+        harvest_if(st, topo, shared, ended);
+        st.whole.iter_mut().for_each(|w| *w = None);
+    }
+    if switched || st.system.is_none() {
+        st.system = Some((reg.id(), Arc::downgrade(reg)));
+    }
+    switched
 }
 
 #[cfg(all(test, not(loom)))]
