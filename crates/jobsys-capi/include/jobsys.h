@@ -639,6 +639,29 @@ jobsys_error jobsys_graph_run(jobsys_system *sys, const jobsys_graph *g, jobsys_
  * graph, or g was built for another system). */
 jobsys_error jobsys_graph_sync(jobsys_system *sys, const jobsys_graph *g, jobsys_node node);
 
+/* What the newest finished run measured, for one node. The frame of a report is the longest path
+ * of the graph with these durations: the run's length with as many threads as it could use. */
+typedef struct jobsys_node_report {
+    jobsys_node node;
+    uint64_t duration_ns; /* first start to last end (a loop node's pieces included) */
+    uint64_t slack_ns;    /* how much longer it could take without a longer frame; 0 on the path */
+    uint32_t critical;    /* its place on the critical path, from 1 (the first node); 0: not on it */
+    uint32_t reserved;    /* 0 */
+} jobsys_node_report;
+
+/* The newest finished run's report: *frame_ns = its frame; nodes[i] = node i's report, for each
+ * i below n and the node count; *count (if not NULL) = the node count. It allocates (call it per
+ * frame only if that is fine). Errors: NULL_ARGUMENT (sys, g, frame_ns; nodes with n > 0),
+ * BAD_STATE (no run has finished yet), INVALID_ARGUMENT (g was built for another system). */
+jobsys_error jobsys_graph_report(jobsys_system *sys, const jobsys_graph *g, uint64_t *frame_ns,
+                                 jobsys_node_report *nodes, size_t n, size_t *count);
+
+/* *frame_ns = the frame of the newest finished run's report had `node` taken `factor` times as
+ * long (0.8: 20 % faster), the other nodes unchanged. Errors: as jobsys_graph_report, and
+ * INVALID_ARGUMENT (a node of another graph; factor negative or not finite). */
+jobsys_error jobsys_graph_what_if(jobsys_system *sys, const jobsys_graph *g, jobsys_node node,
+                                  double factor, uint64_t *frame_ns);
+
 /* ---- Pinned jobs, threads, active workers -------------------------------- */
 
 /* Pinned jobs (desc->flags JOBSYS_JOB_PINNED, desc->pin) run only on the thread the pin names,

@@ -1304,6 +1304,30 @@ private:
     std::vector<jobsys_node> after_;
 };
 
+// What the newest finished run of a graph measured (jobsys_graph_report).
+struct NodeReport {
+    Node node;
+    std::chrono::nanoseconds duration; // first start to last end (loop pieces included)
+    std::chrono::nanoseconds slack;    // how much longer without a longer frame; 0 on the path
+    uint32_t critical;                 // place on the critical path, from 1; 0: not on it
+};
+
+struct GraphReport {
+    std::chrono::nanoseconds frame; // the longest path with these durations
+    std::vector<NodeReport> nodes;  // by node index
+
+    // The critical path, first node first.
+    std::vector<Node> critical_path() const {
+        std::vector<Node> path;
+        for (const NodeReport &n : nodes)
+            if (n.critical != 0) {
+                if (path.size() < n.critical) path.resize(n.critical);
+                path[n.critical - 1] = n.node;
+            }
+        return path;
+    }
+};
+
 // A built graph; move-only. Destroying it lets runs in flight finish.
 class Graph {
 public:
@@ -1330,6 +1354,32 @@ public:
     }
     // Wait (helping) for `node` of the newest run; throws its failure.
     void sync(Node node) { detail::check(jobsys_graph_sync(sys_, g_, node.raw())); }
+
+    // The newest finished run's report (critical path, durations, slack);
+    // std::nullopt before a run finished.
+    std::optional<GraphReport> report() const {
+        uint64_t frame = 0;
+        std::size_t count = 0;
+        jobsys_error e = jobsys_graph_report(sys_, g_, &frame, nullptr, 0, &count);
+        if (e == JOBSYS_ERR_BAD_STATE) return std::nullopt;
+        detail::check(e);
+        std::vector<jobsys_node_report> raw(count);
+        detail::check(jobsys_graph_report(sys_, g_, &frame, raw.data(), raw.size(), &count));
+        GraphReport r{std::chrono::nanoseconds(frame), {}};
+        r.nodes.reserve(raw.size());
+        for (const jobsys_node_report &n : raw)
+            r.nodes.push_back({Node(n.node), std::chrono::nanoseconds(n.duration_ns),
+                               std::chrono::nanoseconds(n.slack_ns), n.critical});
+        return r;
+    }
+
+    // The newest finished run's frame had `node` taken `factor` times as
+    // long (0.8: 20 % faster). Throws before a run finished.
+    std::chrono::nanoseconds what_if(Node node, double factor) const {
+        uint64_t frame = 0;
+        detail::check(jobsys_graph_what_if(sys_, g_, node.raw(), factor, &frame));
+        return std::chrono::nanoseconds(frame);
+    }
 
     const jobsys_graph *raw() const noexcept { return g_; }
 

@@ -480,3 +480,114 @@ pub unsafe extern "C" fn jobsys_graph_sync(
             .map_err(|e| crate::errors::from_job_error(&e))
     })
 }
+
+/// `jobsys_node_report`: one node of the newest finished run's report.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeReport {
+    /// The node.
+    pub node: Node,
+    /// Its measured duration (first start to last end of its pieces).
+    pub duration_ns: u64,
+    /// How much longer it could take without a longer frame (0 on the
+    /// critical path).
+    pub slack_ns: u64,
+    /// Its place on the critical path, from 1 (first node); 0: not on it.
+    pub critical: u32,
+    /// Zero.
+    pub reserved: u32,
+}
+
+/// The newest finished run's report; BAD_STATE before one finished.
+fn report_of(s: &System, g: &Graph) -> Result<jobsys::GraphReport> {
+    g.g.report(&s.js).ok_or_else(|| {
+        Error::new(
+            Code::BadState,
+            "no run of the graph has finished yet (complete a run first)",
+        )
+    })
+}
+
+/// The newest finished run, measured: `*frame_ns` = the longest path of
+/// the DAG with its durations; `nodes[i]` = node `i`'s report for `i` below
+/// `n` and the node count; `*count` (if not NULL) = the node count.
+///
+/// # Safety
+/// `sys` live or NULL; `g` a graph or NULL; `frame_ns` NULL or writable;
+/// `nodes` NULL (with `n` 0) or `n` writable reports; `count` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_graph_report(
+    sys: *const System,
+    g: *const Graph,
+    frame_ns: *mut u64,
+    nodes: *mut NodeReport,
+    n: usize,
+    count: *mut usize,
+) -> Code {
+    ffi("jobsys_graph_report", || {
+        // SAFETY: as the caller promises.
+        let (s, g) = unsafe { graph_of(sys, g) }?;
+        non_null(frame_ns, "frame_ns")?;
+        if n > 0 {
+            non_null(nodes, "nodes (with n > 0)")?;
+        }
+        let r = report_of(s, g)?;
+        let path = r.critical_path();
+        for (i, &id) in g.nodes.iter().enumerate().take(n) {
+            let critical = path
+                .iter()
+                .position(|&p| p == id)
+                .map_or(0, |k| k as u32 + 1);
+            let report = NodeReport {
+                node: Node {
+                    index: i as u32,
+                    graph: g.tag,
+                },
+                duration_ns: r.duration(id).as_nanos() as u64,
+                slack_ns: r.slack(id).as_nanos() as u64,
+                critical,
+                reserved: 0,
+            };
+            // SAFETY: `i < n`, and `nodes` holds `n` writable reports.
+            unsafe { nodes.add(i).write(report) };
+        }
+        // SAFETY: non-NULL and writable / NULL or writable, as promised.
+        unsafe {
+            frame_ns.write(r.frame().as_nanos() as u64);
+            write_opt(count, g.nodes.len());
+        }
+        Ok(())
+    })
+}
+
+/// `*frame_ns` = the frame of the newest finished run's report if `node`
+/// took `factor` times as long (0.8: 20 % faster), the others unchanged.
+///
+/// # Safety
+/// `sys` live or NULL; `g` a graph or NULL; `frame_ns` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn jobsys_graph_what_if(
+    sys: *const System,
+    g: *const Graph,
+    node: Node,
+    factor: f64,
+    frame_ns: *mut u64,
+) -> Code {
+    ffi("jobsys_graph_what_if", || {
+        // SAFETY: as the caller promises.
+        let (s, g) = unsafe { graph_of(sys, g) }?;
+        let id = node_of(g.tag, &g.nodes, node)?;
+        non_null(frame_ns, "frame_ns")?;
+        if !(factor.is_finite() && factor >= 0.0) {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!("factor {factor}: must be finite and at least 0"),
+            ));
+        }
+        let r = report_of(s, g)?;
+        // SAFETY: non-NULL and writable, as the caller promises.
+        unsafe { frame_ns.write(r.what_if(id, factor).as_nanos() as u64) };
+        Ok(())
+    })
+}

@@ -10,6 +10,7 @@ mod common;
 use common::{build_c, build_cpp, run};
 use jobsys_capi::config::Config;
 use jobsys_capi::engine::Pin;
+use jobsys_capi::graph::NodeReport;
 use jobsys_capi::handles::Handle;
 use jobsys_capi::jobs::JobDesc;
 use jobsys_capi::profiler::Callbacks;
@@ -160,13 +161,14 @@ fn c_api_test_passes_and_its_structs_match_the_rust_side() {
     capture.write_chrome_json(&mut chrome).unwrap();
     jobsys_trace::validate_chrome_json(&chrome[..]).expect("a valid Chrome trace");
     let sizes = format!(
-        "sizes: config={} handle={} job_desc={} stats={} pin={} profiler={}",
+        "sizes: config={} handle={} job_desc={} stats={} pin={} profiler={} node_report={}",
         size_of::<Config>(),
         size_of::<Handle>(),
         size_of::<JobDesc>(),
         size_of::<Stats>(),
         size_of::<Pin>(),
-        size_of::<Callbacks>()
+        size_of::<Callbacks>(),
+        size_of::<NodeReport>()
     );
     assert!(
         out.starts_with(&sizes),

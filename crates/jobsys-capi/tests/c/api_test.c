@@ -1927,6 +1927,11 @@ static void test_graph(void) {
     jobsys_graph *g = NULL;
     OK(jobsys_graph_build(b, 2, &g));
     OK(jobsys_graph_sync(sys, g, n_physics)); /* before the first run: at once */
+    {
+        uint64_t frame;
+        EXPECT(jobsys_graph_report(sys, g, &frame, NULL, 0, NULL), JOBSYS_ERR_BAD_STATE);
+        MESSAGE_HAS("no run of the graph has finished yet");
+    }
     EXPECT(jobsys_graph_run(other, g, NULL), JOBSYS_ERR_INVALID_ARGUMENT);
     OK(jobsys_destroy(other));
 
@@ -1950,6 +1955,37 @@ static void test_graph(void) {
     CHECK(atomic_load(&graph_sum) == 4 * 1000 * 3);
     CHECK(atomic_load(&physics.out_of_order) == 0);
     CHECK(atomic_load(&render.out_of_order) == 0);
+
+    /* The newest finished run's report: every node measured, a path from input to render. */
+    {
+        jobsys_node_report nodes[8];
+        uint64_t frame = 0, faster = 0;
+        size_t count = 0;
+        EXPECT(jobsys_graph_report(sys, g, NULL, nodes, 8, &count), JOBSYS_ERR_NULL_ARGUMENT);
+        EXPECT(jobsys_graph_report(sys, g, &frame, NULL, 8, &count), JOBSYS_ERR_NULL_ARGUMENT);
+        OK(jobsys_graph_report(sys, g, &frame, NULL, 0, &count));
+        CHECK(count == 4);
+        OK(jobsys_graph_report(sys, g, &frame, nodes, 8, &count));
+        CHECK(frame > 0);
+        uint32_t on_path = 0;
+        for (size_t i = 0; i < count; i++) {
+            CHECK(nodes[i].node.index == i && nodes[i].node.graph == n_input.graph);
+            CHECK(nodes[i].duration_ns <= frame);
+            CHECK(nodes[i].critical == 0 || nodes[i].slack_ns == 0); /* the path has no slack */
+            CHECK(nodes[i].slack_ns <= frame - nodes[i].duration_ns);
+            if (nodes[i].critical) on_path++;
+        }
+        CHECK(nodes[n_input.index].critical == 1); /* every path starts at input */
+        CHECK(on_path >= 2 && nodes[n_render.index].critical == on_path); /* ... ends at render */
+        OK(jobsys_graph_what_if(sys, g, n_render, 0.0, &faster));
+        CHECK(faster <= frame && faster + nodes[n_render.index].duration_ns == frame);
+        OK(jobsys_graph_what_if(sys, g, n_input, 1.0, &faster));
+        CHECK(faster == frame);
+        EXPECT(jobsys_graph_what_if(sys, g, n_input, -1.0, &faster), JOBSYS_ERR_INVALID_ARGUMENT);
+        MESSAGE_HAS("at least 0");
+        jobsys_node made_up2 = {0, n_input.graph + 7};
+        EXPECT(jobsys_graph_what_if(sys, g, made_up2, 1.0, &faster), JOBSYS_ERR_INVALID_ARGUMENT);
+    }
 
     /* Two runs in flight, then destroyed: the data is released once, after both. */
     jobsys_handle r1, r2;
@@ -1988,9 +2024,11 @@ static void test_graph(void) {
 }
 
 int main(void) {
-    printf("sizes: config=%zu handle=%zu job_desc=%zu stats=%zu pin=%zu profiler=%zu\n",
+    printf("sizes: config=%zu handle=%zu job_desc=%zu stats=%zu pin=%zu profiler=%zu "
+           "node_report=%zu\n",
            sizeof(jobsys_config), sizeof(jobsys_handle), sizeof(jobsys_job_desc),
-           sizeof(jobsys_stats), sizeof(jobsys_pin), sizeof(jobsys_profiler_callbacks));
+           sizeof(jobsys_stats), sizeof(jobsys_pin), sizeof(jobsys_profiler_callbacks),
+           sizeof(jobsys_node_report));
     CHECK(strcmp(jobsys_last_error_message(), "") == 0);
 
     test_errors_and_config();

@@ -797,9 +797,9 @@ void test_graph(jobsys::System &js) {
             int run = ++render;
             if (physics < run) ++late;
         });
-        (void)n_render;
         CHECK(live == 1); // the boxed node callable
         jobsys::Graph g = b.build(2);
+        CHECK(!g.report()); // no run finished yet
         for (int run = 1; run <= 3; run++) {
             jobsys::Handle h = g.run();
             if (run == 2) {
@@ -811,6 +811,16 @@ void test_graph(jobsys::System &js) {
             }
         }
         CHECK(input == 3 && physics == 3 && render == 2 && late == 0);
+        // The newest finished run measured: a path from input to render, the sink.
+        std::optional<jobsys::GraphReport> r = g.report();
+        CHECK(r && r->nodes.size() == 4);
+        std::vector<jobsys::Node> path = r->critical_path();
+        CHECK(path.size() >= 2 && path.front().index() == n_input.index() &&
+              path.back().index() == n_render.index());
+        for (const jobsys::NodeReport &n : r->nodes)
+            CHECK(n.duration <= r->frame && (n.critical == 0 || n.slack.count() == 0));
+        CHECK(g.what_if(n_render, 0.0) + r->nodes[n_render.index()].duration == r->frame);
+        expect_error([&] { g.what_if(n_render, -2.0); }, JOBSYS_ERR_INVALID_ARGUMENT, "at least 0");
         CHECK(sum == 3 * 499500L);
         jobsys::Graph moved = std::move(g);
         js.complete(moved.run());
