@@ -19,7 +19,9 @@
 
 use crate::errors::{ffi, non_null, Code, Error, Result};
 use crate::handles::Handle;
-use crate::jobs::{batch_of, read_desc, run_c, CJob, Heap, JobDesc, JobFn, Payload, Ptr, RangeFn};
+use crate::jobs::{
+    batch_of, check_range, read_desc, run_c, CJob, Heap, JobDesc, JobFn, Payload, Ptr, RangeFn,
+};
 use crate::system::{system, write_opt, System};
 use jobsys::Priority;
 use std::ffi::c_void;
@@ -164,12 +166,7 @@ unsafe fn add(
             ));
         }
         if let Body::Range { begin, end, .. } = body {
-            if begin > end {
-                return Err(Error::new(
-                    Code::InvalidArgument,
-                    format!("begin {begin} > end {end}"),
-                ));
-            }
+            check_range(begin, end)?;
         }
         // SAFETY: `desc` NULL or valid, as the caller promises.
         let d = unsafe { read_desc(s, desc) }?;

@@ -569,6 +569,17 @@ unsafe fn one_call<P: Payload>(f: JobFn, job: CJob<P>) -> impl FnOnce() + Send {
     }
 }
 
+/// A C loop's `[begin, end)`: `begin > end` is INVALID_ARGUMENT.
+pub(crate) fn check_range(begin: usize, end: usize) -> Result<()> {
+    if begin > end {
+        return Err(Error::new(
+            Code::InvalidArgument,
+            format!("begin {begin} > end {end}"),
+        ));
+    }
+    Ok(())
+}
+
 /// A C `batch` (indices per piece; 0: chosen by the library) as a `Batch`.
 pub(crate) fn batch_of(batch: usize) -> Batch {
     match batch {
@@ -692,12 +703,7 @@ unsafe fn schedule(
         let s = unsafe { system(sys) }?;
         let body = body.ok_or_else(|| Error::new(Code::NullArgument, "fn is NULL"))?;
         if let Body::Range { begin, end, .. } = body {
-            if begin > end {
-                return Err(Error::new(
-                    Code::InvalidArgument,
-                    format!("begin {begin} > end {end}"),
-                ));
-            }
+            check_range(begin, end)?;
         }
         // SAFETY: `desc` is NULL or a valid desc, as the caller promises.
         let d = unsafe { read_desc(s, desc) }?;
