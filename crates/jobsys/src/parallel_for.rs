@@ -3,7 +3,9 @@
 //! The payload starts with a `Header` (the piece dispenser) followed by the
 //! closure (inline when it fits, boxed when not). The job stays `RUNNABLE`
 //! while pieces remain; a thread that takes the job's entry pins the slot,
-//! grabs pieces in guided chunks (half of what remains divided by the
+//! grabs pieces one at a time (a loop of up to 64 pieces per thread, as
+//! `Batch::Auto` makes: a descheduled thread then holds back one piece at
+//! most) or in guided chunks (half of what remains divided by the
 //! participants, so contention shrinks as the loop nears its end) and puts
 //! another entry on its own deque while pieces remain, so idle workers can
 //! join. Whoever completes the last piece finishes the job. Running and
@@ -63,6 +65,10 @@ struct Header {
 /// any real position: a loop has at most `MAX_PIECES` pieces, and `next`
 /// overshoots `pieces` by at most one chunk per thread.
 const ABANDONED: usize = usize::MAX / 2;
+
+/// Pieces per thread above which runners claim guided chunks rather than
+/// one piece at a time (`run_pieces`).
+const GUIDED_ABOVE: usize = 64;
 /// Most pieces of one loop: a longer range gets longer pieces. Before this
 /// cap, `0..usize::MAX` in pieces of 1 put `pieces` above `ABANDONED`, and
 /// a loop with two failing pieces counted the rest done twice (an overflow
@@ -344,7 +350,17 @@ impl ThisThread<'_> {
                 }
                 break;
             }
-            let take = ((h.pieces - cur) / (2 * threads)).max(1);
+            // One piece at a time while the loop has few pieces per thread
+            // (`Batch::Auto` makes 16): a thread that is descheduled (more
+            // threads than cores) then holds at most one piece, which is
+            // what the others wait for at the end. Guided chunks (half of
+            // what remains over the participants) only for many small
+            // pieces, where one claim per piece would contend.
+            let take = if h.pieces <= GUIDED_ABOVE * threads {
+                1
+            } else {
+                ((h.pieces - cur) / (2 * threads)).max(1)
+            };
             let first = h.next.fetch_add(take, Ordering::Relaxed);
             if first >= h.pieces {
                 break;

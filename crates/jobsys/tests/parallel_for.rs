@@ -389,3 +389,51 @@ fn many_small_loops_in_a_row_do_not_overflow_a_worker_stack() {
         assert_eq!(n.load(SeqCst), 6_400_000);
     });
 }
+
+/// Proves: a thread stuck inside one piece of a `Batch::Auto` loop holds
+/// back no other piece (runners claim Auto pieces one at a time): the
+/// thread that runs index 0 waits until every index outside index 0's
+/// piece has run, and the other threads get there. With guided claims the
+/// first runner would hold the next pieces of its chunk too, and they
+/// could never run while it waits (the wait gives up after 20 s and the
+/// test fails instead of hanging).
+#[test]
+fn a_stuck_runner_of_an_auto_loop_holds_back_no_other_piece() {
+    for workers in [1, 3] {
+        let js = JobSystem::builder()
+            .workers(workers)
+            .follow_cpus(false)
+            .build()
+            .unwrap();
+        // 16 pieces per thread (Batch::Auto), 100 indices each.
+        let n = 16 * (workers + 1) * 100;
+        let piece = 100;
+        let others = Arc::new(AtomicUsize::new(0));
+        // The count the stuck runner gave up at (0: it did not).
+        let gave_up_at = Arc::new(AtomicUsize::new(0));
+        let (o, g) = (others.clone(), gave_up_at.clone());
+        let h = js.parallel_for(0..n, Batch::Auto, move |i| {
+            if i == 0 {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+                while o.load(SeqCst) < n - piece {
+                    if std::time::Instant::now() > deadline {
+                        g.store(o.load(SeqCst) + 1, SeqCst);
+                        return;
+                    }
+                    std::thread::yield_now();
+                }
+            } else if i >= piece {
+                o.fetch_add(1, SeqCst);
+            }
+        });
+        js.complete(h);
+        let at = gave_up_at.load(SeqCst);
+        assert!(
+            at == 0,
+            "workers({workers}): pieces of the stuck runner's claim never ran ({} of {} indices)",
+            at.saturating_sub(1),
+            n - piece
+        );
+        assert_eq!(others.load(SeqCst), n - piece);
+    }
+}
