@@ -440,7 +440,7 @@ impl JobSystem {
     /// failure), as a Rust handle does. Not part of the Rust API.
     pub fn handle_from_bits(&self, bits: [u64; 2]) -> Result<JobHandle, HandleBits> {
         let reg = self.reg();
-        crate::handle::from_bits(reg, bits, reg.cached_context())
+        from_bits(reg, bits, reg.cached_context())
     }
 
     /// For the C API's `jobsys_complete`: [`try_complete`](Self::try_complete)
@@ -452,7 +452,7 @@ impl JobSystem {
     #[inline]
     pub fn try_complete_bits(&self, bits: [u64; 2]) -> Result<Result<(), JobError>, HandleBits> {
         let me = ThisThread::current_for(self.reg(), || "jobsys_complete");
-        let h = crate::handle::from_bits(self.reg(), bits, Some(me.ctx))?;
+        let h = from_bits(self.reg(), bits, Some(me.ctx))?;
         Ok(me.wait(h))
     }
 
@@ -646,4 +646,46 @@ pub enum HandleBits {
     Foreign,
     /// The bits name no job this system handed out.
     Invalid,
+}
+
+/// The handle whose [`JobHandle::to_bits`] these are, checked against
+/// `reg`'s own storage before any slot is read (the C API's handles;
+/// `JobSystem::handle_from_bits` says what each refusal means). `me`: the
+/// calling thread's context in `reg`, whose last checked page spares the
+/// page-set probe.
+#[inline]
+fn from_bits(
+    reg: &crate::registry::Registry,
+    bits: [u64; 2],
+    me: Option<&crate::context::Context>,
+) -> Result<JobHandle, HandleBits> {
+    let system = (bits[1] >> 32) as u32;
+    let gen = bits[1] as u32;
+    if system != reg.id() {
+        return Err(HandleBits::Foreign);
+    }
+    let Ok(addr) = usize::try_from(bits[0]) else {
+        return Err(HandleBits::Invalid);
+    };
+    if !reg.is_slot_address(addr, me) {
+        return Err(HandleBits::Invalid);
+    }
+    let slot = addr as *const crate::slot::Slot;
+    // SAFETY: `addr` is the address of a slot in one of this registry's
+    // pages (checked above: the page is in its page set, or is the page
+    // this thread found there before, and `addr` is at a slot boundary in
+    // it), and pages live as long as the registry, which the caller holds.
+    let s = unsafe { &*slot }.state();
+    // A slot's generation only grows (`slot/state.rs`): a handed-out job's
+    // generation is at most its slot's now, and equal only while the slot
+    // still holds that job (never FREE or EDGES under it).
+    if !s.has_issued(gen) {
+        return Err(HandleBits::Invalid);
+    }
+    Ok(JobHandle {
+        // SAFETY: `is_slot_address` refused page base 0, so `addr` is not 0.
+        slot: unsafe { std::ptr::NonNull::new_unchecked(slot as *mut crate::slot::Slot) },
+        gen,
+        system,
+    })
 }
