@@ -753,7 +753,7 @@ pub unsafe extern "C" fn jobsys_schedule(
     if let (false, Some(f)) = (sys.is_null(), f) {
         if desc.is_null() {
             // SAFETY: `sys` non-NULL; the caller's promises.
-            return unsafe { schedule_payload(sys, f, None, Ptr(data), out) };
+            return unsafe { schedule_bare(sys, f, Ptr(data), out) };
         }
     }
     // SAFETY: the caller's promises.
@@ -829,8 +829,43 @@ unsafe fn schedule_plain(
     // SAFETY: `data` holds `n` readable bytes (the caller's promise; non-NULL,
     // checked); the copy has room for INLINE_DATA >= n.
     unsafe { copy_in(data, copy.ptr(), n) };
+    if d.release.is_none() {
+        // SAFETY: as the caller promises, for the copy.
+        return Some(unsafe { schedule_bare(sys, f, copy, out) });
+    }
     // SAFETY: as the caller promises, for the copy.
     Some(unsafe { schedule_payload(sys, f, d.release, copy, out) })
+}
+
+/// `jobsys_schedule` of `f` on `payload` with nothing to release (no desc,
+/// or a plain one without `release`): the job's closure has no drop code
+/// (`CJob`'s release check), which costs more than the check itself (the
+/// closure's frame and its unwind path).
+///
+/// # Safety
+/// `sys` is a live system (non-NULL); `out` NULL or writable; `f` callable
+/// once with the payload's pointer, from any thread.
+#[inline(always)]
+unsafe fn schedule_bare<P: Payload>(
+    sys: *const System,
+    f: JobFn,
+    payload: P,
+    out: *mut Handle,
+) -> Code {
+    // Nothing here fails; a panic would be a jobsys bug: the guard stays.
+    ffi("jobsys_schedule", || {
+        // SAFETY: non-NULL and live, as the caller promises.
+        let s = unsafe { &*sys };
+        let serial = s.serial;
+        // SAFETY: the caller promised `f` may be called once with the
+        // payload's pointer, from any thread.
+        let h =
+            s.js.schedule(move || run_c(serial, || unsafe { f(payload.ptr()) }));
+        // SAFETY: the out-parameter is NULL or writable, as the caller
+        // promises.
+        unsafe { write_opt(out, Handle::from_job(h)) };
+        Ok(())
+    })
 }
 
 /// The library's `schedule` of `f` on `payload`, with `release`.
