@@ -224,3 +224,45 @@ fn the_failure_log_is_bounded() {
     assert!(js.try_complete(hs[2]).is_err());
     assert_eq!(js.stats().failures_forgotten, 1);
 }
+
+/// The C API's way back from a handle's bits, under Miri too: bits of live
+/// and stale handles come back (the thread's checked page answering after
+/// the first), and bits between slots, past the page and of the future are
+/// refused before any slot is read, from this thread (page cached) and from
+/// a thread with nothing cached.
+#[test]
+fn handle_bits_are_checked_before_any_slot_is_read() {
+    use crate::system::HandleBits;
+    let js = system(0);
+    let hs: Vec<_> = (0..n(200, 20)).map(|_| js.schedule(|| {})).collect();
+    for &h in &hs {
+        assert_eq!(js.handle_from_bits(h.to_bits()), Ok(h));
+    }
+    let h = hs[hs.len() / 2];
+    let [addr, tail] = h.to_bits();
+    let refused = |js: &JobSystem| {
+        for bits in [
+            [addr + 8, tail],
+            [addr + (1 << 30), tail],
+            [
+                addr,
+                (tail & !0xFFFF_FFFF) | u64::from((tail as u32).wrapping_add(3)),
+            ],
+        ] {
+            assert_eq!(js.handle_from_bits(bits), Err(HandleBits::Invalid));
+            assert!(matches!(
+                js.try_complete_bits(bits),
+                Err(HandleBits::Invalid)
+            ));
+        }
+    };
+    refused(&js);
+    std::thread::scope(|s| {
+        s.spawn(|| refused(&js));
+    });
+    for &h in hs.iter().rev() {
+        assert!(matches!(js.try_complete_bits(h.to_bits()), Ok(Ok(()))));
+    }
+    // Stale now: still complete.
+    assert!(matches!(js.try_complete_bits(h.to_bits()), Ok(Ok(()))));
+}
