@@ -811,8 +811,12 @@ unsafe fn schedule_plain(
     }
     // SAFETY: non-NULL with `DESC_SIZE` readable bytes (its size, checked).
     let d = unsafe { desc.read() };
+    // One dependency (C++'s `js.job().after(h).schedule(f)`) without a
+    // release callback is plain too; anything wrong with it (a forged
+    // handle, another system's) goes the general way, which reports it.
+    let one_dep = d.ndeps == 1 && !d.deps.is_null() && d.release.is_none();
     let plain = d.flags == 0
-        && d.ndeps == 0
+        && (d.ndeps == 0 || one_dep)
         && d.name.is_null()
         && d.priority == PRIORITY_NORMAL
         && d.limiter.is_null()
@@ -820,6 +824,10 @@ unsafe fn schedule_plain(
     let n = d.data_size;
     if !plain || n > INLINE_DATA || (n != 0 && data.is_null()) {
         return None;
+    }
+    if one_dep {
+        // SAFETY: as the caller promises.
+        return unsafe { schedule_plain_after(sys, d.deps, d.data_size, f, data, out) };
     }
     if n == 0 {
         // SAFETY: as the caller promises.
@@ -835,6 +843,40 @@ unsafe fn schedule_plain(
     }
     // SAFETY: as the caller promises, for the copy.
     Some(unsafe { schedule_payload(sys, f, d.release, copy, out) })
+}
+
+/// `schedule_plain` of a desc with one dependency and no release callback
+/// (out of line: the plain path without dependencies stays as short).
+/// `None` if the dependency is not a handle of this system: the general
+/// path reports it.
+///
+/// # Safety
+/// As `schedule_plain`, for its desc checked plain with `ndeps` = 1:
+/// `dep` non-NULL and readable, `n` its `data_size` (at most
+/// `INLINE_DATA`, `data` non-NULL when not 0).
+#[inline(never)]
+unsafe fn schedule_plain_after(
+    sys: *const System,
+    dep: *const Handle,
+    n: usize,
+    f: JobFn,
+    data: *mut c_void,
+    out: *mut Handle,
+) -> Option<Code> {
+    // SAFETY: `sys` is live and `dep` readable (the caller's promises).
+    let (s, h) = unsafe { (&*sys, dep.read()) };
+    let dep = job_of(&s.js, h).ok()?;
+    let dep = one_or_none(&dep);
+    if n == 0 {
+        // SAFETY: as the caller promises.
+        return Some(unsafe { schedule_bare_after(sys, f, Ptr(data), dep, out) });
+    }
+    let copy = Inline(UnsafeCell::new([MaybeUninit::uninit(); INLINE_DATA / 8]));
+    // SAFETY: `data` holds `n` readable bytes (the caller's promise; checked
+    // non-NULL by `schedule_plain`); the copy has room for INLINE_DATA >= n.
+    unsafe { copy_in(data, copy.ptr(), n) };
+    // SAFETY: as the caller promises, for the copy.
+    Some(unsafe { schedule_bare_after(sys, f, copy, dep, out) })
 }
 
 /// `jobsys_schedule` of `f` on `payload` with nothing to release (no desc,
@@ -861,6 +903,34 @@ unsafe fn schedule_bare<P: Payload>(
         // payload's pointer, from any thread.
         let h =
             s.js.schedule(move || run_c(serial, || unsafe { f(payload.ptr()) }));
+        // SAFETY: the out-parameter is NULL or writable, as the caller
+        // promises.
+        unsafe { write_opt(out, Handle::from_job(h)) };
+        Ok(())
+    })
+}
+
+/// `schedule_bare` after `dep`, a resolved handle (a function of its own:
+/// sharing one with the no-dependency path cost that path instructions).
+///
+/// # Safety
+/// As `schedule_bare`.
+#[inline(always)]
+unsafe fn schedule_bare_after<P: Payload>(
+    sys: *const System,
+    f: JobFn,
+    payload: P,
+    dep: &[JobHandle],
+    out: *mut Handle,
+) -> Code {
+    // Nothing here fails; a panic would be a jobsys bug: the guard stays.
+    ffi("jobsys_schedule", || {
+        // SAFETY: non-NULL and live, as the caller promises.
+        let s = unsafe { &*sys };
+        let serial = s.serial;
+        // SAFETY: as in `schedule_bare`.
+        let h =
+            s.js.schedule_after(dep, move || run_c(serial, || unsafe { f(payload.ptr()) }));
         // SAFETY: the out-parameter is NULL or writable, as the caller
         // promises.
         unsafe { write_opt(out, Handle::from_job(h)) };

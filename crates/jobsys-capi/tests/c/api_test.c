@@ -457,6 +457,13 @@ static void test_invalid_handles(jobsys_system *sys) {
     EXPECT(parallel_for_after(sys, &desc, deps, 2, 0, 8, 0, sum_range, NULL, &h), JOBSYS_ERR_INVALID_HANDLE);
     EXPECT(schedule_batched_after(sys, &desc, deps, 2, count_job, NULL, &h), JOBSYS_ERR_INVALID_HANDLE);
     EXPECT(jobsys_combine(sys, deps, 2, &h), JOBSYS_ERR_INVALID_HANDLE);
+    /* One dependency and a plain desc (the short path): a bad one is still
+     * refused with its error, a zeroed one skipped. */
+    EXPECT(schedule_after(sys, NULL, &bad_gen, 1, count_job, NULL, &h), JOBSYS_ERR_INVALID_HANDLE);
+    MESSAGE_HAS("not a handle this system gave out");
+    EXPECT(schedule_after(sys, NULL, &bad_addr, 1, count_job, NULL, &h), JOBSYS_ERR_INVALID_HANDLE);
+    OK(schedule_after(sys, NULL, &zero, 1, count_job, NULL, &h));
+    OK(jobsys_complete(sys, h));
     /* Release is not called for a failed call (jobsys_release_fn). */
     CHECK(atomic_load(&released) == 0);
     /* A zeroed dependency is skipped (also many of them, past the few
@@ -472,7 +479,7 @@ static void test_invalid_handles(jobsys_system *sys) {
     OK(jobsys_complete(sys, h));
     OK(jobsys_complete(sys, good));
     /* Nothing else was scheduled. */
-    CHECK(atomic_load(&ran) == before + 3);
+    CHECK(atomic_load(&ran) == before + 4);
 
     /* A handle of another system, alive or destroyed. */
     jobsys_system *other = create(1);
