@@ -184,8 +184,12 @@ impl ThisThread<'_> {
         flags: u64,
     ) -> JobHandle {
         bump(&self.ctx.counters.scheduled);
-        // TRACED: no check here, so a wait on it makes its own.
-        slot.publish_waiting(gen, flags | TRACED, deps.len());
+        // TRACED if the tracer is on now: a wait on it then takes the
+        // traced path, else the fast one (as `submit` decides for a job
+        // without dependencies; its ready is stamped when it is released,
+        // `release_hold` and `make_runnable`, if the tracer is on then).
+        let traced = if crate::trace::flag_on() { TRACED } else { 0 };
+        slot.publish_waiting(gen, flags | traced, deps.len());
         self.attach_deps(slot, deps);
         JobHandle {
             slot: NonNull::from(slot),

@@ -47,6 +47,11 @@ impl ThisThread<'_> {
         for rest in taken[..n].iter().rev().flatten() {
             local.push(*rest);
         }
+        if n > 1 {
+            // They were out of sight for a moment: a worker may have gone
+            // to sleep meanwhile (see `put_back` in wait/mod.rs).
+            self.notify_work();
+        }
         e
     }
 

@@ -74,3 +74,69 @@ fn finish_wakes_a_waiter_that_parks_concurrently() {
         assert!(reg.is_complete(h));
     });
 }
+
+// A waiter's look at its own deque vs a worker going to sleep, on the
+// real code: the waiter's `help_needed` pops the top entry of its own
+// deque to see whether a waiter needs it, finds it is not, and pushes it
+// back (`put_back`), while the one worker searches (`find_and_run`),
+// prepares to park, re-checks (`work_visible_to`) and parks. A worker
+// whose look fell between the pop and the push slept with the job on
+// the deque; the waiter, which does not run jobs nobody needs, parked
+// too (the deadlock Miri found in `wait_any`, whose gate waits for such
+// a job). Whatever the interleaving, the worker runs the job: loom
+// reports a deadlock if it sleeps for ever.
+#[test]
+fn a_job_a_waiter_looked_at_reaches_a_worker_that_parks() {
+    loom::model(|| {
+        let reg = Registry::new(
+            1,
+            IdlePolicy::default(),
+            Duration::ZERO,
+            true,
+            None,
+            16,
+            1 << 20,
+            64,
+            crate::active::Active::new(1, false, false),
+        );
+        let waiter = reg.claim_external() as usize;
+        // SAFETY: contexts live as long as `reg`; the waiter's is used by
+        // this model thread only.
+        let ctx_w = unsafe { &*(waiter as *const Context) };
+        let (slot, gen) = crate::room::alloc(&reg, ctx_w);
+        // SAFETY: fresh, unpublished slot.
+        unsafe { slot.set_vtable(&NOOP_VTABLE) };
+        let me = ThisThread::new(&reg, ctx_w);
+        let h = me.submit(slot, gen, &[], 0);
+        let reg2 = reg.clone();
+        let worker = loom::thread::spawn(move || {
+            let ctx = reg2.context(0);
+            let me = ThisThread::new(&reg2, ctx);
+            let mut searching = false;
+            // `worker_loop` with no spinning, until the job has run.
+            while !reg2.is_complete(h) {
+                if me.find_and_run(&mut searching) {
+                    continue;
+                }
+                if !searching {
+                    searching = reg2.sleep().try_become_searching();
+                }
+                reg2.sleep().prepare_park(0, searching, false);
+                if me.work_visible_to() || reg2.is_complete(h) {
+                    reg2.sleep().cancel_park(0);
+                    searching = true;
+                    continue;
+                }
+                reg2.sleep().park(0);
+                searching = true;
+            }
+            if searching {
+                reg2.sleep().stop_searching();
+            }
+        });
+        // Not needed (no waiter marked it): looked at and put back.
+        assert!(!me.help_needed().unwrap());
+        worker.join().unwrap();
+        assert!(reg.is_complete(h));
+    });
+}

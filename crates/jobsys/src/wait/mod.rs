@@ -315,9 +315,22 @@ impl ThisThread<'_> {
                     self.run_claimed_as::<TRACE>(slot, h.gen, claimed);
                 }
             } else {
-                local.push(e);
+                self.put_back(local, e);
             }
         }
+    }
+
+    /// Push back an entry this thread popped only to look at it. While it
+    /// was off the deque a worker's last look before it sleeps (the
+    /// re-check after `Sleep::prepare_park`) may have found the deque
+    /// empty, so the push needs the usual notify, as any push does: without
+    /// it that worker slept while the entry waited for it, and a waiter
+    /// that does not run it (it is not needed) parked too, for ever.
+    #[cold]
+    #[inline(never)]
+    fn put_back(self, local: &crate::deque::Local, e: Entry) {
+        local.push(e);
+        self.notify_work();
     }
 
     /// The rest of a wait: help, spin, park until `h` finishes (or the
@@ -420,7 +433,7 @@ impl ThisThread<'_> {
                     return Ok(true);
                 }
                 if still_queued(e) {
-                    local.push(e);
+                    self.put_back(local, e);
                 }
             }
         }
