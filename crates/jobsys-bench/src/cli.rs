@@ -102,6 +102,13 @@ pub enum Command {
     /// libjobsys_capi.a with cargo if missing). Default workers: 0,1,2.
     /// Not part of `all`. See crates/jobsys-bench/cpp/README.md.
     CppW1,
+    /// W2 (parallel-for, `large` and `small`) with the batch chosen by the
+    /// library, from Rust, from C++ through jobsys.hpp and with oneTBB's
+    /// auto partitioner (when installed), at equal thread counts: each
+    /// one's speedup over its own language's serial loop, timed in
+    /// alternation with it. Compiles cpp/w2.cpp with `c++`. Default
+    /// workers: 1,2,4. Not part of `all`. See crates/jobsys-bench/cpp/README.md.
+    CppW2,
     /// W3 (D = 0.5 and 1 us) with `follow_cpus` off and on while a core is
     /// taken away for the middle half of the frames (every thread of the
     /// process restricted to the other CPUs, a busy process pinned to the

@@ -11,6 +11,9 @@
 //! Equal thread counts: jobsys with N workers runs on N + 1 threads (the
 //! calling thread helps); every peer gets N + 1 threads in all.
 
+use super::cpp_tools::{
+    capi_lib, crate_dir, cxx, cxx_found, load_average, newer, run_checked, tbb_found,
+};
 use super::w1_kernels::{self, Case, Sizes};
 use crate::count;
 use crate::error::{Error, Result};
@@ -59,77 +62,6 @@ const TBB: Prog = Prog {
     file: "w1-tbb",
 };
 
-fn crate_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn workspace_root() -> PathBuf {
-    let root = crate_dir().join("../..");
-    std::fs::canonicalize(&root).unwrap_or(root)
-}
-
-fn cxx() -> String {
-    std::env::var("CXX")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "c++".into())
-}
-
-/// 1-minute load average.
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|| "unknown".into())
-}
-
-fn run_checked(cmd: &mut Command, what: &str) -> Result<std::process::Output> {
-    let out = cmd
-        .output()
-        .map_err(|e| Error::Child(format!("{NAME}: cannot run {what}: {e}")))?;
-    if !out.status.success() {
-        return Err(Error::Child(format!(
-            "{NAME}: {what} failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )));
-    }
-    Ok(out)
-}
-
-/// libjobsys_capi.a, built with cargo if missing.
-fn capi_lib(ctx: &Ctx) -> Result<PathBuf> {
-    let root = workspace_root();
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let lib = target.join("release").join("libjobsys_capi.a");
-    if !lib.exists() {
-        ctx.progress.print(&format!(
-            "{NAME}: building libjobsys_capi.a (cargo build --release -p jobsys-capi)"
-        ));
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        run_checked(
-            Command::new(cargo)
-                .args(["build", "--release", "-p", "jobsys-capi", "--target-dir"])
-                .arg(&target)
-                .current_dir(&root),
-            "cargo build --release -p jobsys-capi",
-        )?;
-    }
-    Ok(lib)
-}
-
-fn newer(out: &Path, inputs: &[&Path]) -> bool {
-    let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    match m(out) {
-        Some(t) => inputs.iter().all(|p| m(p).is_some_and(|i| i <= t)),
-        None => false,
-    }
-}
-
 /// Compile `p` into `dir` unless an up-to-date binary is there.
 fn compile(ctx: &Ctx, p: &Prog, dir: &Path, capi: &Path) -> Result<PathBuf> {
     let src = crate_dir().join("cpp").join("w1.cpp");
@@ -172,6 +104,7 @@ fn compile(ctx: &Ctx, p: &Prog, dir: &Path, capi: &Path) -> Result<PathBuf> {
     ctx.progress
         .print(&format!("{NAME}: compiling {} ({})", p.file, p.library));
     run_checked(
+        NAME,
         Command::new(cxx())
             .args(&args)
             .arg(&src)
@@ -181,27 +114,6 @@ fn compile(ctx: &Ctx, p: &Prog, dir: &Path, capi: &Path) -> Result<PathBuf> {
         &format!("{} compiling {}", cxx(), p.file),
     )?;
     Ok(bin)
-}
-
-/// Whether a program using oneTBB compiles and links here (`-ltbb`).
-fn tbb_found(dir: &Path) -> bool {
-    let src = dir.join("tbb-probe.cpp");
-    let bin = dir.join("tbb-probe");
-    let code = "#include <oneapi/tbb/task_group.h>\nint main(){tbb::task_group g; g.run([]{}); g.wait();}\n";
-    if std::fs::write(&src, code).is_err() {
-        return false;
-    }
-    Command::new(cxx())
-        .args(["-O2", "-pthread", "-std=c++17"])
-        .arg(&src)
-        .arg("-ltbb")
-        .arg("-o")
-        .arg(&bin)
-        .output()
-        .is_ok_and(|o| o.status.success())
-        && Command::new(&bin)
-            .output()
-            .is_ok_and(|o| o.status.success())
 }
 
 /// One child line.
@@ -216,6 +128,7 @@ struct Line {
 /// Run a child: `samples` counted iterations per case after `warmup`.
 fn run_child(bin: &Path, w: usize, samples: usize, warmup: usize, s: &Sizes) -> Result<Vec<Line>> {
     let out = run_checked(
+        NAME,
         Command::new(bin).args([
             w.to_string(),
             samples.to_string(),
@@ -285,19 +198,10 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         vec![0, 1, 2]
     };
 
-    let cxx = cxx();
-    let found = Command::new(&cxx)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        return Err(Error::Child(format!(
-            "{NAME}: no C++ compiler: `{cxx} --version` failed (install g++ or clang++, or set CXX)"
-        )));
-    }
+    cxx_found(NAME)?;
     let dir = ctx.out.join(NAME);
     std::fs::create_dir_all(&dir)?;
-    let capi = capi_lib(ctx)?;
+    let capi = capi_lib(ctx, NAME)?;
     let mut progs = vec![JOBSYS_CPP, ENKITS, TASKFLOW];
     let tbb = tbb_found(&dir);
     if tbb {

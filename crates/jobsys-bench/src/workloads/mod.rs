@@ -3,7 +3,9 @@
 
 pub mod access_graph;
 pub mod contended;
+pub mod cpp_tools;
 pub mod cpp_w1;
+pub mod cpp_w2;
 pub mod follow_cpus;
 pub mod frame;
 pub mod frame_graph;
@@ -41,6 +43,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::WakePrimitives => wake_primitives::run(ctx),
         Command::Contended => contended::run(ctx),
         Command::CppW1 => cpp_w1::run(ctx),
+        Command::CppW2 => cpp_w2::run(ctx),
         Command::FollowCpus => follow_cpus::run(ctx),
         Command::Policies => policies::run(ctx),
         Command::AccessGraph => access_graph::run(ctx),

@@ -61,22 +61,26 @@ fn call(imp: Impl, js: Option<&JobSystem>, pool: &rayon::ThreadPool, arr: &mut [
             }
         }),
         Impl::Jobsys => {
-            let js = js.expect("jobsys system");
             let batch = if fixed { Batch::Fixed(64) } else { Batch::Auto };
-            let len = arr.len();
-            let p = SharedArray(arr.as_mut_ptr());
-            js.scope(|s| {
-                s.job().parallel_for_chunked(0..len, batch, move |r| {
-                    // SAFETY: `r` lies within 0..len, pieces never overlap,
-                    // and `scope` returns only after every piece ran, while
-                    // `arr` is still mutably borrowed by this call.
-                    let xs =
-                        unsafe { std::slice::from_raw_parts_mut(p.get().add(r.start), r.len()) };
-                    kernel_slice(xs, m);
-                });
-            });
+            jobsys_loop(js.expect("jobsys system"), arr, batch, m);
         }
     }
+}
+
+/// W2's loop on jobsys: [`kernel`] over `arr` with multiplier `m`, in
+/// pieces of `batch`, inside a scope (so the pieces may borrow `arr`).
+pub fn jobsys_loop(js: &JobSystem, arr: &mut [u32], batch: Batch, m: u32) {
+    let len = arr.len();
+    let p = SharedArray(arr.as_mut_ptr());
+    js.scope(|s| {
+        s.job().parallel_for_chunked(0..len, batch, move |r| {
+            // SAFETY: `r` lies within 0..len, pieces never overlap, and
+            // `scope` returns only after every piece ran, while `arr` is
+            // still mutably borrowed by this call.
+            let xs = unsafe { std::slice::from_raw_parts_mut(p.get().add(r.start), r.len()) };
+            kernel_slice(xs, m);
+        });
+    });
 }
 
 /// Run W2 and report it.
