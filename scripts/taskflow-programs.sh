@@ -27,7 +27,7 @@ cxx=${CXX:-c++}
 cargo build -q --release -p jobsys-capi
 bench=crates/jobsys-bench
 tbb=()
-if echo '#include <tbb/flow_graph.h>
+if [ "${TBB:-1}" != 0 ] && echo '#include <tbb/flow_graph.h>
 int main() { tbb::flow::graph g; g.wait_for_all(); }' |
   "$cxx" -std=c++20 -x c++ - -ltbb -o "$out/tbb-probe" 2>/dev/null; then
   tbb=(-DJOBSYS_PROGRAMS_TBB)

@@ -272,25 +272,41 @@ impl ThisThread<'_> {
         woken
     }
 
-    /// Record `slot`'s dependencies in edge blocks and link each edge into
-    /// its dependency's dependents list; a dependency that already finished
-    /// (or whose slot moved on) counts as done at once, passing on its
-    /// failure.
+    /// Record `slot`'s unfinished dependencies in edge blocks and link each
+    /// edge into its dependency's dependents list; a dependency that already
+    /// finished (or whose slot moved on) counts as done at once, passing on
+    /// its failure, and gets no edge: an edge serves only a dependency that
+    /// has yet to walk its dependents (and the walks of `for_each_dep`,
+    /// which skip finished jobs), so a chain whose links finish before the
+    /// next is scheduled allocates no edge block at all.
     fn attach_deps(self, slot: &Slot, deps: &[JobHandle]) {
         let mut prev: Option<&Slot> = None;
         let mut block: Option<&Slot> = None;
-        for (i, d) in deps.iter().enumerate() {
-            if i % EDGES_PER_BLOCK == 0 {
-                let (b, bgen) = crate::room::alloc_edge_block(self.reg, self.ctx);
-                b.become_edge_block(bgen);
-                prev = block;
-                block = Some(b);
-            }
-            let b = block.expect("an edge block for every EDGES_PER_BLOCK edges");
-            // SAFETY: we are `slot`'s publisher inside `submit`, and `b` is
-            // the edge block allocated for this edge.
-            let e = unsafe { slot.write_edge(i, prev, b, d.slot, d.gen) };
+        let mut edges = 0;
+        for d in deps {
             let dep = d.slot();
+            // A look without a pin: finished for `d.gen` (or moved on) is
+            // for ever, so no edge is needed. Unfinished now: the edge is
+            // written before the pin below, as the block's allocation may
+            // wait for room (running jobs), which must not happen while
+            // this thread holds a pin that keeps a finished slot from
+            // being freed.
+            let edge = if dep.state().is_complete_for(d.gen) {
+                None
+            } else {
+                if edges % EDGES_PER_BLOCK == 0 {
+                    let (b, bgen) = crate::room::alloc_edge_block(self.reg, self.ctx);
+                    b.become_edge_block(bgen);
+                    prev = block;
+                    block = Some(b);
+                }
+                let b = block.expect("an edge block for every EDGES_PER_BLOCK edges");
+                // SAFETY: we are `slot`'s publisher inside `submit`, and `b`
+                // is the edge block allocated for this edge.
+                let e = unsafe { slot.write_edge(edges, prev, b, d.slot, d.gen) };
+                edges += 1;
+                Some(e)
+            };
             let Some(pinned) = dep.pin_for_attach(d.gen) else {
                 // Recycled: finished long ago, maybe failed; a dependency
                 // whose outcome is no longer known counts as failed (a job
@@ -308,7 +324,8 @@ impl ThisThread<'_> {
                 continue;
             };
             // SAFETY: `e` is fresh from `write_edge`; we hold the attach pin.
-            if !unsafe { dep.push_dependent(pinned, e) } {
+            let linked = edge.is_some_and(|e| unsafe { dep.push_dependent(pinned, e) });
+            if !linked {
                 // Finished: its dependents were walked without us.
                 if let Some(f) = dep.failure().filter(|_| !crate::slot::is_event(slot)) {
                     slot.set_failure(f);
