@@ -1,31 +1,11 @@
 //! `jobsys-bench cpp-w1 --quick --workers 0,1`: every expected row is
 //! printed (oneTBB's only where the run found it).
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn cpp_w1_quick_prints_every_row() {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let ok = Command::new(&cxx)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "cpp-w1 needs a C++ compiler: `{cxx} --version` failed (install g++ or clang++, or set CXX)"
-    );
-    let out_dir = std::env::temp_dir().join(format!("jobsys-cpp-w1-test-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_jobsys-bench"))
-        .args(["cpp-w1", "--quick", "--workers", "0,1", "--out"])
-        .arg(&out_dir)
-        .output()
-        .expect("run jobsys-bench");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "cpp-w1 failed:\n{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = common::run_cpp_bench(&["cpp-w1", "--quick", "--workers", "0,1"]);
     let tbb = !text.contains("skipped: oneTBB not found");
     let mut libs = vec!["jobsys-rust", "jobsys-cpp", "enkiTS", "taskflow"];
     if tbb {
@@ -54,5 +34,4 @@ fn cpp_w1_quick_prints_every_row() {
         }
     }
     assert!(text.contains("load average at start"), "{text}");
-    let _ = std::fs::remove_dir_all(&out_dir);
 }

@@ -2,31 +2,11 @@
 //! with a speedup (oneTBB's only where the run found it), and the serial
 //! loops have rows of their own.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn cpp_w2_quick_prints_every_row_with_its_speedup() {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let ok = Command::new(&cxx)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "cpp-w2 needs a C++ compiler: `{cxx} --version` failed (install g++ or clang++, or set CXX)"
-    );
-    let out_dir = std::env::temp_dir().join(format!("jobsys-cpp-w2-test-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_jobsys-bench"))
-        .args(["cpp-w2", "--quick", "--workers", "1", "--out"])
-        .arg(&out_dir)
-        .output()
-        .expect("run jobsys-bench");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "cpp-w2 failed:\n{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = common::run_cpp_bench(&["cpp-w2", "--quick", "--workers", "1"]);
     let tbb = !text.contains("skipped: oneTBB not found");
     let mut libs = vec!["jobsys-rust", "jobsys-cpp"];
     if tbb {
@@ -66,5 +46,4 @@ fn cpp_w2_quick_prints_every_row_with_its_speedup() {
         );
     }
     assert!(text.contains("load average at start"), "{text}");
-    let _ = std::fs::remove_dir_all(&out_dir);
 }

@@ -3,10 +3,137 @@
 
 use crate::error::{Error, Result};
 use crate::Ctx;
+use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub fn crate_dir() -> PathBuf {
+/// Which library a C++ program is built against (how it compiles).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Lib {
+    /// jobsys through jobsys.hpp and libjobsys_capi.a.
+    Jobsys,
+    /// enkiTS, vendored: its TaskScheduler.cpp compiled in.
+    EnkiTS,
+    /// Taskflow, vendored, header-only (C++20).
+    Taskflow,
+    /// oneTBB, installed (`-ltbb`).
+    OneTbb,
+}
+
+/// A C++ program: its library name (as it prints it), how it builds, its
+/// -D flag, its binary's name.
+pub struct Prog {
+    pub library: &'static str,
+    pub lib: Lib,
+    pub define: &'static str,
+    pub file: &'static str,
+}
+
+/// Compile `cpp/<source>` for `p` into `dir` (linking `capi` for jobsys)
+/// unless an up-to-date binary is there; `name` is the subcommand's, for
+/// messages.
+pub fn compile(
+    ctx: &Ctx,
+    name: &str,
+    source: &str,
+    p: &Prog,
+    dir: &Path,
+    capi: &Path,
+) -> Result<PathBuf> {
+    let src = crate_dir().join("cpp").join(source);
+    let tp = crate_dir().join("third_party");
+    let bin = dir.join(p.file);
+    let mut args: Vec<String> = vec!["-O2".into(), "-pthread".into()];
+    let mut inputs: Vec<PathBuf> = vec![src.clone()];
+    let mut tail: Vec<String> = Vec::new();
+    match p.lib {
+        Lib::Jobsys => {
+            args.push("-std=c++17".into());
+            let inc = crate_dir().join("../jobsys-capi/include");
+            args.push(format!("-I{}", inc.display()));
+            inputs.push(inc.join("jobsys.hpp"));
+            inputs.push(capi.to_path_buf());
+            tail.push(capi.display().to_string());
+            tail.extend(["-ldl".into(), "-lm".into()]);
+        }
+        Lib::EnkiTS => {
+            args.push("-std=c++17".into());
+            let s = tp.join("enkiTS/src");
+            args.push(format!("-I{}", s.display()));
+            tail.push(s.join("TaskScheduler.cpp").display().to_string());
+        }
+        Lib::Taskflow => {
+            // Taskflow 4 needs C++20.
+            args.push("-std=c++20".into());
+            args.push(format!("-I{}", tp.join("taskflow").display()));
+        }
+        Lib::OneTbb => {
+            args.push("-std=c++17".into());
+            tail.push("-ltbb".into());
+        }
+    }
+    args.push(format!("-D{}", p.define));
+    let refs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
+    if newer(&bin, &refs) {
+        return Ok(bin);
+    }
+    ctx.progress
+        .print(&format!("{name}: compiling {} ({})", p.file, p.library));
+    run_checked(
+        name,
+        Command::new(cxx())
+            .args(&args)
+            .arg(&src)
+            .args(&tail)
+            .arg("-o")
+            .arg(&bin),
+        &format!("{} compiling {}", cxx(), p.file),
+    )?;
+    Ok(bin)
+}
+
+/// Check for a C++ compiler, build the C library if it is missing, and
+/// compile `progs` (and `tbb`, when oneTBB is found here) from
+/// `cpp/<source>` into `<out>/<name>/`: each program's library name and
+/// binary, and whether oneTBB was found.
+pub fn build_programs(
+    ctx: &Ctx,
+    name: &str,
+    source: &str,
+    mut progs: Vec<Prog>,
+    tbb: Prog,
+) -> Result<(Vec<(&'static str, PathBuf)>, bool)> {
+    cxx_found(name)?;
+    let dir = ctx.out.join(name);
+    std::fs::create_dir_all(&dir)?;
+    let capi = capi_lib(ctx, name)?;
+    let tbb_here = tbb_found(&dir);
+    if tbb_here {
+        progs.push(tbb);
+    }
+    let mut bins = Vec::new();
+    for p in &progs {
+        bins.push((p.library, compile(ctx, name, source, p, &dir, &capi)?));
+    }
+    Ok((bins, tbb_here))
+}
+
+/// Run a C++ program with `args` and parse each line of its output as
+/// one `T` (JSON).
+pub fn run_lines<T: DeserializeOwned>(name: &str, bin: &Path, args: &[String]) -> Result<Vec<T>> {
+    let out = run_checked(
+        name,
+        Command::new(bin).args(args),
+        &bin.display().to_string(),
+    )?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<T>(l).map_err(Error::Json))
+        .collect()
+}
+
+fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -15,7 +142,7 @@ fn workspace_root() -> PathBuf {
     std::fs::canonicalize(&root).unwrap_or(root)
 }
 
-pub fn cxx() -> String {
+fn cxx() -> String {
     std::env::var("CXX")
         .ok()
         .filter(|s| !s.is_empty())
@@ -23,7 +150,7 @@ pub fn cxx() -> String {
 }
 
 /// An error unless a C++ compiler answers (`CXX`, else `c++`).
-pub fn cxx_found(name: &str) -> Result<()> {
+fn cxx_found(name: &str) -> Result<()> {
     let cxx = cxx();
     let found = Command::new(&cxx)
         .arg("--version")
@@ -45,7 +172,7 @@ pub fn load_average() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-pub fn run_checked(name: &str, cmd: &mut Command, what: &str) -> Result<std::process::Output> {
+fn run_checked(name: &str, cmd: &mut Command, what: &str) -> Result<std::process::Output> {
     let out = cmd
         .output()
         .map_err(|e| Error::Child(format!("{name}: cannot run {what}: {e}")))?;
@@ -61,7 +188,7 @@ pub fn run_checked(name: &str, cmd: &mut Command, what: &str) -> Result<std::pro
 }
 
 /// libjobsys_capi.a, built with cargo if missing.
-pub fn capi_lib(ctx: &Ctx, name: &str) -> Result<PathBuf> {
+fn capi_lib(ctx: &Ctx, name: &str) -> Result<PathBuf> {
     let root = workspace_root();
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .filter(|d| !d.is_empty())
@@ -85,7 +212,7 @@ pub fn capi_lib(ctx: &Ctx, name: &str) -> Result<PathBuf> {
     Ok(lib)
 }
 
-pub fn newer(out: &Path, inputs: &[&Path]) -> bool {
+fn newer(out: &Path, inputs: &[&Path]) -> bool {
     let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     match m(out) {
         Some(t) => inputs.iter().all(|p| m(p).is_some_and(|i| i <= t)),
@@ -94,7 +221,7 @@ pub fn newer(out: &Path, inputs: &[&Path]) -> bool {
 }
 
 /// Whether a program using oneTBB compiles and links here (`-ltbb`).
-pub fn tbb_found(dir: &Path) -> bool {
+fn tbb_found(dir: &Path) -> bool {
     let src = dir.join("tbb-probe.cpp");
     let bin = dir.join("tbb-probe");
     let code = "#include <oneapi/tbb/task_group.h>\nint main(){tbb::task_group g; g.run([]{}); g.wait();}\n";

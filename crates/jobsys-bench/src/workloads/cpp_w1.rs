@@ -11,9 +11,7 @@
 //! Equal thread counts: jobsys with N workers runs on N + 1 threads (the
 //! calling thread helps); every peer gets N + 1 threads in all.
 
-use super::cpp_tools::{
-    capi_lib, crate_dir, cxx, cxx_found, load_average, newer, run_checked, tbb_found,
-};
+use super::cpp_tools::{build_programs, load_average, run_lines, Lib, Prog};
 use super::w1_kernels::{self, Case, Sizes};
 use crate::count;
 use crate::error::{Error, Result};
@@ -21,8 +19,7 @@ use crate::stats;
 use crate::table;
 use crate::Ctx;
 use jobsys::{JobHandle, JobSystem};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Instant;
 
 /// The subcommand's name.
@@ -34,87 +31,30 @@ const CASES: [Case; 3] = [Case::Single, Case::Flat, Case::Nested];
 /// The Rust row's library name.
 pub const RUST: &str = "jobsys-rust";
 
-/// A C++ program: its library name (as it prints it), its -D flag.
-struct Prog {
-    library: &'static str,
-    define: &'static str,
-    file: &'static str,
-}
-
 const JOBSYS_CPP: Prog = Prog {
     library: "jobsys-cpp",
+    lib: Lib::Jobsys,
     define: "JOBSYS_W1_JOBSYS",
     file: "w1-jobsys",
 };
 const ENKITS: Prog = Prog {
     library: "enkiTS",
+    lib: Lib::EnkiTS,
     define: "JOBSYS_W1_ENKITS",
     file: "w1-enkits",
 };
 const TASKFLOW: Prog = Prog {
     library: "taskflow",
+    lib: Lib::Taskflow,
     define: "JOBSYS_W1_TASKFLOW",
     file: "w1-taskflow",
 };
 const TBB: Prog = Prog {
     library: "oneTBB",
+    lib: Lib::OneTbb,
     define: "JOBSYS_W1_TBB",
     file: "w1-tbb",
 };
-
-/// Compile `p` into `dir` unless an up-to-date binary is there.
-fn compile(ctx: &Ctx, p: &Prog, dir: &Path, capi: &Path) -> Result<PathBuf> {
-    let src = crate_dir().join("cpp").join("w1.cpp");
-    let tp = crate_dir().join("third_party");
-    let bin = dir.join(p.file);
-    let mut args: Vec<String> = vec!["-O2".into(), "-pthread".into()];
-    let mut inputs: Vec<PathBuf> = vec![src.clone()];
-    let mut tail: Vec<String> = Vec::new();
-    match p.define {
-        "JOBSYS_W1_JOBSYS" => {
-            args.push("-std=c++17".into());
-            let inc = crate_dir().join("../jobsys-capi/include");
-            args.push(format!("-I{}", inc.display()));
-            inputs.push(inc.join("jobsys.hpp"));
-            inputs.push(capi.to_path_buf());
-            tail.push(capi.display().to_string());
-            tail.extend(["-ldl".into(), "-lm".into()]);
-        }
-        "JOBSYS_W1_ENKITS" => {
-            args.push("-std=c++17".into());
-            let s = tp.join("enkiTS/src");
-            args.push(format!("-I{}", s.display()));
-            tail.push(s.join("TaskScheduler.cpp").display().to_string());
-        }
-        "JOBSYS_W1_TASKFLOW" => {
-            // Taskflow 4 needs C++20.
-            args.push("-std=c++20".into());
-            args.push(format!("-I{}", tp.join("taskflow").display()));
-        }
-        _ => {
-            args.push("-std=c++17".into());
-            tail.push("-ltbb".into());
-        }
-    }
-    args.push(format!("-D{}", p.define));
-    let refs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
-    if newer(&bin, &refs) {
-        return Ok(bin);
-    }
-    ctx.progress
-        .print(&format!("{NAME}: compiling {} ({})", p.file, p.library));
-    run_checked(
-        NAME,
-        Command::new(cxx())
-            .args(&args)
-            .arg(&src)
-            .args(&tail)
-            .arg("-o")
-            .arg(&bin),
-        &format!("{} compiling {}", cxx(), p.file),
-    )?;
-    Ok(bin)
-}
 
 /// One child line.
 #[derive(serde::Deserialize)]
@@ -127,23 +67,8 @@ struct Line {
 
 /// Run a child: `samples` counted iterations per case after `warmup`.
 fn run_child(bin: &Path, w: usize, samples: usize, warmup: usize, s: &Sizes) -> Result<Vec<Line>> {
-    let out = run_checked(
-        NAME,
-        Command::new(bin).args([
-            w.to_string(),
-            samples.to_string(),
-            warmup.to_string(),
-            s.single.to_string(),
-            s.flat.to_string(),
-            s.depth.to_string(),
-        ]),
-        &bin.display().to_string(),
-    )?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str::<Line>(l).map_err(Error::Json))
-        .collect()
+    let args = [w, samples, warmup, s.single, s.flat, s.depth as usize].map(|v| v.to_string());
+    run_lines(NAME, bin, &args)
 }
 
 /// One Rust iteration of `c`: ns per job, the count checked.
@@ -198,19 +123,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         vec![0, 1, 2]
     };
 
-    cxx_found(NAME)?;
-    let dir = ctx.out.join(NAME);
-    std::fs::create_dir_all(&dir)?;
-    let capi = capi_lib(ctx, NAME)?;
-    let mut progs = vec![JOBSYS_CPP, ENKITS, TASKFLOW];
-    let tbb = tbb_found(&dir);
-    if tbb {
-        progs.push(TBB);
-    }
-    let mut bins = Vec::new();
-    for p in &progs {
-        bins.push((p.library, compile(ctx, p, &dir, &capi)?));
-    }
+    let (bins, tbb) = build_programs(ctx, NAME, "w1.cpp", vec![JOBSYS_CPP, ENKITS, TASKFLOW], TBB)?;
 
     let mut all: Vec<Series> = Vec::new();
     for &w in &workers {

@@ -14,9 +14,7 @@
 //! calling thread helps); oneTBB gets a `task_arena` of N + 1 threads with
 //! one reserved for the caller.
 
-use super::cpp_tools::{
-    capi_lib, crate_dir, cxx, cxx_found, load_average, newer, run_checked, tbb_found,
-};
+use super::cpp_tools::{build_programs, load_average, run_lines, Lib, Prog};
 use super::parallel_for::{jobsys_loop, kernel_slice};
 use crate::error::{Error, Result};
 use crate::stats;
@@ -24,8 +22,7 @@ use crate::table;
 use crate::Ctx;
 use jobsys::{Batch, JobSystem};
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Instant;
 
 /// The subcommand's name.
@@ -40,61 +37,18 @@ const SERIAL_CPP: &str = "serial-cpp";
 /// C++, so that neither compiler folds the 20 steps.
 const MULT: u32 = 3;
 
-/// A C++ program: its library name (as it prints it), its -D flag, its
-/// binary's name.
-struct Prog {
-    library: &'static str,
-    define: &'static str,
-    file: &'static str,
-}
-
 const JOBSYS_CPP: Prog = Prog {
     library: "jobsys-cpp",
+    lib: Lib::Jobsys,
     define: "JOBSYS_W2_JOBSYS",
     file: "w2-jobsys",
 };
 const TBB: Prog = Prog {
     library: "oneTBB",
+    lib: Lib::OneTbb,
     define: "JOBSYS_W2_TBB",
     file: "w2-tbb",
 };
-
-/// Compile `p` into `dir` unless an up-to-date binary is there.
-fn compile(ctx: &Ctx, p: &Prog, dir: &Path, capi: &Path) -> Result<PathBuf> {
-    let src = crate_dir().join("cpp").join("w2.cpp");
-    let bin = dir.join(p.file);
-    let mut args: Vec<String> = vec!["-O2".into(), "-pthread".into(), "-std=c++17".into()];
-    let mut inputs: Vec<PathBuf> = vec![src.clone()];
-    let mut tail: Vec<String> = Vec::new();
-    if p.define == JOBSYS_CPP.define {
-        let inc = crate_dir().join("../jobsys-capi/include");
-        args.push(format!("-I{}", inc.display()));
-        inputs.push(inc.join("jobsys.hpp"));
-        inputs.push(capi.to_path_buf());
-        tail.push(capi.display().to_string());
-        tail.extend(["-ldl".into(), "-lm".into()]);
-    } else {
-        tail.push("-ltbb".into());
-    }
-    args.push(format!("-D{}", p.define));
-    let refs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
-    if newer(&bin, &refs) {
-        return Ok(bin);
-    }
-    ctx.progress
-        .print(&format!("{NAME}: compiling {} ({})", p.file, p.library));
-    run_checked(
-        NAME,
-        Command::new(cxx())
-            .args(&args)
-            .arg(&src)
-            .args(&tail)
-            .arg("-o")
-            .arg(&bin),
-        &format!("{} compiling {}", cxx(), p.file),
-    )?;
-    Ok(bin)
-}
 
 /// One child line.
 #[derive(serde::Deserialize)]
@@ -176,22 +130,8 @@ fn run_child(
     samples: usize,
     warmup: usize,
 ) -> Result<Vec<Line>> {
-    let out = run_checked(
-        NAME,
-        Command::new(bin).args([
-            w.to_string(),
-            size.to_string(),
-            samples.to_string(),
-            warmup.to_string(),
-            MULT.to_string(),
-        ]),
-        &bin.display().to_string(),
-    )?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str::<Line>(l).map_err(Error::Json))
-        .collect()
+    let args = [w, size, samples, warmup, MULT as usize].map(|v| v.to_string());
+    run_lines(NAME, bin, &args)
 }
 
 /// Run `cpp-w2` and print its tables.
@@ -211,19 +151,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         vec![1, 2, 4]
     };
 
-    cxx_found(NAME)?;
-    let dir = ctx.out.join(NAME);
-    std::fs::create_dir_all(&dir)?;
-    let capi = capi_lib(ctx, NAME)?;
-    let mut progs = vec![JOBSYS_CPP];
-    let tbb = tbb_found(&dir);
-    if tbb {
-        progs.push(TBB);
-    }
-    let mut bins = Vec::new();
-    for p in &progs {
-        bins.push((p.library, compile(ctx, p, &dir, &capi)?));
-    }
+    let (bins, tbb) = build_programs(ctx, NAME, "w2.cpp", vec![JOBSYS_CPP], TBB)?;
 
     let mut all: Vec<Series> = Vec::new();
     for &w in &workers {

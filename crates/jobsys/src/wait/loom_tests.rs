@@ -10,6 +10,22 @@ use crate::slot::NOOP_VTABLE;
 use std::ptr::NonNull;
 use std::time::Duration;
 
+/// A registry of `workers` workers whose threads the model plays itself
+/// (none is started), waits that do not spin, inheritance on.
+fn registry(workers: usize) -> std::sync::Arc<Registry> {
+    Registry::new(
+        workers,
+        IdlePolicy::default(),
+        Duration::ZERO,
+        true,
+        None,
+        16,
+        1 << 20,
+        64,
+        crate::active::Active::new(workers, false, false),
+    )
+}
+
 // Finish vs waiter registration, on the real code: a thread finishes a
 // running job (`ThisThread::finish`) while another pins it, registers as
 // parked and sleeps (`ThisThread::park_on`, wait spin 0). Whatever the
@@ -20,17 +36,7 @@ use std::time::Duration;
 #[test]
 fn finish_wakes_a_waiter_that_parks_concurrently() {
     loom::model(|| {
-        let reg = Registry::new(
-            0,
-            IdlePolicy::default(),
-            Duration::ZERO,
-            true,
-            None,
-            16,
-            1 << 20,
-            64,
-            crate::active::Active::new(0, false, false),
-        );
+        let reg = registry(0);
         let waiter = reg.claim_external() as usize;
         let runner = reg.claim_external() as usize;
         // SAFETY: contexts live as long as `reg`; each is used by one
@@ -88,17 +94,7 @@ fn finish_wakes_a_waiter_that_parks_concurrently() {
 #[test]
 fn a_job_a_waiter_looked_at_reaches_a_worker_that_parks() {
     loom::model(|| {
-        let reg = Registry::new(
-            1,
-            IdlePolicy::default(),
-            Duration::ZERO,
-            true,
-            None,
-            16,
-            1 << 20,
-            64,
-            crate::active::Active::new(1, false, false),
-        );
+        let reg = registry(1);
         let waiter = reg.claim_external() as usize;
         // SAFETY: contexts live as long as `reg`; the waiter's is used by
         // this model thread only.

@@ -1,0 +1,36 @@
+//! What the C++ comparison tests (`cpp_w1.rs`, `cpp_w2.rs`) share: a run of
+//! `jobsys-bench <subcommand> --quick ...` that needs a C++ compiler.
+
+use std::process::Command;
+
+/// Run `jobsys-bench` with `args` (a C++ subcommand) and `--out` a fresh
+/// directory; fail with its output unless it succeeds; its standard output.
+pub fn run_cpp_bench(args: &[&str]) -> String {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let ok = Command::new(&cxx)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "{} needs a C++ compiler: `{cxx} --version` failed (install g++ or clang++, or set CXX)",
+        args[0]
+    );
+    let out_dir =
+        std::env::temp_dir().join(format!("jobsys-{}-test-{}", args[0], std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_jobsys-bench"))
+        .args(args)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .expect("run jobsys-bench");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{} failed:\n{text}\n{}",
+        args[0],
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&out_dir);
+    text
+}
