@@ -86,6 +86,11 @@ pub enum Command {
     /// D = 0.5 and 5 us, equal workers (first idle policy). Not part of
     /// `all`.
     FrameGraphReplay,
+    /// A graph whose critical path is a chain of Low nodes beside
+    /// independent High work, replayed: the first run's frame and the
+    /// later runs' (ordered by measured durations), as multiples of the
+    /// chain's length. Default workers: 1. Not part of `all`.
+    CriticalChain,
     /// W4: latency from schedule to start, cold and burst.
     WakeLatency,
     /// W5: CPU burned by idle workers in a mostly-serial frame.

@@ -6,6 +6,7 @@ pub mod contended;
 pub mod cpp_tools;
 pub mod cpp_w1;
 pub mod cpp_w2;
+pub mod critical_chain;
 pub mod follow_cpus;
 pub mod frame;
 pub mod frame_graph;
@@ -38,6 +39,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::FrameGraph => frame_graph::run(ctx),
         Command::FrameGraphBackground => frame_graph_background::run(ctx),
         Command::FrameGraphReplay => frame_graph_replay::run(ctx),
+        Command::CriticalChain => critical_chain::run(ctx),
         Command::WakeLatency => wake_latency::run(ctx),
         Command::IdleCost => idle_cost::run(ctx),
         Command::WakePrimitives => wake_primitives::run(ctx),

@@ -1,0 +1,39 @@
+//! `jobsys-bench critical-chain --quick --workers 0,1`: a row per worker
+//! count, each frame having run every node (the workload checks the count
+//! and fails otherwise), with the first and the later frames as multiples
+//! of the chain's length.
+
+use std::process::Command;
+
+#[test]
+fn critical_chain_quick_prints_a_row_per_worker_count() {
+    let out_dir =
+        std::env::temp_dir().join(format!("jobsys-critical-chain-test-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_jobsys-bench"))
+        .args(["critical-chain", "--quick", "--workers", "0,1", "--out"])
+        .arg(&out_dir)
+        .output()
+        .expect("run jobsys-bench");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "critical-chain failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (workers, threads) in [("0", "1"), ("1", "2")] {
+        let row: Vec<&str> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|f| f.len() == 7 && f[0] == workers && f[1] == threads)
+            .unwrap_or_else(|| panic!("no row for {workers} workers:\n{text}"));
+        for cell in [row[3], row[5], row[6]] {
+            let x: f64 = cell
+                .trim_end_matches('x')
+                .parse()
+                .unwrap_or_else(|_| panic!("{cell:?} is not a multiple:\n{text}"));
+            // Never below the chain: its nodes run one after the other.
+            assert!(x >= 0.99, "{workers} workers: {x} of the chain:\n{text}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
