@@ -3,7 +3,8 @@
 //! frame: what the graph's critical-path feedback (each run ordered by the
 //! previous runs' measured durations) does to the frame time.
 //!
-//! The chain has `LEN` nodes of D µs, one after the other; beside it,
+//! The chain has `LEN` nodes of D µs, one after the other, either `Low`
+//! or with no priority of their own (left to the feedback); beside it,
 //! `LEN` x workers independent `High` nodes of D µs, so that the other
 //! threads have exactly the chain's length of work each: the frame's floor
 //! is the chain's length (`workers + 1` threads, no more threads than
@@ -30,13 +31,18 @@ const LEN: usize = 20;
 /// Each node's work, ns.
 const D_NS: u64 = 50_000;
 
-/// The graph for `workers` workers; `ran` counts the nodes run.
-fn graph(workers: usize, ran: &Arc<AtomicUsize>) -> Graph {
+/// The graph for `workers` workers, its chain's nodes at `chain` (`None`:
+/// no priority of their own, left to the feedback); `ran` counts the
+/// nodes run.
+fn graph(workers: usize, chain: Option<Priority>, ran: &Arc<AtomicUsize>) -> Graph {
     let mut b = Graph::builder();
     let mut prev = None;
     for _ in 0..LEN {
         let r = ran.clone();
-        let mut n = b.node().name("chain").priority(Priority::Low);
+        let mut n = b.node().name("chain");
+        if let Some(p) = chain {
+            n = n.priority(p);
+        }
         if let Some(p) = prev {
             n = n.after(&[p]);
         }
@@ -70,38 +76,43 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     let load_start = crate::workloads::cpp_tools::load_average();
     let mut body = Vec::new();
     for &w in &workers {
-        ctx.progress
-            .print(&format!("{NAME}: {w} worker(s), {frames} frames"));
-        let js = JobSystem::builder().workers(w).build()?;
-        let ran = Arc::new(AtomicUsize::new(0));
-        let g = graph(w, &ran);
-        let nodes = LEN * (w + 1);
-        let mut times = Vec::with_capacity(frames);
-        for f in 0..frames {
-            let before = ran.load(Ordering::Relaxed);
-            let t = Instant::now();
-            js.try_complete(g.run(&js))?;
-            times.push(t.elapsed().as_secs_f64() * 1e6);
-            let n = ran.load(Ordering::Relaxed) - before;
-            check(n == nodes, || {
-                format!("{NAME}: frame {f} ran {n} nodes, expected {nodes}")
-            })?;
+        for (label, chain) in [("Low", Some(Priority::Low)), ("unset", None)] {
+            ctx.progress.print(&format!(
+                "{NAME}: chain {label}, {w} worker(s), {frames} frames"
+            ));
+            let js = JobSystem::builder().workers(w).build()?;
+            let ran = Arc::new(AtomicUsize::new(0));
+            let g = graph(w, chain, &ran);
+            let nodes = LEN * (w + 1);
+            let mut times = Vec::with_capacity(frames);
+            for f in 0..frames {
+                let before = ran.load(Ordering::Relaxed);
+                let t = Instant::now();
+                js.try_complete(g.run(&js))?;
+                times.push(t.elapsed().as_secs_f64() * 1e6);
+                let n = ran.load(Ordering::Relaxed) - before;
+                check(n == nodes, || {
+                    format!("{NAME}: frame {f} ran {n} nodes, expected {nodes}")
+                })?;
+            }
+            let first = times[0];
+            // Run 0 has no measurement; run 1 is planned from run 0.
+            let after = stats::summarize(&times[1..]);
+            body.push(vec![
+                label.to_string(),
+                w.to_string(),
+                (w + 1).to_string(),
+                format!("{first:.0}"),
+                format!("{:.2}x", first / chain_us),
+                format!("{:.0}", after.median),
+                format!("{:.2}x", after.median / chain_us),
+                format!("{:.2}x", after.p99 / chain_us),
+            ]);
         }
-        let first = times[0];
-        // Run 0 has no measurement; run 1 is planned from run 0.
-        let after = stats::summarize(&times[1..]);
-        body.push(vec![
-            w.to_string(),
-            (w + 1).to_string(),
-            format!("{first:.0}"),
-            format!("{:.2}x", first / chain_us),
-            format!("{:.0}", after.median),
-            format!("{:.2}x", after.median / chain_us),
-            format!("{:.2}x", after.p99 / chain_us),
-        ]);
     }
     let load_end = crate::workloads::cpp_tools::load_average();
     let header: Vec<String> = [
+        "chain",
         "workers",
         "threads",
         "first us",
@@ -113,15 +124,15 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     .map(String::from)
     .to_vec();
     let mut text = format!(
-        "\n{NAME}: a chain of {LEN} Low nodes of {} us beside {LEN} x workers independent High nodes of\n\
-         {} us, as one jobsys::Graph replayed {frames} times; chain = {chain_us:.0} us (the frame's floor with\n\
+        "\n{NAME}: a chain of {LEN} nodes of {} us (Low, or unset: no priority of their own) beside\n\
+         {LEN} x workers independent High nodes of {} us, as one jobsys::Graph replayed {frames} times; chain = {chain_us:.0} us (the frame's floor with\n\
          no more threads than cores). first = the first run (no measurement yet), after = the runs after it\n\
          (ordered by the measured durations), as multiples of the chain.\n\
          load average at start: {load_start}; at end: {load_end}\n",
         D_NS / 1000,
         D_NS / 1000,
     );
-    text.push_str(&table::grid(&header, &body, 2));
+    text.push_str(&table::grid(&header, &body, 3));
     ctx.progress.print(&text);
     Ok(())
 }
