@@ -3,23 +3,11 @@
 //! and fails otherwise), with the first and the later frames as multiples
 //! of the chain's length.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn critical_chain_quick_prints_a_row_per_worker_count() {
-    let out_dir =
-        std::env::temp_dir().join(format!("jobsys-critical-chain-test-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_jobsys-bench"))
-        .args(["critical-chain", "--quick", "--workers", "0,1", "--out"])
-        .arg(&out_dir)
-        .output()
-        .expect("run jobsys-bench");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "critical-chain failed:\n{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = common::run_bench(&["critical-chain", "--quick", "--workers", "0,1"]);
     for chain in ["Low", "unset"] {
         for (workers, threads) in [("0", "1"), ("1", "2")] {
             let row: Vec<&str> = text
@@ -42,5 +30,4 @@ fn critical_chain_quick_prints_a_row_per_worker_count() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&out_dir);
 }

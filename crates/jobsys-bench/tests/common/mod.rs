@@ -1,10 +1,10 @@
-//! What the C++ comparison tests (`cpp_w1.rs`, `cpp_w2.rs`) share: a run of
-//! `jobsys-bench <subcommand> --quick ...` that needs a C++ compiler.
+//! What the bench's tests share: a run of `jobsys-bench <subcommand> ...`
+//! (`run_bench`), and one that needs a C++ compiler (`run_cpp_bench`).
 
 use std::process::Command;
 
-/// Run `jobsys-bench` with `args` (a C++ subcommand) and `--out` a fresh
-/// directory; fail with its output unless it succeeds; its standard output.
+/// `run_bench` of a C++ subcommand: first checks for a C++ compiler.
+#[allow(dead_code)] // not every test file calls it
 pub fn run_cpp_bench(args: &[&str]) -> String {
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let ok = Command::new(&cxx)
@@ -16,6 +16,12 @@ pub fn run_cpp_bench(args: &[&str]) -> String {
         "{} needs a C++ compiler: `{cxx} --version` failed (install g++ or clang++, or set CXX)",
         args[0]
     );
+    run_bench(args)
+}
+
+/// Run `jobsys-bench` with `args` and `--out` a fresh directory; fail
+/// with its output unless it succeeds; its standard output.
+pub fn run_bench(args: &[&str]) -> String {
     let out_dir =
         std::env::temp_dir().join(format!("jobsys-{}-test-{}", args[0], std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_jobsys-bench"))
