@@ -103,11 +103,12 @@ pub fn default_workers(cores: usize, quick: bool) -> Vec<usize> {
     v
 }
 
-/// The 1-minute load average (other work on the machine skews every figure).
+/// The load averages over 1, 5 and 15 minutes (other work on the machine
+/// skews every figure).
 pub fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|| "unknown".into())
 }
 

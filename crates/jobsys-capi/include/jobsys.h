@@ -113,8 +113,9 @@ typedef enum jobsys_priority {
 } jobsys_priority;
 
 /* The class of core a job runs on (desc.core_class), on hybrid CPUs (big.LITTLE, Intel P/E):
- * PERFORMANCE pins the job to one of the performance-core workers, EFFICIENCY to one of the
- * efficiency-core workers, round-robin. It takes effect only when the workers span both classes:
+ * PERFORMANCE queues the job for the performance-core workers, EFFICIENCY for the
+ * efficiency-core workers; whichever worker of the class is free runs it (one waiting in
+ * jobsys_complete too). It takes effect only when the workers span both classes:
  * a hybrid machine and config.pin_workers (each worker on one CPU, the fastest first); otherwise,
  * and with ANY, the job runs anywhere. It replaces JOBSYS_JOB_PINNED's pin when it applies. */
 typedef enum jobsys_core_class {

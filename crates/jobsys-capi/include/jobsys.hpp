@@ -139,8 +139,9 @@ enum class Priority {
 };
 
 // The class of core a job runs on (jobsys_core_class): Performance or
-// Efficiency pin it to a worker of that class on a hybrid CPU with
-// pinned workers; otherwise, and with Any, it runs anywhere.
+// Efficiency queue it for the workers of that class (any free one runs
+// it) on a hybrid CPU with pinned workers; otherwise, and with Any, it
+// runs anywhere.
 enum class CoreClass {
     Any = JOBSYS_CORE_ANY,
     Performance = JOBSYS_CORE_PERFORMANCE,

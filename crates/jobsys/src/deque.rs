@@ -366,6 +366,49 @@ impl Local {
         self.pop_fenced()
     }
 
+    /// The newest entry, left in place: what `pop` would return now, unless
+    /// thieves take the deque down to it first (then `pop` returns `None`:
+    /// thieves take from the front, so the only entry a `pop` after a
+    /// `peek` can return is the peeked one). For a thread that only looks
+    /// at its top (a waiter choosing what to run): an entry it does not
+    /// take stays visible to thieves the whole time, so nobody who looks
+    /// meanwhile finds the deque emptier than it is.
+    #[inline]
+    pub(crate) fn peek(&self) -> Option<Entry> {
+        // Acquire: as in `pop`.
+        let f = self.inner.front.load(Ordering::Acquire);
+        let b = self.back.get().wrapping_sub(1);
+        if b.wrapping_sub(f) < 0 {
+            return None;
+        }
+        // Cell `b` was written by this thread's push (only the owner
+        // writes cells) and is not written again before its next push; a
+        // thief may read it meanwhile (both reads of atomics). If a thief
+        // took it, the entry is stale: `pop` then finds nothing.
+        Some(entry(self.ring.get().cell(b).read()))
+    }
+
+    /// `pop`, if the newest entry passes `take` (looked at in place, as
+    /// `peek` does); else `None`, and the deque is left as it was. A `Some`
+    /// is the entry `take` passed: between the look and the pop only
+    /// thieves move, from the front, so the pop returns that entry or
+    /// nothing.
+    #[inline]
+    pub(crate) fn pop_if(&self, take: impl FnOnce(Entry) -> bool) -> Option<Entry> {
+        // Acquire: as in `pop`.
+        let f = self.inner.front.load(Ordering::Acquire);
+        let b = self.back.get().wrapping_sub(1);
+        if b.wrapping_sub(f) < 0 {
+            return None;
+        }
+        let cell = self.ring.get().cell(b).read();
+        if !take(entry(cell)) {
+            return None;
+        }
+        // The cell is not read again: only this thread writes cells.
+        self.pop_top(Some(cell))
+    }
+
     /// `pop` without its empty check: the Chase-Lev pop proper, which
     /// always stores `back` and fences. For a caller that expects an entry
     /// (a `join` taking back the job it just pushed): the check would cost
@@ -373,6 +416,13 @@ impl Local {
     /// too (it restores `back` and returns `None`).
     #[inline]
     pub(crate) fn pop_fenced(&self) -> Option<Entry> {
+        self.pop_top(None)
+    }
+
+    /// `pop_fenced`, with the top cell's value when the caller read it
+    /// already (`pop_if`).
+    #[inline(always)]
+    fn pop_top(&self, seen: Option<(*mut Slot, u32)>) -> Option<Entry> {
         // One read of the `Arc`'s pointer: `self` holds `Cell`s, so the
         // compiler would reload it after every store below.
         let inner: &Inner = &self.inner;
@@ -400,7 +450,10 @@ impl Local {
             inner.line.back.store(b.wrapping_add(1), Ordering::Release);
             return None;
         }
-        let e = self.ring.get().cell(b).read();
+        let e = match seen {
+            Some(e) => e,
+            None => self.ring.get().cell(b).read(),
+        };
         if len > 0 || mutant("pop-no-last-cas") {
             // More than one entry: no thief can reach `b` (see above).
             self.back.set(b);

@@ -440,7 +440,7 @@ impl ThisThread<'_> {
         // above, the meta read is another job's, and the claim below fails
         // on the generation anyway.
         if let Some(target) = slot.meta().pinned_to() {
-            if target != self.ctx.index && !s.is_cancelled() {
+            if !self.may_run_pinned_to(target) && !s.is_cancelled() {
                 return false;
             }
         }

@@ -230,6 +230,9 @@ impl ThisThread<'_> {
     /// cancelled instead (it finishes failed, `JobError::Cancelled`).
     /// Resolves the in-flight count `pin_target` took for it.
     pub(crate) fn push_pinned(self, e: Entry, target: u32) {
+        if crate::classes::is_class(target) {
+            return self.push_class(e, target);
+        }
         if target != NO_THREAD {
             let t = self.reg.context(target as usize);
             if t.pinned.push(&t.claimed, e, !t.is_worker) {
@@ -256,6 +259,73 @@ impl ThisThread<'_> {
         self.reg.waiters().wake_ctx(t, |w| {
             crate::trace::wake_issued(self.reg.site(self.ctx), Some(w))
         });
+    }
+
+    /// Queue the runnable class job `e` (`classes.rs`) and wake one worker
+    /// of its class: a sleeping one (idle or benched), round-robin; if
+    /// none sleeps, every one parked in a wait (a class worker in
+    /// `complete` takes its class's jobs). Awake workers of the class see
+    /// the queue before they sleep: each re-checks it after registering as
+    /// asleep or as parked (pairs with `wake_worker`'s sleepers lock and
+    /// `wake_ctx`'s fence). A class target exists only while the classes
+    /// are set, and the workers never close: the push cannot fail.
+    fn push_class(self, e: Entry, target: u32) {
+        let Some(classes) = self.reg.classes().get() else {
+            unreachable!("a class target without classes");
+        };
+        let (queue, workers) = classes.queue(target);
+        queue.push(e);
+        let n = workers.len();
+        let start = queue.wake_start(n);
+        let traced = |w| crate::trace::wake_issued(self.reg.site(self.ctx), Some(w));
+        // Thread index `w` is context `w - 1`.
+        for k in 0..n {
+            let w = workers[(start + k) % n] as u32 - 1;
+            if w != self.ctx.index && self.reg.sleep().wake_worker(w, traced) {
+                crate::context::bump(&self.ctx.counters.wakes);
+                return;
+            }
+        }
+        for &w in workers {
+            let t = self.reg.context(w - 1);
+            if !std::ptr::eq(t, self.ctx) {
+                self.reg.waiters().wake_ctx(t, traced);
+            }
+        }
+    }
+
+    /// Run one job from the calling worker's class queue, if it has one;
+    /// `on_claim` as in `run_entry`. Returns whether one ran.
+    pub(crate) fn run_one_class(self, on_claim: &mut dyn FnMut()) -> bool {
+        let Some(q) = self.reg.class_queue_of(self.ctx) else {
+            return false;
+        };
+        while let Some(e) = q.pop() {
+            if self.run_entry(e, on_claim) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Is a job waiting in the calling worker's class queue?
+    #[inline]
+    pub(crate) fn class_work_visible(self) -> bool {
+        self.reg
+            .class_queue_of(self.ctx)
+            .is_some_and(|q| q.has_any())
+    }
+
+    /// May the calling thread run a job pinned to `target`? Its own
+    /// context's, or its class's when it is a worker of that class.
+    #[inline]
+    pub(crate) fn may_run_pinned_to(self, target: u32) -> bool {
+        target == self.ctx.index
+            || (crate::classes::is_class(target)
+                && self.reg.classes().get().is_some_and(|c| {
+                    self.ctx.is_worker
+                        && c.target_of_worker(self.ctx.index as usize + 1) == Some(target)
+                }))
     }
 
     /// Run the calling thread's ready pinned jobs: at most as many as were
@@ -373,11 +443,21 @@ pub(crate) fn registered_thread(
 /// On a worker index out of range and a `ThreadIndex` of another
 /// system.
 #[track_caller]
-pub(crate) fn pin_target(reg: &Registry, pin: crate::Pin) -> PinTicket<'_> {
-    PinTicket {
-        reg,
-        target: accept_pin(reg, pin),
-    }
+pub(crate) fn pin_target(reg: &Registry, on: RunOn) -> PinTicket<'_> {
+    let target = match on {
+        RunOn::Thread(pin) => accept_pin(reg, pin),
+        RunOn::Class(target) => target,
+    };
+    PinTicket { reg, target }
+}
+
+/// Where a pinned job runs: on one thread (`JobBuilder::pin`), or on any
+/// worker of a core class (`JobBuilder::core_class`: the class's target,
+/// `classes.rs`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum RunOn {
+    Thread(crate::Pin),
+    Class(u32),
 }
 
 #[track_caller]
@@ -434,15 +514,20 @@ pub(crate) fn resolve_pinned(reg: &Registry, target: u32) {
 /// The outside thread's context `target` names: `None` for a worker
 /// and for `NO_THREAD`.
 fn outside_target(reg: &Registry, target: u32) -> Option<&Context> {
-    if target == NO_THREAD || (target as usize) < reg.num_workers() {
+    if target == NO_THREAD
+        || crate::classes::is_class(target)
+        || (target as usize) < reg.num_workers()
+    {
         return None;
     }
     Some(reg.context(target as usize))
 }
 
-/// Is context `target` held by a thread that runs pinned jobs?
+/// Is context `target` held by a thread that runs pinned jobs? A class
+/// queue always is (its workers live as long as the system).
 pub(crate) fn pinned_open(reg: &Registry, target: u32) -> bool {
-    target != NO_THREAD && reg.context(target as usize).pinned.is_open()
+    crate::classes::is_class(target)
+        || (target != NO_THREAD && reg.context(target as usize).pinned.is_open())
 }
 /// Why a pinned job was cancelled when its thread was gone.
 pub(crate) const PINNED_GONE: &str =

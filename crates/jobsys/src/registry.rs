@@ -312,9 +312,9 @@ impl Registry {
     ) -> Arc<Registry> {
         // The building thread's context comes on top of the limit.
         let cap = num_workers + 1 + MAX_EXTERNAL;
-        // A pinned job names its context in 14 bits (`JobMeta`), and one
-        // value more is `NO_THREAD`.
-        assert!(cap <= crate::pinned_queue::NO_THREAD as usize);
+        // A pinned job names its context in 14 bits (`JobMeta`); the top
+        // three values are `NO_THREAD` and the two class queues.
+        assert!(cap <= crate::classes::EFFICIENCY as usize);
         let reg = Arc::new_cyclic(|weak| {
             let contexts: Box<[OnceLock<Box<Context>>]> =
                 (0..cap).map(|_| OnceLock::new()).collect();
@@ -562,11 +562,18 @@ impl Registry {
         unsafe { &*slots }
     }
 
-    /// The thread index of the worker a job that asks for core class
-    /// `class` is pinned to (`classes.rs`); `None`: run anywhere.
+    /// The pin target of a job that asks for core class `class`
+    /// (`classes.rs`); `None`: run anywhere.
     #[inline]
-    pub(crate) fn class_worker(&self, class: crate::topology::CoreClass) -> Option<usize> {
-        self.classes.get().and_then(|c| c.worker_for(class))
+    pub(crate) fn class_target(&self, class: crate::topology::CoreClass) -> Option<u32> {
+        self.classes.get().and_then(|c| c.target_for(class))
+    }
+
+    /// The class queue `ctx`'s thread takes jobs from (workers of a class).
+    #[inline]
+    pub(crate) fn class_queue_of(&self, ctx: &Context) -> Option<&crate::classes::ClassQueue> {
+        let c = self.classes.get().filter(|_| ctx.is_worker)?;
+        Some(c.queue(c.target_of_worker(ctx.index as usize + 1)?).0)
     }
 
     /// Has `h` finished (successfully or not)? Never blocks.

@@ -96,6 +96,11 @@ impl ThisThread<'_> {
     /// deque empty; popping it again costs two loads.
     #[inline(never)]
     fn find_and_run_rest(self, searching: &mut bool, swept: bool) -> bool {
+        // Our class's jobs (`classes.rs`): only workers of the class may
+        // run them, so before anything we could steal.
+        if self.run_one_class(&mut || self.found_work(searching, || Some(self.ctx.index))) {
+            return true;
+        }
         // One random first victim for every sweep of this search.
         let start = self.first_victim();
         // Others' High and needed deques only when some were pushed since
@@ -317,10 +322,11 @@ impl ThisThread<'_> {
         (0..n).any(|i| self.reg.context(i).has_work())
     }
 
-    /// Is there work this thread could take: any deque, or a job pinned
-    /// to it? (Other threads' pinned jobs are not its work.)
+    /// Is there work this thread could take: any deque, a job pinned to
+    /// it, or one of its class's? (Other threads' pinned jobs are not its
+    /// work.)
     #[inline]
     pub(crate) fn work_visible_to(self) -> bool {
-        self.ctx.pinned.has_any() || self.work_visible()
+        self.ctx.pinned.has_any() || self.class_work_visible() || self.work_visible()
     }
 }

@@ -49,7 +49,7 @@ impl ThisThread<'_> {
         }
         if n > 1 {
             // They were out of sight for a moment: a worker may have gone
-            // to sleep meanwhile (see `put_back` in wait/mod.rs).
+            // to sleep meanwhile (`wait::loom_tests` models that gap).
             self.notify_work();
         }
         e
@@ -71,6 +71,9 @@ impl ThisThread<'_> {
         if self.ctx.pinned.has_any()
             && self.run_one_pinned(&mut || self.found_work(searching, || Some(self.ctx.index)))
         {
+            return true;
+        }
+        if self.run_one_class(&mut || self.found_work(searching, || Some(self.ctx.index))) {
             return true;
         }
         if self.reg.inheritance()

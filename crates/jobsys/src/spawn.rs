@@ -34,7 +34,7 @@ use crate::desc::{JobDesc, Priority};
 use crate::handle::JobHandle;
 use crate::limiter::Limiter;
 use crate::parallel_for::{vtables_chunked, vtables_per_index, Batch};
-use crate::pinned::Pin;
+use crate::pinned::{Pin, RunOn};
 use crate::registry::ThisThread;
 use crate::system::JobSystem;
 use std::any::Any;
@@ -106,7 +106,7 @@ pub struct JobBuilder<'a, 'f, 'd> {
     scope: Option<&'f dyn ScopeSink>,
     desc: JobDesc,
     deps: &'d [JobHandle],
-    pin: Option<Pin>,
+    pin: Option<RunOn>,
     batched: bool,
     /// A pinned job submitted under declared access's locks: held until
     /// they are released (`submit_with_access`).
@@ -197,16 +197,18 @@ impl<'a, 'f, 'd> JobBuilder<'a, 'f, 'd> {
     /// system, panics there (at the caller's line).
     #[inline(always)]
     pub fn pin(mut self, pin: Pin) -> Self {
-        self.pin = Some(pin);
+        self.pin = Some(RunOn::Thread(pin));
         self
     }
 
     /// Run on a worker of this class of core (docs/engine.md, "Core classes"):
-    /// a pin to one of its workers, round-robin, replacing an earlier `pin`.
-    /// Nothing for `Any`, or unless the workers span two classes.
+    /// any worker of the class, one waiting in `complete` too. Replaces an
+    /// earlier `pin`. Nothing for `Any`, or unless the workers span two
+    /// classes.
     pub fn core_class(mut self, class: crate::topology::CoreClass) -> Self {
-        let worker = self.system.reg().class_worker(class);
-        self.pin = worker.map(Pin::Worker).or(self.pin);
+        if let Some(t) = self.system.reg().class_target(class) {
+            self.pin = Some(RunOn::Class(t));
+        }
         self
     }
 

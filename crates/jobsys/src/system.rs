@@ -9,7 +9,7 @@ use crate::desc::JobDesc;
 use crate::error::JobError;
 use crate::handle::JobHandle;
 use crate::parallel_for::{vtables_per_index, write_pfor, Batch};
-use crate::pinned::{Pin, ThreadIndex};
+use crate::pinned::ThreadIndex;
 use crate::registry::ThisThread;
 use crate::registry::{Registry, Stats};
 use crate::slot::{EMPTY_LOOP_VTABLE, NOOP_VTABLE, PFOR};
@@ -146,7 +146,7 @@ impl JobSystem {
     #[track_caller]
     pub(crate) unsafe fn schedule_pinned_unchecked<F: FnOnce() + Send>(
         &self,
-        pin: Pin,
+        pin: crate::pinned::RunOn,
         desc: &JobDesc,
         deps: &[JobHandle],
         held: bool,

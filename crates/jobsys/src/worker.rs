@@ -220,13 +220,15 @@ impl ThisThread<'_> {
     }
 
     /// One round of a benched worker (index at or above the active count):
-    /// it runs only what nobody else may or will take — jobs pinned to it,
+    /// it runs only what nobody else may or will take — jobs pinned to it
+    /// and its class's jobs (every worker of the class may be benched),
     /// then its own deques' leftovers, the `needed` one included (a job it
     /// released for a waiter lands there, and as a top-level worker it does
     /// not wake the waiters for it: `make_runnable`) — and otherwise parks
     /// on the bench, where no `notify_work` wakes it (`Sleep::set_active`).
     fn benched_round(self, idx: usize, searching: &mut bool) {
         if self.run_one_pinned(&mut || {})
+            || self.run_one_class(&mut || {})
             || self.run_own_needed(&mut || {})
             || (0..crate::context::PRIORITIES).any(|p| self.pop_and_run(p, &mut false))
         {
@@ -241,9 +243,10 @@ impl ThisThread<'_> {
         self.reg.sleep().prepare_park(idx, *searching, false);
         *searching = false;
         // Re-check after leaving the awake count (pairs with the pinned
-        // push's `wake_worker` and with `set_active`, both under the lock
+        // and class pushes' `wake_worker` and with `set_active`, all under the lock
         // `prepare_park` took).
         if self.ctx.pinned.has_any()
+            || self.class_work_visible()
             || (idx as u32) < self.reg.sleep().active()
             || self.reg.terminating().load(Ordering::SeqCst)
         {

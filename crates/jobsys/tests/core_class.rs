@@ -1,14 +1,16 @@
 //! `JobBuilder::core_class` on the topology fixtures (`tests/fixtures/
 //! topology`): workers planned per CPU on a fake hybrid machine (classes
 //! taken from the fixture, affinity not applied), each class job runs on
-//! a worker of its class; on one class, or with no worker of a class,
-//! nothing changes.
+//! a worker of its class, whichever of them is free (a busy one holds
+//! none back; one waiting in `complete` takes them); on one class, or with
+//! no worker of a class, nothing changes.
 
 mod common;
 
 use jobsys::topology::CoreClass;
 use jobsys::{Graph, JobSystem, Pin};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 fn fixture(name: &str) -> PathBuf {
@@ -68,11 +70,7 @@ fn class_jobs_run_on_workers_of_their_class_on_hybrid_fixtures() {
                     on.iter().all(|&i| js.worker_core_class(i) == class),
                     "{name}: {class} jobs ran on {on:?}, classes {classes:?}"
                 );
-                // Round-robin: every worker of the class got some.
-                let mut used = on.clone();
-                used.sort_unstable();
-                used.dedup();
-                assert_eq!(used.len(), of_class, "{name}: {class} jobs on {used:?}");
+                assert_eq!(on.len(), 4 * of_class, "{name}: every {class} job ran once");
             }
             assert_eq!(
                 js.worker_core_class(0),
@@ -156,5 +154,110 @@ fn graph_nodes_take_a_core_class() {
             seen.iter().all(|&(c, i)| js.worker_core_class(i) == c),
             "{seen:?}"
         );
+    });
+}
+
+/// A job that holds its worker until `go` is set, and says when it runs.
+fn hold_worker(js: &JobSystem, worker: usize, go: &Arc<AtomicBool>) -> jobsys::JobHandle {
+    let started = Arc::new(AtomicBool::new(false));
+    let (s, g) = (started.clone(), go.clone());
+    let h = js.job().pin(Pin::Worker(worker)).schedule(move || {
+        s.store(true, Ordering::SeqCst);
+        while !g.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+    });
+    while !started.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    h
+}
+
+#[test]
+fn a_busy_worker_of_the_class_holds_no_class_job_back() {
+    common::watchdog(60, || {
+        // biglittle: workers 1-3 performance, 4-7 efficiency. Worker 1 is
+        // held for the whole test: each Performance job must run on 2 or
+        // 3 (a job pinned round-robin to worker 1 would wait for it, and
+        // the watchdog would fire).
+        let js = system_on("biglittle_4x4", 7, false);
+        let go = Arc::new(AtomicBool::new(false));
+        let held = hold_worker(&js, 1, &go);
+        let on = ran_on(&js, CoreClass::Performance, 24);
+        assert_eq!(on.len(), 24);
+        assert!(
+            on.iter().all(|&i| i == 2 || i == 3),
+            "Performance jobs ran on {on:?} while worker 1 was held"
+        );
+        go.store(true, Ordering::SeqCst);
+        js.complete(held);
+    });
+}
+
+#[test]
+fn a_worker_of_the_class_waiting_in_complete_runs_its_class_jobs() {
+    common::watchdog(60, || {
+        // Workers 2 and 3 (performance) are held; worker 1 runs a job that
+        // schedules a Performance job and waits for it: only worker 1, in
+        // its wait, may run it (no other performance worker is free, and
+        // no efficiency worker may).
+        let js = system_on("biglittle_4x4", 7, false);
+        let go = Arc::new(AtomicBool::new(false));
+        let held = [hold_worker(&js, 2, &go), hold_worker(&js, 3, &go)];
+        let ran = Arc::new(Mutex::new(None));
+        let (r, j) = (ran.clone(), js.clone());
+        let outer = js.job().pin(Pin::Worker(1)).schedule(move || {
+            let (r2, j2) = (r.clone(), j.clone());
+            let inner = j
+                .job()
+                .core_class(CoreClass::Performance)
+                .schedule(move || *r2.lock().unwrap() = j2.thread_index());
+            j.complete(inner);
+        });
+        js.complete(outer);
+        assert_eq!(*ran.lock().unwrap(), Some(1));
+        go.store(true, Ordering::SeqCst);
+        for h in held {
+            js.complete(h);
+        }
+    });
+}
+
+#[test]
+fn efficiency_jobs_never_run_on_performance_workers_even_when_those_wait() {
+    common::watchdog(60, || {
+        // Every efficiency worker is held; a performance worker waits for
+        // an Efficiency job: it must not run it (the wait ends when a
+        // released efficiency worker does).
+        let js = system_on("biglittle_4x4", 7, false);
+        let go = Arc::new(AtomicBool::new(false));
+        let held: Vec<_> = (4..=7).map(|w| hold_worker(&js, w, &go)).collect();
+        let ran = Arc::new(Mutex::new(None));
+        let waiting = Arc::new(AtomicBool::new(false));
+        let (r, j, w) = (ran.clone(), js.clone(), waiting.clone());
+        let outer = js.job().pin(Pin::Worker(1)).schedule(move || {
+            let (r2, j2) = (r.clone(), j.clone());
+            let inner = j
+                .job()
+                .core_class(CoreClass::Efficiency)
+                .schedule(move || *r2.lock().unwrap() = j2.thread_index());
+            w.store(true, Ordering::SeqCst);
+            j.complete(inner);
+        });
+        while !waiting.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        assert!(!js.is_complete(outer), "no efficiency worker is free yet");
+        go.store(true, Ordering::SeqCst);
+        js.complete(outer);
+        let on = ran.lock().unwrap().expect("the Efficiency job ran");
+        assert_eq!(
+            js.worker_core_class(on),
+            CoreClass::Efficiency,
+            "ran on {on}"
+        );
+        for h in held {
+            js.complete(h);
+        }
     });
 }

@@ -1,11 +1,49 @@
 //! What the C++ comparisons (`cpp-w1`, `cpp-w2`) share: the compiler, the
-//! C library they link, the oneTBB probe, the load average they report.
+//! C library they link, the oneTBB probe, the rounds they sample in.
 
 use crate::error::{Error, Result};
 use crate::Ctx;
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// How a comparison samples: `rounds` rounds of `per_round` samples each
+/// (the rows of every library alternate round by round), after `warmup`
+/// untimed calls, at each worker count of `workers`.
+pub struct Rounds {
+    pub rounds: usize,
+    pub per_round: usize,
+    pub warmup: usize,
+    pub workers: Vec<usize>,
+}
+
+impl Rounds {
+    /// 30 samples (4 with `--quick`, or `--samples`) in 3 rounds (2), after
+    /// `warmup` calls (1 with `--quick`), at `--workers` or `workers`.
+    pub fn new(ctx: &Ctx, warmup: usize, workers: &[usize]) -> Rounds {
+        let samples = ctx.samples_or(30, 4);
+        let rounds = ctx.size(3, 2).min(samples.max(1));
+        Rounds {
+            rounds,
+            per_round: samples.div_ceil(rounds),
+            warmup: ctx.size(warmup, 1),
+            workers: if ctx.workers_given {
+                ctx.workers.clone()
+            } else {
+                workers.to_vec()
+            },
+        }
+    }
+
+    /// Samples per row in all.
+    pub fn samples(&self) -> usize {
+        self.rounds * self.per_round
+    }
+}
+
+/// The line a table gives when oneTBB was not found.
+pub const TBB_SKIPPED: &str =
+    "oneTBB: skipped: oneTBB not found (no program with -ltbb compiles and runs here)\n";
 
 /// Which library a C++ program is built against (how it compiles).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -162,14 +200,6 @@ fn cxx_found(name: &str) -> Result<()> {
     Err(Error::Child(format!(
         "{name}: no C++ compiler: `{cxx} --version` failed (install g++ or clang++, or set CXX)"
     )))
-}
-
-/// The load averages over 1, 5 and 15 minutes.
-pub fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|| "unknown".into())
 }
 
 fn run_checked(name: &str, cmd: &mut Command, what: &str) -> Result<std::process::Output> {

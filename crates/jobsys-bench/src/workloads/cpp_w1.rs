@@ -11,10 +11,11 @@
 //! Equal thread counts: jobsys with N workers runs on N + 1 threads (the
 //! calling thread helps); every peer gets N + 1 threads in all.
 
-use super::cpp_tools::{build_programs, load_average, run_lines, Lib, Prog};
+use super::cpp_tools::{build_programs, run_lines, Lib, Prog, Rounds, TBB_SKIPPED};
 use super::w1_kernels::{self, Case, Sizes};
 use crate::count;
 use crate::error::{Error, Result};
+use crate::load_average;
 use crate::stats;
 use crate::table;
 use crate::Ctx;
@@ -113,20 +114,13 @@ fn add(all: &mut Vec<Series>, library: &str, case: &str, threads: usize, xs: &[f
 pub fn run(ctx: &Ctx) -> Result<()> {
     let load_start = load_average();
     let sizes = ctx.size(Sizes::FULL, Sizes::QUICK);
-    let samples = ctx.samples_or(30, 4);
-    let rounds = ctx.size(3, 2).min(samples.max(1));
-    let per_round = samples.div_ceil(rounds);
-    let warmup = ctx.size(2, 1);
-    let workers: Vec<usize> = if ctx.workers_given {
-        ctx.workers.clone()
-    } else {
-        vec![0, 1, 2]
-    };
+    let r = Rounds::new(ctx, 2, &[0, 1, 2]);
+    let (rounds, per_round, warmup, workers) = (r.rounds, r.per_round, r.warmup, &r.workers);
 
     let (bins, tbb) = build_programs(ctx, NAME, "w1.cpp", vec![JOBSYS_CPP, ENKITS, TASKFLOW], TBB)?;
 
     let mut all: Vec<Series> = Vec::new();
-    for &w in &workers {
+    for &w in workers {
         ctx.progress
             .print(&format!("{NAME}: {w} worker(s), {} threads", w + 1));
         for _ in 0..rounds {
@@ -170,22 +164,20 @@ pub fn run(ctx: &Ctx) -> Result<()> {
          oneTBB: task_arena(threads, 1 reserved for the caller)). ratio = median / jobsys-rust median (same threads).\n\
          {} samples per row in {rounds} rounds, sizes: single {}, flat {}, nested depth {}.\n\
          load average at start: {load_start}; at end: {load_end}\n",
-        per_round * rounds,
+        r.samples(),
         sizes.single,
         sizes.flat,
         sizes.depth
     );
     if !tbb {
-        text.push_str(
-            "oneTBB: skipped: oneTBB not found (no program with -ltbb compiles and runs here)\n",
-        );
+        text.push_str(TBB_SKIPPED);
     }
     let header: Vec<String> = ["library", "threads", "median", "p99", "min-max", "ratio"]
         .map(String::from)
         .to_vec();
     for c in CASES {
         let mut body = Vec::new();
-        for &w in &workers {
+        for &w in workers {
             let base = all
                 .iter()
                 .find(|s| s.library == RUST && s.case == c.name() && s.threads == w + 1)

@@ -14,9 +14,10 @@
 //! calling thread helps); oneTBB gets a `task_arena` of N + 1 threads with
 //! one reserved for the caller.
 
-use super::cpp_tools::{build_programs, load_average, run_lines, Lib, Prog};
+use super::cpp_tools::{build_programs, run_lines, Lib, Prog, Rounds, TBB_SKIPPED};
 use super::parallel_for::{jobsys_loop, kernel_slice};
 use crate::error::{Error, Result};
+use crate::load_average;
 use crate::stats;
 use crate::table;
 use crate::Ctx;
@@ -141,20 +142,13 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         ("large", ctx.size(1usize << 20, 1 << 16)),
         ("small", 10_000usize),
     ];
-    let samples = ctx.samples_or(30, 4);
-    let rounds = ctx.size(3, 2).min(samples.max(1));
-    let per_round = samples.div_ceil(rounds);
-    let warmup = ctx.size(3, 1);
-    let workers: Vec<usize> = if ctx.workers_given {
-        ctx.workers.clone()
-    } else {
-        vec![1, 2, 4]
-    };
+    let r = Rounds::new(ctx, 3, &[1, 2, 4]);
+    let (rounds, per_round, warmup, workers) = (r.rounds, r.per_round, r.warmup, &r.workers);
 
     let (bins, tbb) = build_programs(ctx, NAME, "w2.cpp", vec![JOBSYS_CPP], TBB)?;
 
     let mut all: Vec<Series> = Vec::new();
-    for &w in &workers {
+    for &w in workers {
         ctx.progress
             .print(&format!("{NAME}: {w} worker(s), {} threads", w + 1));
         for _ in 0..rounds {
@@ -204,19 +198,17 @@ pub fn run(ctx: &Ctx) -> Result<()> {
          serial-cpp for each C++ row), / the row's median.\n\
          {} samples per row in {rounds} rounds; 20 x (x*3+1) per element; results checked against the serial loop.\n\
          load average at start: {load_start}; at end: {load_end}\n",
-        per_round * rounds,
+        r.samples(),
     );
     if !tbb {
-        text.push_str(
-            "oneTBB: skipped: oneTBB not found (no program with -ltbb compiles and runs here)\n",
-        );
+        text.push_str(TBB_SKIPPED);
     }
     let header: Vec<String> = ["library", "threads", "median", "p99", "min-max", "speedup"]
         .map(String::from)
         .to_vec();
     for &(size_name, n) in &sizes {
         let mut body = Vec::new();
-        for &w in &workers {
+        for &w in workers {
             let serial_of = |name: &str| {
                 all.iter()
                     .find(|s| s.library == name && s.size == n && s.workers == w)

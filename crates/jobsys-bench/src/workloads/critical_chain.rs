@@ -73,7 +73,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
         vec![1]
     };
     let chain_us = (LEN as u64 * D_NS) as f64 / 1e3;
-    let load_start = crate::workloads::cpp_tools::load_average();
+    let load_start = crate::load_average();
     let mut body = Vec::new();
     for &w in &workers {
         for (label, chain) in [("Low", Some(Priority::Low)), ("unset", None)] {
@@ -110,7 +110,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
             ]);
         }
     }
-    let load_end = crate::workloads::cpp_tools::load_average();
+    let load_end = crate::load_average();
     let header: Vec<String> = [
         "chain",
         "workers",

@@ -3,7 +3,7 @@
 //! batches (up to 2 more) from 3 entries, so growth and batches fit.
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p jobsys
-//! --lib --release deque::loom_tests` (a few seconds for all eight). With
+//! --lib --release deque::loom_tests` (a few seconds for all nine). With
 //! `DEQUE_MUTANT=<name>` set, the step of that name (`mutant`/`ord` in
 //! deque.rs) is weakened, and these models fail (checked 2026-11-24;
 //! take_back_without_the_empty_check 2026-11-25):
@@ -209,6 +209,32 @@ fn take_back_without_the_empty_check() {
         taken.extend(l.pop_fenced().map(|e| e.gen));
         taken.extend(t.join().unwrap());
         taken.extend(t2.join().unwrap());
+        taken.extend(drain(&l));
+        check(taken, 2);
+    });
+}
+
+/// The owner looks at its top while a thief steals from the front, then
+/// pops it (`peek`, then `pop_if` on the entry it saw, as a waiter does):
+/// the pop returns the entry it looked at or nothing (never one below it,
+/// never one a thief took), and every entry is taken once.
+#[test]
+fn pop_after_a_look_returns_the_entry_looked_at_or_nothing() {
+    loom::model(|| {
+        let (l, s) = new();
+        l.push(e(0));
+        l.push(e(1));
+        let t = thief(s, 2);
+        let mut taken = Vec::new();
+        if let Some(p) = l.peek() {
+            if let Some(got) = l.pop_if(|top| top == p) {
+                assert_eq!(got.gen, p.gen, "a pop after a look took another entry");
+                taken.push(got.gen);
+            }
+        }
+        // A refused look leaves the deque as it was.
+        assert!(l.pop_if(|_| false).is_none());
+        taken.extend(t.join().unwrap());
         taken.extend(drain(&l));
         check(taken, 2);
     });

@@ -382,11 +382,22 @@ mod tests {
         }
         // The first reading opens the thread's file, the second reuses it.
         let a = read_current().expect("schedstat readable");
-        let mut x = 0u64;
-        for i in 0..1_000_000u64 {
-            x = std::hint::black_box(x.wrapping_add(i));
+        // The kernel adds a running thread's time at a tick or a switch,
+        // not when the file is read: run, then yield (a switch), and look
+        // again, up to 100 times (a release build runs the loop in well
+        // under a tick).
+        let mut b = a;
+        for _ in 0..100 {
+            let mut x = 0u64;
+            for i in 0..1_000_000u64 {
+                x = std::hint::black_box(x.wrapping_add(i));
+            }
+            std::thread::yield_now();
+            b = read_current().expect("schedstat readable");
+            if b.on_cpu_ns > a.on_cpu_ns {
+                break;
+            }
         }
-        let b = read_current().expect("schedstat readable");
         assert!(b.on_cpu_ns > a.on_cpu_ns, "{a:?} then {b:?}");
         assert!(b.wait_ns >= a.wait_ns);
         assert!(run_queue_available());

@@ -82,15 +82,16 @@ fn finish_wakes_a_waiter_that_parks_concurrently() {
 }
 
 // A waiter's look at its own deque vs a worker going to sleep, on the
-// real code: the waiter's `help_needed` pops the top entry of its own
-// deque to see whether a waiter needs it, finds it is not, and pushes it
-// back (`put_back`), while the one worker searches (`find_and_run`),
-// prepares to park, re-checks (`work_visible_to`) and parks. A worker
-// whose look fell between the pop and the push slept with the job on
-// the deque; the waiter, which does not run jobs nobody needs, parked
-// too (the deadlock Miri found in `wait_any`, whose gate waits for such
-// a job). Whatever the interleaving, the worker runs the job: loom
-// reports a deadlock if it sleeps for ever.
+// real code: the waiter's `help_needed` looks at the top entry of its own
+// deque to see whether a waiter needs it and finds it is not, while the
+// one worker searches (`find_and_run`), prepares to park, re-checks
+// (`work_visible_to`) and parks. When the look popped the entry and
+// pushed it back without a notify, a worker whose look fell in between
+// slept with the job on the deque; the waiter, which does not run jobs
+// nobody needs, parked too (the deadlock Miri found in `wait_any`, whose
+// gate waits for such a job). The look now peeks (`Local::peek`): the
+// entry never leaves the deque. Whatever the interleaving, the worker
+// runs the job: loom reports a deadlock if it sleeps for ever.
 #[test]
 fn a_job_a_waiter_looked_at_reaches_a_worker_that_parks() {
     loom::model(|| {

@@ -308,29 +308,21 @@ impl ThisThread<'_> {
         let slot = h.slot();
         // No pin: the slot may be reused meanwhile, so the priority is a
         // guess; the popped entry is compared with `h` before it runs.
+        // The top is taken only if it is `h` (`pop_if`): an entry this
+        // thread does not take stays where thieves see it. (Popping it to
+        // look and pushing it back hid it for a moment: a worker whose
+        // last look before sleeping, the re-check after
+        // `Sleep::prepare_park`, fell there slept while the entry waited
+        // for it; `wait::loom_tests` has the model.)
         let local = self.ctx.local(slot.prio_hint());
-        if let Some(e) = local.pop() {
-            if e.slot == h.slot && e.gen == h.gen {
-                if let Some(claimed) = slot.claim(h.gen) {
-                    self.run_claimed_as::<TRACE>(slot, h.gen, claimed);
-                }
-            } else {
-                self.put_back(local, e);
+        if local
+            .pop_if(|e| e.slot == h.slot && e.gen == h.gen)
+            .is_some()
+        {
+            if let Some(claimed) = slot.claim(h.gen) {
+                self.run_claimed_as::<TRACE>(slot, h.gen, claimed);
             }
         }
-    }
-
-    /// Push back an entry this thread popped only to look at it. While it
-    /// was off the deque a worker's last look before it sleeps (the
-    /// re-check after `Sleep::prepare_park`) may have found the deque
-    /// empty, so the push needs the usual notify, as any push does: without
-    /// it that worker slept while the entry waited for it, and a waiter
-    /// that does not run it (it is not needed) parked too, for ever.
-    #[cold]
-    #[inline(never)]
-    fn put_back(self, local: &crate::deque::Local, e: Entry) {
-        local.push(e);
-        self.notify_work();
     }
 
     /// The rest of a wait: help, spin, park until `h` finishes (or the
@@ -416,9 +408,10 @@ impl ThisThread<'_> {
     /// marked, else an entry from the `needed` deques. Ok(true) if one ran.
     pub(crate) fn help_needed(self) -> Result<bool, JobError> {
         let noop = &mut || {};
-        // 0. Jobs pinned to this thread: only it can run them, and it is
-        //    idle (all of them, needed or not, as enkiTS's waits do).
-        if self.run_one_pinned(noop) {
+        // 0. Jobs pinned to this thread, then its class's (a worker of a
+        //    core class): only such threads can run them, and it is idle
+        //    (all of them, needed or not, as enkiTS's waits do).
+        if self.run_one_pinned(noop) || self.run_one_class(noop) {
             return Ok(true);
         }
         // Shuffled (`Builder::shuffle`): a random one of the needed jobs.
@@ -428,12 +421,16 @@ impl ThisThread<'_> {
         // 3. Our own deques' tops, if needed.
         for prio in HIGH..PRIORITIES {
             let local = self.ctx.local(prio);
-            if let Some(e) = local.pop() {
-                if is_needed(e) && self.run_entry(e, noop) {
-                    return Ok(true);
-                }
-                if still_queued(e) {
-                    self.put_back(local, e);
+            // Peeked (see `run_if_on_top`): taken only if needed.
+            if let Some(e) = local.peek() {
+                if is_needed(e) {
+                    if local.pop().is_some() && self.run_entry(e, noop) {
+                        return Ok(true);
+                    }
+                } else if !still_queued(e) {
+                    // A dead entry (its job was taken through a handle):
+                    // dropped, so that the next look sees the one below.
+                    let _ = local.pop();
                 }
             }
         }
