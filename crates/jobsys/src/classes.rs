@@ -7,10 +7,10 @@
 //! in use only when the workers span two of them: then a `Performance` job
 //! waits in the performance queue and an `Efficiency` job in the
 //! efficiency queue, and any worker of that class takes it: in its search
-//! for work (after its own pinned, High and needed jobs and its own
-//! deques' tops, before it steals), on the bench, and while it waits in
-//! `complete` (a waiting worker is idle; it runs its class's jobs as it
-//! runs its pinned ones). A class job never enters a work-stealing deque,
+//! for work (once its own pinned, High, needed and Normal entries are
+//! done, before its own Low ones and before it steals), on the bench, and
+//! while it waits in `complete` (a waiting worker is idle; it runs its
+//! class's jobs as it runs its pinned ones). A class job never enters a work-stealing deque,
 //! so no worker of another class can take it.
 //!
 //! A class job's slot names its class in the pin field (`PERFORMANCE` or
@@ -21,8 +21,8 @@
 //! class has no worker (all of them kept off efficiency cores),
 //! `core_class` changes nothing: the job runs anywhere. Nothing here is on
 //! the path of a job that does not ask for a class: the queues are looked
-//! at only by the workers of a class, and only once their own deques are
-//! empty.
+//! at only by the workers of a class, and only once their own High,
+//! needed and Normal entries are done.
 
 use crate::job::Entry;
 use crate::pinned_queue::NO_THREAD;
