@@ -261,3 +261,126 @@ fn efficiency_jobs_never_run_on_performance_workers_even_when_those_wait() {
         }
     });
 }
+
+/// Counts drops of what a job's closure holds.
+struct Dropped(Arc<std::sync::atomic::AtomicUsize>);
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_queued_class_job_cancels_once_and_never_runs() {
+    common::watchdog(60, || {
+        // Every performance worker held: the job waits in the queue when
+        // it is cancelled; it must be dropped exactly once and never run,
+        // also once the workers are free again.
+        let js = system_on("biglittle_4x4", 7, false);
+        let go = Arc::new(AtomicBool::new(false));
+        let held: Vec<_> = (1..=3).map(|w| hold_worker(&js, w, &go)).collect();
+        let (drops, ran) = (
+            Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (d, r) = (Dropped(drops.clone()), ran.clone());
+        let h = js
+            .job()
+            .core_class(CoreClass::Performance)
+            .schedule(move || {
+                let _d = &d;
+                r.store(true, Ordering::SeqCst);
+            });
+        assert!(js.cancel(h), "a queued job is cancellable");
+        assert!(matches!(
+            js.try_complete(h),
+            Err(jobsys::JobError::Cancelled(_))
+        ));
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        go.store(true, Ordering::SeqCst);
+        for h in held {
+            js.complete(h);
+        }
+        // A later class job runs (the queue holds nothing stale that stops it).
+        let on = ran_on(&js, CoreClass::Performance, 3);
+        assert_eq!(on.len(), 3);
+        assert!(!ran.load(Ordering::SeqCst), "the cancelled job ran");
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped exactly once");
+    });
+}
+
+#[test]
+fn a_panicking_class_job_is_reported_and_the_class_goes_on() {
+    common::watchdog(60, || {
+        let js = system_on("biglittle_4x4", 7, false);
+        let h = js
+            .job()
+            .name("boom")
+            .core_class(CoreClass::Performance)
+            .schedule(|| panic!("class job panics"));
+        match js.try_complete(h) {
+            Err(jobsys::JobError::Panicked(p)) => {
+                assert_eq!(p.message(), "class job panics");
+                assert_eq!(p.job_name(), Some("boom"));
+            }
+            other => panic!("expected a panic, got {other:?}"),
+        }
+        let on = ran_on(&js, CoreClass::Performance, 9);
+        assert!(on
+            .iter()
+            .all(|&i| js.worker_core_class(i) == CoreClass::Performance));
+    });
+}
+
+#[test]
+fn a_class_job_with_dependencies_runs_after_them_on_its_class() {
+    common::watchdog(60, || {
+        let js = system_on("biglittle_4x4", 7, false);
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let o = order.clone();
+        let first = js
+            .job()
+            .core_class(CoreClass::Efficiency)
+            .schedule(move || {
+                o.lock().unwrap().push("first");
+            });
+        let (o, j) = (order.clone(), js.clone());
+        let on = Arc::new(Mutex::new(None));
+        let n = on.clone();
+        let second = js
+            .job()
+            .after(&[first])
+            .core_class(CoreClass::Performance)
+            .schedule(move || {
+                o.lock().unwrap().push("second");
+                *n.lock().unwrap() = j.thread_index();
+            });
+        js.complete(second);
+        assert_eq!(*order.lock().unwrap(), ["first", "second"]);
+        let i = on.lock().unwrap().expect("ran on a worker");
+        assert_eq!(js.worker_core_class(i), CoreClass::Performance);
+    });
+}
+
+#[test]
+fn class_jobs_queued_at_shutdown_all_run() {
+    common::watchdog(60, || {
+        // Dropped with class jobs queued and none waited for: every one
+        // runs exactly once before the drop returns.
+        let js = system_on("biglittle_4x4", 7, false);
+        let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        for k in 0..200 {
+            let r = runs.clone();
+            let class = if k % 2 == 0 {
+                CoreClass::Performance
+            } else {
+                CoreClass::Efficiency
+            };
+            let _ = js.job().core_class(class).schedule(move || {
+                r.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+        drop(js);
+        assert_eq!(runs.load(Ordering::SeqCst), 200);
+    });
+}
