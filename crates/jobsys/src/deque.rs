@@ -366,33 +366,16 @@ impl Local {
         self.pop_fenced()
     }
 
-    /// The newest entry, left in place: what `pop` would return now, unless
-    /// thieves take the deque down to it first (then `pop` returns `None`:
-    /// thieves take from the front, so the only entry a `pop` after a
-    /// `peek` can return is the peeked one). For a thread that only looks
-    /// at its top (a waiter choosing what to run): an entry it does not
-    /// take stays visible to thieves the whole time, so nobody who looks
-    /// meanwhile finds the deque emptier than it is.
-    #[inline]
-    pub(crate) fn peek(&self) -> Option<Entry> {
-        // Acquire: as in `pop`.
-        let f = self.inner.front.load(Ordering::Acquire);
-        let b = self.back.get().wrapping_sub(1);
-        if b.wrapping_sub(f) < 0 {
-            return None;
-        }
-        // Cell `b` was written by this thread's push (only the owner
-        // writes cells) and is not written again before its next push; a
-        // thief may read it meanwhile (both reads of atomics). If a thief
-        // took it, the entry is stale: `pop` then finds nothing.
-        Some(entry(self.ring.get().cell(b).read()))
-    }
-
-    /// `pop`, if the newest entry passes `take` (looked at in place, as
-    /// `peek` does); else `None`, and the deque is left as it was. A `Some`
-    /// is the entry `take` passed: between the look and the pop only
-    /// thieves move, from the front, so the pop returns that entry or
-    /// nothing.
+    /// `pop`, if the newest entry passes `take` (looked at in place); else
+    /// `None`, and the deque is left as it was. For a thread that only
+    /// looks at its top (a waiter choosing what to run): an entry it does
+    /// not take never leaves the deque, so nobody who looks meanwhile
+    /// finds the deque emptier than it is. A `Some` is the entry `take`
+    /// passed: between the look and the pop only thieves move, from the
+    /// front, so the pop returns that entry or nothing (if a thief took
+    /// it, the value looked at was stale and the pop finds the deque
+    /// empty). The cell is read before the pop's fence: only this thread
+    /// writes cells, and not before its next push.
     #[inline]
     pub(crate) fn pop_if(&self, take: impl FnOnce(Entry) -> bool) -> Option<Entry> {
         // Acquire: as in `pop`.

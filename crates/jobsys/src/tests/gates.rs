@@ -38,7 +38,7 @@ fn seats_pass_from_job_to_job_through_the_queue() {
 // Under Miri this found a lost wake-up: `wait_any`'s opener job sat on
 // this thread's deque, which the wait popped to look at and pushed back;
 // the worker's last look before it slept fell in between, and nothing
-// woke it (the wait now peeks: `Local::peek`; the loom model is
+// woke it (the wait now looks in place: `Local::pop_if`; the loom model is
 // `wait::loom_tests::a_job_a_waiter_looked_at_reaches_a_worker_that_parks`).
 #[test]
 fn wait_any_returns_when_a_worker_finishes_the_job() {

@@ -89,7 +89,7 @@ fn finish_wakes_a_waiter_that_parks_concurrently() {
 // pushed it back without a notify, a worker whose look fell in between
 // slept with the job on the deque; the waiter, which does not run jobs
 // nobody needs, parked too (the deadlock Miri found in `wait_any`, whose
-// gate waits for such a job). The look now peeks (`Local::peek`): the
+// gate waits for such a job). The look is now made in place (`Local::pop_if`): the
 // entry never leaves the deque. Whatever the interleaving, the worker
 // runs the job: loom reports a deadlock if it sleeps for ever.
 #[test]

@@ -421,16 +421,12 @@ impl ThisThread<'_> {
         // 3. Our own deques' tops, if needed.
         for prio in HIGH..PRIORITIES {
             let local = self.ctx.local(prio);
-            // Peeked (see `run_if_on_top`): taken only if needed.
-            if let Some(e) = local.peek() {
-                if is_needed(e) {
-                    if local.pop().is_some() && self.run_entry(e, noop) {
-                        return Ok(true);
-                    }
-                } else if !still_queued(e) {
-                    // A dead entry (its job was taken through a handle):
-                    // dropped, so that the next look sees the one below.
-                    let _ = local.pop();
+            // Looked at in place (see `run_if_on_top`): taken if needed, or
+            // if dead (its job was taken through a handle: `run_entry`
+            // drops it, so that the next look sees the entry below).
+            if let Some(e) = local.pop_if(|e| is_needed(e) || !still_queued(e)) {
+                if self.run_entry(e, noop) {
+                    return Ok(true);
                 }
             }
         }
