@@ -415,6 +415,8 @@ typedef struct jobsys_stats {
     uint64_t failed_steals;           /* steal sweeps that found nothing */
     uint64_t active_workers;          /* workers allowed to take work now (a gauge, not a counter;
                                          one worker's counters: 1 if it is active, else 0) */
+    uint64_t handoffs;                /* jobs run right after the job that released them, by its
+                                         thread, without going through a queue */
 } jobsys_stats;
 
 /* ---- Errors ------------------------------------------------------------- */

@@ -224,6 +224,7 @@ pub struct Stats {
     pub steals: u64,
     pub failed_steals: u64,
     pub active_workers: u64,
+    pub handoffs: u64,
 }
 
 impl From<jobsys::Stats> for Stats {
@@ -239,6 +240,7 @@ impl From<jobsys::Stats> for Stats {
             steals: s.steals,
             failed_steals: s.failed_steals,
             active_workers: s.active_workers as u64,
+            handoffs: s.handoffs,
         }
     }
 }

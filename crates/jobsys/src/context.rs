@@ -34,6 +34,8 @@ pub(crate) struct Counters {
     pub finished: AtomicU64,
     pub steals: AtomicU64,
     pub failed_steals: AtomicU64,
+    /// Jobs this thread ran as the successor kept in hand (`handoff.rs`).
+    pub handoffs: AtomicU64,
     /// Sleeping workers this thread woke (one futex wake each).
     pub wakes: AtomicU64,
     /// Times this worker was woken and went back to sleep without running
@@ -63,6 +65,9 @@ pub(crate) fn bump_by(c: &AtomicU64, n: u64) {
 pub(crate) struct OwnerState {
     /// Nesting depth of `complete` calls on this thread.
     pub wait_depth: u32,
+    /// The job the innermost `wait_loop` waits for, and its `wait_depth`
+    /// (`handoff.rs`: a kept job runs next only while it is unfinished).
+    pub wait_target: (*const Slot, u32, u32),
     /// Jobs this thread is running right now (innermost last), for
     /// wait-on-self detection. Strictly nested: a job leaves it with a pop.
     pub running: Vec<(*const Slot, u32)>,
@@ -138,6 +143,12 @@ impl Urgent {
         self.0.store(true, Ordering::Release);
     }
 
+    /// Set now? (A look that leaves the hint as it is: `handoff.rs`.)
+    #[inline]
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
     /// Read and clear; the swap (an RMW) only when set.
     #[inline]
     pub(crate) fn take(&self) -> bool {
@@ -178,6 +189,7 @@ impl Context {
             counters: CachePadded::new(Counters::default()),
             owner: UnsafeCell::new(OwnerState {
                 wait_depth: 0,
+                wait_target: (std::ptr::null(), 0, 0),
                 running: Vec::with_capacity(16),
                 guards: Vec::new(),
                 batch_pending: 0,
@@ -347,6 +359,30 @@ impl Context {
         // SAFETY: as in `running_push`.
         let st = unsafe { self.owner() };
         st.wait_depth = st.wait_depth.wrapping_add_signed(delta);
+    }
+
+    /// Make `(slot, gen)` the job this thread's innermost wait waits for,
+    /// at the current depth; returns the one before, to put back when the
+    /// wait ends.
+    pub(crate) fn swap_wait_target(&self, t: (*const Slot, u32, u32)) -> (*const Slot, u32, u32) {
+        // SAFETY: as in `running_push`.
+        std::mem::replace(&mut unsafe { self.owner() }.wait_target, t)
+    }
+
+    /// Is this thread inside `wait_loop` at its current depth, waiting for
+    /// a job that is still unfinished?
+    #[inline]
+    pub(crate) fn wait_target_unfinished(&self) -> bool {
+        // SAFETY: as in `running_push`.
+        let st = unsafe { self.owner() };
+        let (slot, gen, depth) = st.wait_target;
+        if slot.is_null() || depth != st.wait_depth {
+            return false;
+        }
+        // SAFETY: a slot's memory lives as long as the registry (pages are
+        // freed only when it is dropped); its state is atomic.
+        let s = unsafe { &*slot }.state();
+        s.generation() == gen && !s.is_finished()
     }
 
     /// Nesting depth of `complete` on this thread.

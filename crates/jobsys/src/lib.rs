@@ -187,6 +187,7 @@ mod error;
 mod failures;
 mod graph;
 mod handle;
+mod handoff;
 mod held;
 mod job;
 mod join;

@@ -21,10 +21,12 @@
 //! `catch_unwind` (running.rs `drop_as_job`), and running out of memory aborts.
 
 use crate::cancel::CANCELLED_BY_USER;
+use crate::context::NORMAL;
 use crate::context::{bump, bump_by};
 use crate::error::Failure;
 use crate::failures::{Outcome, Recorded};
 use crate::handle::JobHandle;
+use crate::handoff::{Hand, Next};
 use crate::job::Entry;
 use crate::registry::Registry;
 use crate::registry::ThisThread;
@@ -341,6 +343,12 @@ impl ThisThread<'_> {
     /// deque. If a waiter needs it and this thread will not run it soon,
     /// wake parked waiters so one can take it.
     pub(crate) fn make_runnable(self, slot: &Slot) -> bool {
+        self.make_runnable_to(slot, None)
+    }
+
+    /// `make_runnable`, or, with a `hand` (`finish_as::<true>`), keep a plain
+    /// Normal job there instead of queueing it (`handoff.rs`).
+    fn make_runnable_to(self, slot: &Slot, hand: Hand<'_>) -> bool {
         // Read before the release below: once RUNNABLE, another thread may
         // claim, run and free the job, and the slot may be reused (TSan
         // found the read after it).
@@ -386,6 +394,11 @@ impl ThisThread<'_> {
             // pinned queue (a `release` that left it to the canceller
             // returned above, so this runs once per job).
             crate::pinned::resolve_pinned(self.reg, target);
+        } else if let Some(kept) = hand {
+            if prio == NORMAL && !s.is_cancelled() && !s.is_pfor() {
+                self.hand_on(kept, e, waited);
+                return waited;
+            }
         }
         self.queue_runnable(e, prio, waited);
         if waited && !self.ctx.is_top_level_worker() {
@@ -455,32 +468,42 @@ impl ThisThread<'_> {
         true
     }
 
-    /// Run a claimed single job and finish it. `claimed` is the state
-    /// `Slot::claim` returned. One copy, called from every site but the
-    /// wait's fast path, which inlines `run_claimed_as::<false>`.
+    /// Run a claimed single job and finish it, then the successor its
+    /// finish kept in hand, and so on (`handoff.rs`). `claimed` is the
+    /// state `Slot::claim` returned. One copy, called from every site but
+    /// the wait's fast path, which inlines `run_claimed_as::<false, false>`.
     #[inline(never)]
     pub(crate) fn run_claimed(self, slot: &Slot, gen: u32, claimed: Snapshot) {
-        self.run_claimed_as::<true>(slot, gen, claimed);
+        let mut next = self.run_claimed_as::<true, true>(slot, gen, claimed);
+        while let Some(n) = next.take() {
+            let Some((e, claimed)) = self.claim_next(n) else {
+                return;
+            };
+            next = self.run_claimed_as::<true, true>(e.slot(), e.gen, claimed);
+        }
     }
 
-    /// `run_claimed`. `TRACE = true` checks the tracer at the job's begin,
-    /// as every site does. `TRACE = false` has no event site at all, for
-    /// `wait_with`'s fast path on a job published with the tracer off (no
-    /// `TRACED` flag: `submit` checked, one check per job instead of one
-    /// per event, trace/README.md "Cost").
+    /// `run_claimed` of one job. `TRACE = true` checks the tracer at the
+    /// job's begin, as every site does. `TRACE = false` has no event site
+    /// at all, for `wait_with`'s fast path on a job published with the
+    /// tracer off (no `TRACED` flag: `submit` checked, one check per job
+    /// instead of one per event, trace/README.md "Cost"). `HAND`: a
+    /// successful job's finish may keep one released dependent, returned
+    /// for the caller to run or queue at once (`handoff.rs`); without it,
+    /// `None`.
     #[inline(always)]
-    pub(crate) fn run_claimed_as<const TRACE: bool>(
+    pub(crate) fn run_claimed_as<const TRACE: bool, const HAND: bool>(
         self,
         slot: &Slot,
         gen: u32,
         claimed: Snapshot,
-    ) {
+    ) -> Option<Next> {
         let vt = slot.vtable();
         // CANCELLED is only set while WAITING, so the claim fixed it.
         if claimed.is_cancelled() {
             // The canceller dropped the closure (`cancel_unstarted`).
             self.finish(slot, gen, Ending::FAILED);
-            return;
+            return None;
         }
         // Poisoning happens before the job became runnable (pending hit 0).
         let poisoned = slot.has_failure();
@@ -492,7 +515,7 @@ impl ThisThread<'_> {
             // dropped exactly once, here. (The job fails either way.)
             let _ = unsafe { drop_as_job(self.ctx, slot, gen) };
             self.finish(slot, gen, Ending::POISONED);
-            return;
+            return None;
         }
         let traced = if TRACE {
             crate::trace::job_begin_slot(
@@ -517,10 +540,11 @@ impl ThisThread<'_> {
             crate::trace::job_end(self.reg.site(self.ctx), Registry::job_id(slot, gen), name);
         }
         match r {
-            Ok(()) => self.finish(slot, gen, Ending::SUCCEEDED),
+            Ok(()) => self.finish_as::<HAND>(slot, gen, Ending::SUCCEEDED),
             Err(p) => {
                 slot.set_failure(Arc::new(Failure::from_panic(p, failed_name(slot))));
                 self.finish(slot, gen, Ending::FAILED);
+                None
             }
         }
     }
@@ -529,20 +553,29 @@ impl ThisThread<'_> {
     /// holds one pin (its claim), which this drops.
     #[inline]
     pub(crate) fn finish(self, slot: &Slot, gen: u32, end: Ending) {
+        let kept = self.finish_as::<false>(slot, gen, end);
+        debug_assert!(kept.is_none());
+    }
+
+    /// `finish`; with `HAND`, one released dependent may be kept and
+    /// returned instead of queued: the caller runs or queues it before it
+    /// does anything else (`handoff.rs`).
+    #[inline(always)]
+    fn finish_as<const HAND: bool>(self, slot: &Slot, gen: u32, end: Ending) -> Option<Next> {
         // A job that succeeded with nobody waiting on it and nothing
         // depending on it (W1 single, most leaves of a frame): one CAS and
         // the slot back on a free list, without the walk below.
         if end == Ending::SUCCEEDED && slot.finish_alone() {
             bump(&self.ctx.counters.finished);
             self.recycle(slot);
-            return;
+            return None;
         }
-        self.finish_shared(slot, gen, end);
+        self.finish_shared(slot, gen, end, HAND)
     }
 
     /// `finish` of a job that failed, or that others pin or depend on.
     #[inline(never)]
-    fn finish_shared(self, slot: &Slot, gen: u32, mut end: Ending) {
+    fn finish_shared(self, slot: &Slot, gen: u32, mut end: Ending, hand: bool) -> Option<Next> {
         if end.failed() {
             self.log_failure(slot, gen, end);
         }
@@ -567,7 +600,7 @@ impl ThisThread<'_> {
             if let Unpinned::Freed = un {
                 self.recycle(slot);
             }
-            return;
+            return None;
         }
         if prev.pins() > 1 {
             // Someone else holds a pin: maybe a waiter about to park. The
@@ -592,6 +625,9 @@ impl ThisThread<'_> {
         // run it while the top job blocks).
         let mut top_is_waited = false;
         let mut waited_buried = false;
+        // Shuffled runs take every job from a deque, in the shuffled order.
+        let mut kept = None;
+        let hand = hand && self.reg.shuffle().is_none();
         while !e.is_null() {
             // SAFETY: an edge of the list just closed, read before our
             // `dep_done` below lets its dependent run and free it.
@@ -608,7 +644,7 @@ impl ThisThread<'_> {
                     Registry::job_id(dependent, dependent.gen_now())
                 });
                 waited_buried |= top_is_waited;
-                top_is_waited = self.make_runnable(dependent);
+                top_is_waited = self.make_runnable_to(dependent, hand.then_some(&mut kept));
             }
             e = next;
         }
@@ -616,6 +652,7 @@ impl ThisThread<'_> {
             self.wake_parked_waiters();
         }
         self.unpin(slot);
+        kept
     }
 
     /// Record a failed job's failure in the failure log before `finish`'s

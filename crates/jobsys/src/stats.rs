@@ -29,6 +29,11 @@ pub struct Stats {
     pub steals: u64,
     /// Steal sweeps over all other deques that found nothing.
     pub failed_steals: u64,
+    /// Jobs run by the thread whose finished job released them, right
+    /// after it, without a trip through a deque (the successor kept in
+    /// hand: a chain of dependent jobs runs on one thread with no push,
+    /// pop or wake between its jobs).
+    pub handoffs: u64,
     /// Failures dropped from the failure log (`Config::failure_history`):
     /// waits on those handles read success. A counter; system-wide only.
     pub failures_forgotten: u64,
@@ -62,6 +67,7 @@ impl std::ops::Sub for Stats {
             spin_time: self.spin_time.saturating_sub(b.spin_time),
             steals: self.steals - b.steals,
             failed_steals: self.failed_steals - b.failed_steals,
+            handoffs: self.handoffs - b.handoffs,
             failures_forgotten: self.failures_forgotten - b.failures_forgotten,
             panics_unobserved: self.panics_unobserved - b.panics_unobserved,
             batched_unflushed: self.batched_unflushed - b.batched_unflushed,
@@ -82,5 +88,6 @@ impl Stats {
         self.spin_time += Duration::from_nanos(l(&c.spin_ns));
         self.steals += l(&c.steals);
         self.failed_steals += l(&c.failed_steals);
+        self.handoffs += l(&c.handoffs);
     }
 }

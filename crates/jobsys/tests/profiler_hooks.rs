@@ -853,7 +853,8 @@ fn calls_back_scenario(name: &str) {
         }
         // Under the sleepers' lock, on a worker, with the system's last
         // clone: worker 1 (thread index) finishes `gate`, which releases
-        // `after`, and wakes the parked worker 2 for it.
+        // two jobs; it keeps one to run next itself and wakes the parked
+        // worker 2 for the other.
         "drop from wake" => {
             let hooks = CallsBack::new("wake", drop);
             let js = calls_back_system(2, &hooks);
@@ -866,6 +867,7 @@ fn calls_back_scenario(name: &str) {
                     std::hint::spin_loop();
                 }
             });
+            js.schedule_after(&[gate], || {});
             js.schedule_after(&[gate], || {});
             // Worker 1 is in `gate` (nothing else wakes worker 2 then) and
             // worker 2 is parked.

@@ -1,6 +1,8 @@
 //! `DepthGuard`: a thread's wait depth, and what its outermost wait's end
-//! does (give back storage, compact its deques, follow the CPUs).
+//! does (give back storage, compact its deques, follow the CPUs); and
+//! `WaitTarget`: the job its innermost `wait_loop` waits for.
 
+use crate::handle::JobHandle;
 use crate::registry::ThisThread;
 
 /// Keeps `wait_depth` right even if a helped job's panic unwinds through.
@@ -30,5 +32,28 @@ impl Drop for DepthGuard<'_> {
                 self.me.reg.oversubscribed(),
             );
         }
+    }
+}
+
+/// `wait_loop`'s target for the jobs kept in hand (`handoff.rs`), put
+/// back as it was on every way out.
+pub(crate) struct WaitTarget<'a> {
+    ctx: &'a crate::context::Context,
+    before: (*const crate::slot::Slot, u32, u32),
+}
+
+impl<'a> WaitTarget<'a> {
+    pub(crate) fn set(me: ThisThread<'a>, h: JobHandle) -> Self {
+        let t = (h.slot.as_ptr() as *const _, h.gen, me.ctx.wait_depth());
+        WaitTarget {
+            ctx: me.ctx,
+            before: me.ctx.swap_wait_target(t),
+        }
+    }
+}
+
+impl Drop for WaitTarget<'_> {
+    fn drop(&mut self) {
+        self.ctx.swap_wait_target(self.before);
     }
 }

@@ -137,3 +137,83 @@ fn a_job_a_waiter_looked_at_reaches_a_worker_that_parks() {
         assert!(reg.is_complete(h));
     });
 }
+
+/// B's closure in the model below: count the run in the `AtomicUsize`
+/// whose address the payload holds (a plain std atomic: only read after
+/// the model's threads are joined).
+unsafe fn count_run(p: *mut u8) {
+    // SAFETY: the model wrote a pointer to a live counter there.
+    unsafe { (*p.cast::<*const std::sync::atomic::AtomicUsize>().read()).fetch_add(1, SeqCst) };
+}
+unsafe fn no_drop(_: *mut u8) {}
+unsafe fn no_range(_: *const u8, _: usize, _: usize, _: usize, _: &std::sync::atomic::AtomicUsize) {
+}
+fn counted_name() -> &'static str {
+    "counted"
+}
+static COUNTED_VTABLE: crate::slot::JobVTable = crate::slot::JobVTable {
+    run: count_run,
+    drop: no_drop,
+    type_name: counted_name,
+    run_range: no_range,
+};
+use std::sync::atomic::Ordering::SeqCst;
+
+// The successor in hand (`handoff.rs`) vs a thread that waits for it, on
+// the real code: a top-level worker runs job A (`run_claimed`); A's finish
+// releases B, which the worker keeps in hand and runs next, or queues
+// when the waiter's needed mark set the `Urgent` hint first. Meanwhile
+// the waiter helps (`help_once`: it may take B through its handle, or from
+// a needed deque) and parks (`park_on`) until B's finish wakes it.
+// Whatever the interleaving, B runs exactly once and the waiter returns
+// (loom reports a deadlock if it sleeps for ever).
+#[test]
+fn a_successor_kept_in_hand_runs_once_and_its_waiter_returns() {
+    loom::model(|| {
+        let reg = registry(1);
+        let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let ctx0 = reg.context(0);
+        let waiter = reg.claim_external() as usize;
+        // The worker's context is set up here, before its thread starts.
+        let me0 = ThisThread::new(&reg, ctx0);
+        let (a, ga) = crate::room::alloc(&reg, ctx0);
+        // SAFETY: fresh, unpublished slot.
+        unsafe { a.set_vtable(&NOOP_VTABLE) };
+        a.publish_runnable(ga, 0);
+        let claimed = a.claim(ga).expect("a fresh runnable job");
+        let ha = JobHandle {
+            slot: NonNull::from(a),
+            gen: ga,
+            system: reg.id(),
+        };
+        let (b, gb) = crate::room::alloc(&reg, ctx0);
+        // SAFETY: fresh, unpublished slot; the payload holds the counter's
+        // address, which outlives the model's threads.
+        unsafe {
+            b.set_vtable(&COUNTED_VTABLE);
+            b.payload_ptr()
+                .cast::<*const std::sync::atomic::AtomicUsize>()
+                .write(&*runs);
+        }
+        let hb = me0.submit(b, gb, &[ha], 0);
+        let (a_addr, reg2) = (a as *const crate::slot::Slot as usize, reg.clone());
+        let worker = loom::thread::spawn(move || {
+            // SAFETY: the slot lives in `reg2`'s pages; the context is
+            // worker 0's, used by this thread only from here on.
+            let a = unsafe { &*(a_addr as *const crate::slot::Slot) };
+            ThisThread::new(&reg2, reg2.context(0)).run_claimed(a, ga, claimed);
+        });
+        // SAFETY: contexts live as long as `reg`; this one is this model
+        // thread's.
+        let me = ThisThread::new(&reg, unsafe { &*(waiter as *const Context) });
+        let mut marked = false;
+        while !reg.is_complete(hb) {
+            if me.help_once(hb, &mut marked).unwrap() {
+                continue;
+            }
+            me.park_on(hb, &mut marked, false, None).unwrap();
+        }
+        worker.join().unwrap();
+        assert_eq!(runs.load(SeqCst), 1, "B ran exactly once");
+    });
+}

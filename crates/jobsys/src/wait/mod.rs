@@ -320,7 +320,10 @@ impl ThisThread<'_> {
             .is_some()
         {
             if let Some(claimed) = slot.claim(h.gen) {
-                self.run_claimed_as::<TRACE>(slot, h.gen, claimed);
+                // `h` itself: once it ran, the wait is over, so nothing is
+                // kept in hand (`handoff.rs`).
+                let kept = self.run_claimed_as::<TRACE, false>(slot, h.gen, claimed);
+                debug_assert!(kept.is_none());
             }
         }
     }
@@ -338,6 +341,7 @@ impl ThisThread<'_> {
     ) -> Result<(), JobError> {
         let slot = h.slot();
         let mut marked = false;
+        let _target = depth::WaitTarget::set(self, h);
         loop {
             let s = slot.state();
             if s.generation() != h.gen {
