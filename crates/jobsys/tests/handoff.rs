@@ -246,3 +246,59 @@ fn shuffled_runs_hand_nothing_on() {
         assert_eq!(js.stats().handoffs, 0);
     });
 }
+
+/// Jobs handed on that fork and wait themselves: each job of a chain runs a
+/// `join`, a scope with two jobs, and a nested job it completes, while the
+/// main thread waits on random links of the chains. Every closure runs
+/// exactly once, in chain order.
+#[test]
+fn handed_on_jobs_that_join_scope_and_wait_inside_run_once_in_order() {
+    watchdog(60, || {
+        let js = system(2);
+        let mut rng = common::Rng::new(11);
+        for _ in 0..20 {
+            let ran = Arc::new(AtomicUsize::new(0));
+            let links: Vec<Arc<AtomicUsize>> =
+                (0..4).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+            let mut chains = Vec::new();
+            for link in &links {
+                let mut prev: Vec<jobsys::JobHandle> = Vec::new();
+                let mut hs = Vec::new();
+                for i in 0..30usize {
+                    let (r, l, j) = (ran.clone(), link.clone(), js.clone());
+                    let h = js.schedule_after(&prev, move || {
+                        assert_eq!(l.fetch_add(1, SeqCst), i, "chain order");
+                        j.join(|| r.fetch_add(1, SeqCst), || r.fetch_add(1, SeqCst));
+                        j.scope(|s| {
+                            s.schedule(|| {
+                                r.fetch_add(1, SeqCst);
+                            });
+                            s.schedule(|| {
+                                r.fetch_add(1, SeqCst);
+                            });
+                        });
+                        let r2 = r.clone();
+                        let child = j.schedule(move || {
+                            r2.fetch_add(1, SeqCst);
+                        });
+                        j.complete(child);
+                    });
+                    prev = vec![h];
+                    hs.push(h);
+                }
+                chains.push(hs);
+            }
+            for _ in 0..8 {
+                let c = &chains[rng.below(chains.len())];
+                js.complete(c[rng.below(c.len())]);
+            }
+            for c in &chains {
+                js.complete(*c.last().unwrap());
+            }
+            assert_eq!(ran.load(SeqCst), 4 * 30 * 5);
+            for l in &links {
+                assert_eq!(l.load(SeqCst), 30);
+            }
+        }
+    });
+}
