@@ -33,6 +33,9 @@
 //! have taken the last one pushed), unless an earlier one is needed by a
 //! waiter and the last one is not.
 //!
+//! At most `HANDOFF_RUN` jobs are handed on in a row; the next is queued,
+//! and the thread's loop pops it.
+//!
 //! When it runs (`may_run_next`), so that no order a deque pop would keep
 //! is broken:
 //! - a worker at its top level: as `find_and_run` would pop its own Normal
@@ -50,6 +53,13 @@ use crate::context::{bump, HIGH, NORMAL};
 use crate::job::Entry;
 use crate::registry::ThisThread;
 use crate::slot::Snapshot;
+
+/// Jobs a thread hands on in a row before it queues the next one and goes
+/// back to its loop, which then pops it: a worker's loop looks at the
+/// bench, the CPUs (`active.rs`, every `POLL_JOBS` jobs) and shutdown
+/// between jobs, and a job that schedules its own successor for ever must
+/// not keep it from them. One push and pop per this many jobs.
+pub(crate) const HANDOFF_RUN: u32 = 64;
 
 /// A released job kept in hand (see the module docs).
 pub(crate) struct Next {
@@ -88,19 +98,21 @@ impl ThisThread<'_> {
     }
 
     /// The job `run_claimed`'s last finish kept: claimed, for the caller
-    /// to run next, when `may_run_next` allows; otherwise queued, and
-    /// `None`. `None` too when the claim fails: another thread took the
+    /// to run next, when `may_run_next` allows and fewer than
+    /// `HANDOFF_RUN` jobs were handed on in a row (`handed`, counted
+    /// here); otherwise queued, and `None`. `None` too when the claim fails: another thread took the
     /// job through its handle (a waiter's `help_once`), as for a stale
     /// deque entry. (It was not cancelled when kept, and CANCELLED is
     /// only set while WAITING.)
     #[inline]
-    pub(crate) fn claim_next(self, n: Next) -> Option<(Entry, Snapshot)> {
-        if !self.may_run_next(&n) {
+    pub(crate) fn claim_next(self, n: Next, handed: &mut u32) -> Option<(Entry, Snapshot)> {
+        if *handed >= HANDOFF_RUN || !self.may_run_next(&n) {
             self.queue_next(n);
             return None;
         }
         let claimed = n.e.slot().claim(n.e.gen)?;
         bump(&self.ctx.counters.handoffs);
+        *handed += 1;
         Some((n.e, claimed))
     }
 

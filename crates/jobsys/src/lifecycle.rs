@@ -475,8 +475,9 @@ impl ThisThread<'_> {
     #[inline(never)]
     pub(crate) fn run_claimed(self, slot: &Slot, gen: u32, claimed: Snapshot) {
         let mut next = self.run_claimed_as::<true, true>(slot, gen, claimed);
+        let mut handed = 0;
         while let Some(n) = next.take() {
-            let Some((e, claimed)) = self.claim_next(n) else {
+            let Some((e, claimed)) = self.claim_next(n, &mut handed) else {
                 return;
             };
             next = self.run_claimed_as::<true, true>(e.slot(), e.gen, claimed);

@@ -32,8 +32,10 @@ fn gate(js: &JobSystem) -> (jobsys::JobHandle, mpsc::Sender<()>) {
 
 /// A chain released on the one worker, with nobody else looking (the main
 /// thread waits on a channel, not in `complete`), runs on that worker in
-/// order, every job handed on by the one before: 200 handoffs for 200 jobs
-/// after the gate.
+/// order, every job handed on by the one before, but one in 65: after 64
+/// handoffs in a row the next job goes through the worker's queue (its
+/// loop looks at the bench, the CPUs and shutdown between jobs). 200 jobs
+/// after the gate: runs of 64 + 1 queued, so 197 handoffs.
 #[test]
 fn a_chain_runs_on_the_worker_that_released_it_each_job_handed_on() {
     watchdog(30, || {
@@ -58,7 +60,7 @@ fn a_chain_runs_on_the_worker_that_released_it_each_job_handed_on() {
         let seen = seen.lock().unwrap().clone();
         let want: Vec<_> = (0..200).map(|i| (i, Some(1))).collect();
         assert_eq!(seen, want, "in order, all on worker 1");
-        assert_eq!((js.stats() - before).handoffs, 200);
+        assert_eq!((js.stats() - before).handoffs, 197);
     });
 }
 
