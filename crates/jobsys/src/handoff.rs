@@ -86,24 +86,20 @@ impl ThisThread<'_> {
         }
     }
 
-    /// Queue a job kept in hand as `make_runnable` would have: on the
-    /// deques, with the notify, and the parked waiters told when a waiter
-    /// needs it and this thread will not run it next.
+    /// Queue a job kept in hand as `make_runnable` would have
+    /// (`queue_released`).
     #[inline(never)]
-    pub(crate) fn queue_next(self, n: Next) {
-        self.queue_runnable(n.e, NORMAL, n.waited);
-        if n.waited && !self.ctx.is_top_level_worker() {
-            self.wake_parked_waiters();
-        }
+    fn queue_next(self, n: Next) {
+        self.queue_released(n.e, NORMAL, n.waited);
     }
 
     /// The job `run_claimed`'s last finish kept: claimed, for the caller
     /// to run next, when `may_run_next` allows and fewer than
     /// `HANDOFF_RUN` jobs were handed on in a row (`handed`, counted
-    /// here); otherwise queued, and `None`. `None` too when the claim fails: another thread took the
-    /// job through its handle (a waiter's `help_once`), as for a stale
-    /// deque entry. (It was not cancelled when kept, and CANCELLED is
-    /// only set while WAITING.)
+    /// here); otherwise queued, and `None`. `None` too when the claim
+    /// fails: another thread took the job through its handle (a waiter's
+    /// `help_once`), as for a stale deque entry. (It was not cancelled
+    /// when kept, and CANCELLED is only set while WAITING.)
     #[inline]
     pub(crate) fn claim_next(self, n: Next, handed: &mut u32) -> Option<(Entry, Snapshot)> {
         if *handed >= HANDOFF_RUN || !self.may_run_next(&n) {

@@ -400,11 +400,20 @@ impl ThisThread<'_> {
                 return waited;
             }
         }
+        self.queue_released(e, prio, waited);
+        waited
+    }
+
+    /// Queue a job its last dependency's finish released (`queue_runnable`);
+    /// if a waiter needs it and this thread will not run it next, wake the
+    /// parked waiters so one can take it. Also the way a job kept in hand
+    /// that may not run next is queued (`handoff.rs`).
+    #[inline]
+    pub(crate) fn queue_released(self, e: Entry, prio: usize, waited: bool) {
         self.queue_runnable(e, prio, waited);
         if waited && !self.ctx.is_top_level_worker() {
             self.wake_parked_waiters();
         }
-        waited
     }
 
     /// Put a runnable job (or the rest of a started loop) where threads
