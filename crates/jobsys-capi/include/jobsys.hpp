@@ -628,16 +628,18 @@ public:
     Handle schedule(F &&f) {
         using Fn = std::decay_t<F>;
         static_assert(std::is_invocable_v<Fn &>, "a job is callable with no arguments");
-        jobsys_job_desc d = with_deps();
+        jobsys_job_desc *d = with_deps();
         jobsys_handle h{0, 0};
         if constexpr (stored_inline_v<Fn>) {
             const Fn &copy = f; // jobsys copies its bytes before returning
-            d.data_size = sizeof(Fn);
-            detail::check(jobsys_schedule(sys_, &d, &detail::run<Fn>, as_data(copy), &h));
+            d->data_size = sizeof(Fn);
+            d->release = nullptr;
+            detail::check(jobsys_schedule(sys_, d, &detail::run<Fn>, as_data(copy), &h));
         } else {
             Fn *boxed = new Fn(std::forward<F>(f));
-            d.release = &detail::release<Fn>;
-            jobsys_error e = jobsys_schedule(sys_, &d, &detail::run<Fn>, boxed, &h);
+            d->data_size = 0;
+            d->release = &detail::release<Fn>;
+            jobsys_error e = jobsys_schedule(sys_, d, &detail::run<Fn>, boxed, &h);
             if (e != JOBSYS_OK) {
                 delete boxed; // not scheduled: release is not called
                 detail::check(e);
@@ -660,17 +662,19 @@ public:
                           std::is_invocable_v<const Fn &, std::size_t>,
                       "parallel_for takes f(size_t i) or f(size_t begin, size_t end), callable as "
                       "const");
-        jobsys_job_desc d = with_deps();
+        jobsys_job_desc *d = with_deps();
         jobsys_handle h{0, 0};
         if constexpr (stored_inline_v<Fn>) {
             const Fn &copy = f;
-            d.data_size = sizeof(Fn);
-            detail::check(jobsys_parallel_for(sys_, &d, begin, end, batch,
+            d->data_size = sizeof(Fn);
+            d->release = nullptr;
+            detail::check(jobsys_parallel_for(sys_, d, begin, end, batch,
                                               &detail::run_range<Fn>, as_data(copy), &h));
         } else {
             Fn *boxed = new Fn(std::forward<F>(f));
-            d.release = &detail::release<Fn>;
-            jobsys_error e = jobsys_parallel_for(sys_, &d, begin, end, batch,
+            d->data_size = 0;
+            d->release = &detail::release<Fn>;
+            jobsys_error e = jobsys_parallel_for(sys_, d, begin, end, batch,
                                                  &detail::run_range<Fn>, boxed, &h);
             if (e != JOBSYS_OK) {
                 delete boxed;
@@ -713,23 +717,29 @@ private:
         spill_.insert(spill_.end(), p, p + n);
     }
 
-    // The C descriptor, its deps pointing at this builder's (or the view).
-    jobsys_job_desc with_deps() const noexcept {
-        jobsys_job_desc d = desc_;
+    // The C descriptor, in place (no copy), its deps pointing at this
+    // builder's (or the view). The caller sets data_size and release for
+    // each call: a builder may schedule more than once.
+    jobsys_job_desc *with_deps() noexcept {
         if (!gathered_) {
-            d.deps = view_;
-            d.ndeps = nview_;
+            desc_.deps = view_;
+            desc_.ndeps = nview_;
         } else if (!spill_.empty()) {
-            d.deps = spill_.data();
-            d.ndeps = spill_.size();
+            desc_.deps = spill_.data();
+            desc_.ndeps = spill_.size();
         } else {
-            d.deps = nsmall_ ? small_ : nullptr;
-            d.ndeps = nsmall_;
+            desc_.deps = nsmall_ ? small_ : nullptr;
+            desc_.ndeps = nsmall_;
         }
-        return d;
+        return &desc_;
     }
 
-    inline Handle scheduled(jobsys_handle h); // tracks h in the scope, if any (below Scope)
+    // h as a Handle, recorded in the scope first if the builder has one.
+    Handle scheduled(jobsys_handle h) {
+        if (scope_) track_in_scope(h);
+        return Handle(h);
+    }
+    inline void track_in_scope(jobsys_handle h); // below Scope
 
     jobsys_system *sys_;
     Scope *scope_;
@@ -738,7 +748,7 @@ private:
     std::size_t nview_ = 0;
     bool gathered_ = false; // deps are in small_ (or spill_), not view_
     std::size_t nsmall_ = 0;
-    jobsys_handle small_[kInlineDeps] = {};
+    jobsys_handle small_[kInlineDeps]; // [0, nsmall_) written; not zeroed (a job's cost)
     std::vector<jobsys_handle> spill_; // more than kInlineDeps gathered
 };
 
@@ -845,18 +855,15 @@ private:
     std::vector<jobsys_handle> more_;
 };
 
-inline Handle JobBuilder::scheduled(jobsys_handle h) {
-    if (scope_) {
-        try {
-            scope_->track(h);
-        } catch (...) {
-            // Not recorded (out of memory): wait here, so the scope never
-            // ends before the job, then report.
-            jobsys_complete(sys_, h);
-            throw;
-        }
+inline void JobBuilder::track_in_scope(jobsys_handle h) {
+    try {
+        scope_->track(h);
+    } catch (...) {
+        // Not recorded (out of memory): wait here, so the scope never
+        // ends before the job, then report.
+        jobsys_complete(sys_, h);
+        throw;
     }
-    return Handle(h);
 }
 
 // An open hot zone; closes when destroyed (see jobsys_hot_zone_begin).

@@ -64,23 +64,23 @@ impl fmt::Debug for JobHandle {
 
 /// Check that every handle in `deps` belongs to the system with id
 /// `system`; a foreign one panics at the caller's line, naming `what`.
-/// Inlined to a length test: most jobs have no dependencies.
+/// Inlined: a length test for a job without dependencies, a compare per
+/// dependency otherwise (a call of its own cost a dependent job ~20
+/// instructions), with the panic out of line.
 #[track_caller]
 #[inline(always)]
 pub(crate) fn check_handles(system: u32, deps: &[JobHandle], what: &str) {
-    if !deps.is_empty() {
-        check_some_handles(system, deps, what);
+    for d in deps {
+        if d.system != system {
+            foreign_handle(what, d);
+        }
     }
 }
 
-/// `check_handles` of a non-empty list, out of line.
+/// `check_handles`' panic, out of line.
+#[cold]
 #[track_caller]
 #[inline(never)]
-fn check_some_handles(system: u32, deps: &[JobHandle], what: &str) {
-    for d in deps {
-        assert!(
-            d.system == system,
-            "jobsys: {what}: a dependency handle belongs to another JobSystem ({d:?})"
-        );
-    }
+fn foreign_handle(what: &str, d: &JobHandle) -> ! {
+    panic!("jobsys: {what}: a dependency handle belongs to another JobSystem ({d:?})")
 }

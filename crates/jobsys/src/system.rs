@@ -437,7 +437,9 @@ impl JobSystem {
     /// between slots) or a job this system never handed out (a generation
     /// its slot has not reached, or a slot that holds no job under it). A
     /// handle whose slot was reused since reads complete (or its logged
-    /// failure), as a Rust handle does. Not part of the Rust API.
+    /// failure), as a Rust handle does. Not part of the Rust API. Inlined
+    /// into the C API's calls (a call's frame cost as much as the check).
+    #[inline]
     pub fn handle_from_bits(&self, bits: [u64; 2]) -> Result<JobHandle, HandleBits> {
         let reg = self.reg();
         from_bits(reg, bits, reg.cached_context())

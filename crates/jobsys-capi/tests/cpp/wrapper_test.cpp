@@ -247,6 +247,28 @@ void test_boxed_callables_are_freed() {
     CHECK(live == 0);
 }
 
+// One builder may schedule more than once; each call stores its own
+// callable: a boxed one (freed by its release callback), then one kept in
+// the job (no release: a release left over from the boxed call would
+// "delete" the inline copy), then loops the same way.
+void test_builder_reused() {
+    CHECK(live == 0);
+    {
+        jobsys::System js(1);
+        Tracked t;
+        std::atomic<int> hits{0};
+        auto dep = js.schedule([] {});
+        auto b = js.job().name("reused").after(dep);
+        auto boxed = b.schedule([t, &hits] { hits += 1; }); // Tracked: not trivially copyable, boxed
+        auto small = b.schedule([&hits] { hits += 10; });
+        auto boxed_loop = b.parallel_for(0, 4, 1, [t, &hits](size_t) { hits += 100; });
+        auto small_loop = b.parallel_for(0, 4, 1, [&hits](size_t) { hits += 1000; });
+        js.complete(js.combine({boxed, small, boxed_loop, small_loop}));
+        CHECK(hits == 1 + 10 + 400 + 4000);
+    }
+    CHECK(live == 0);
+}
+
 // Deps views any contiguous handles without copying; after() calls add up.
 void test_deps(jobsys::System &js) {
     std::vector<jobsys::Handle> v{jobsys::Handle(), jobsys::Handle()};
@@ -862,6 +884,7 @@ int main() {
     }
     CHECK(live == 0);
     test_boxed_callables_are_freed();
+    test_builder_reused();
     test_frames();
     test_complete_for();
     test_wait_any_limiter_blocking();
