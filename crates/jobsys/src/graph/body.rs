@@ -1,4 +1,5 @@
-//! What a node runs, type-erased, and the timing around each call.
+//! What a node runs, type-erased, and the [`Tick`] that times each call
+//! (`clock.rs`).
 //!
 //! A node's job closure captures one [`Tick`] (an `Arc` of the graph's
 //! shared part, the node and the ring entry: 16 bytes), so it fits the
@@ -11,7 +12,6 @@ use crate::handle::JobHandle;
 use crate::parallel_for::Batch;
 use crate::spawn::JobBuilder;
 use std::ops::Range;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// The body of one node: how to schedule it for one run, and the call.
@@ -160,15 +160,11 @@ pub(super) struct Tick {
 impl Tick {
     /// Run `f` with the node's body, widening the run's measured span of
     /// the node (first start, last end: a loop's pieces run on several
-    /// threads).
+    /// threads; `clock.rs`).
     #[inline]
     fn time(&self, f: impl FnOnce(&dyn Body)) {
         let s = &*self.shared;
-        let start = super::mono_ns();
-        f(&*s.bodies[self.node as usize]);
-        let end = super::mono_ns();
-        let t = &s.ring[self.ring as usize][self.node as usize];
-        t.start.fetch_min(start, Ordering::Relaxed);
-        t.end.fetch_max(end, Ordering::Relaxed);
+        let body = &*s.bodies[self.node as usize];
+        s.ring[self.ring as usize][self.node as usize].time(|| f(body));
     }
 }

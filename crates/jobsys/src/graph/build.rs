@@ -148,6 +148,7 @@ impl GraphBuilder {
     /// [`GraphError`]: a cycle, a node's conflicting declarations. (A node
     /// of another builder is refused where it is passed: `after`, `edge`.)
     pub fn build(self) -> Result<Graph, GraphError> {
+        super::clock::start();
         let n = self.nodes.len();
         let serial = self.serial;
         let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -246,14 +247,7 @@ impl GraphBuilder {
         });
         let m = self.max_in_flight;
         let ring = (0..m)
-            .map(|_| {
-                (0..n)
-                    .map(|_| Span {
-                        start: u64::MAX.into(),
-                        end: 0.into(),
-                    })
-                    .collect()
-            })
+            .map(|_| (0..n).map(|_| Span::new()).collect())
             .collect();
         let state = run::State::new(&topo, m);
         Ok(Graph {

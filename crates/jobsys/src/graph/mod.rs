@@ -28,23 +28,26 @@
 //! ```
 //!
 //! Layout: `build.rs` (the builder, edges from `after` and declared access,
-//! cycle and conflict errors), `body.rs` (what a node runs, the timing
-//! around it), `run.rs` (replay, runs in flight), `critical.rs`
+//! cycle and conflict errors), `body.rs` (what a node runs), `clock.rs`
+//! (the timing around it), `run.rs` (replay, runs in flight), `critical.rs`
 //! (durations, longest path, slack, what-if). The graph sits on top of the
 //! public job API: nothing else in the crate imports it.
 
 mod body;
 mod build;
+mod clock;
 mod critical;
 mod run;
 
 pub use build::{AccessNodeBuilder, GraphBuilder, GraphError, NodeBuilder};
 pub use critical::GraphReport;
 
+use clock::Span;
+
 use crate::desc::Priority;
 use crate::pinned::Pin;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 /// Names one node of a [`Graph`] (returned by the node builder). It
@@ -126,26 +129,6 @@ pub(crate) struct NodeOpts {
     pub(crate) class: Option<crate::topology::CoreClass>,
 }
 
-/// One node's measured span in one run: nanoseconds of the monotonic clock
-/// (`mono_ns`), `start` = `u64::MAX` while it has not run.
-pub(crate) struct Span {
-    pub(crate) start: AtomicU64,
-    pub(crate) end: AtomicU64,
-}
-
-impl Span {
-    fn reset(&self) {
-        self.start.store(u64::MAX, Ordering::Relaxed);
-        self.end.store(0, Ordering::Relaxed);
-    }
-    /// The measured duration, `None` if the node did not run.
-    fn duration_ns(&self) -> Option<u64> {
-        let s = self.start.load(Ordering::Relaxed);
-        let e = self.end.load(Ordering::Relaxed);
-        (s != u64::MAX && e >= s).then(|| e - s)
-    }
-}
-
 /// What the nodes' jobs share with the graph (behind an `Arc`, so runs in
 /// flight keep it alive).
 pub(crate) struct Shared {
@@ -153,37 +136,6 @@ pub(crate) struct Shared {
     bodies: Vec<Box<dyn body::Body>>,
     /// Per ring entry (run in flight), per node.
     ring: Vec<Vec<Span>>,
-}
-
-/// Nanoseconds of a monotonic clock with an arbitrary start: only
-/// differences mean anything. Two reads per node per run: on Unix the
-/// clock is read raw (`CLOCK_MONOTONIC` through the vDSO), without
-/// `Instant`'s subtraction and `Duration` conversions, which cost as much
-/// again.
-#[inline]
-fn mono_ns() -> u64 {
-    #[cfg(all(unix, not(miri)))]
-    {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC
-        // exists on every Unix this builds for, so the call cannot fail
-        // (and `ts` stays 0 if it did: a zero duration, never UB).
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        (ts.tv_sec as u64)
-            .wrapping_mul(1_000_000_000)
-            .wrapping_add(ts.tv_nsec as u64)
-    }
-    #[cfg(not(all(unix, not(miri))))]
-    {
-        static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-        EPOCH
-            .get_or_init(std::time::Instant::now)
-            .elapsed()
-            .as_nanos() as u64
-    }
 }
 
 /// A frame graph: nodes with the options of a job, built once

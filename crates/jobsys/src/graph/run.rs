@@ -157,8 +157,9 @@ impl Graph {
         let switched = switch_system(js, st, &self.shared.topo, &self.shared);
         harvest(js, st, &self.shared.topo, &self.shared);
         let i = (st.runs % m as u64) as usize;
+        let epoch = super::clock::next_epoch();
         for s in &self.shared.ring[i] {
-            s.reset();
+            s.reset(epoch);
         }
         let prev = (m > 1 && st.runs > 0 && !switched).then(|| ((st.runs - 1) % m as u64) as usize);
         let topo = &*self.shared.topo;
@@ -299,8 +300,9 @@ fn harvest_if(
         st.harvested[i] = true;
         any = true;
         let newest = st.last_seq.map_or(true, |s| st.seq[i] > s);
+        let scale = super::clock::Scale::now();
         for (n, span) in shared.ring[i].iter().enumerate() {
-            let d = span.duration_ns();
+            let d = span.ticks().map(|t| scale.ns(t));
             if newest {
                 st.last_dur[n] = d.unwrap_or(0);
             }
