@@ -420,19 +420,34 @@ impl Payload for Ptr {
     }
 }
 
-/// A byte copy of up to `INLINE_DATA` bytes, 8-aligned, held in the job.
-/// In an `UnsafeCell`: C writes through the pointer it gets.
-struct Inline(UnsafeCell<[MaybeUninit<u64>; INLINE_DATA / 8]>);
+/// A byte copy of up to `8 * W` bytes, 8-aligned, held in the job (`W`
+/// is `INLINE_DATA / 8` but for a small copy with a dependency,
+/// `SmallInline`). In an `UnsafeCell`: C writes through the pointer it gets.
+struct Inline<const W: usize = { INLINE_DATA / 8 }>(UnsafeCell<[MaybeUninit<u64>; W]>);
 // SAFETY: plain bytes the caller promised are usable from any thread (and,
 // for a parallel_for, from several at once: the header's contract).
-unsafe impl Send for Inline {}
+unsafe impl<const W: usize> Send for Inline<W> {}
 // SAFETY: as for Send.
-unsafe impl Sync for Inline {}
-impl Payload for Inline {
+unsafe impl<const W: usize> Sync for Inline<W> {}
+impl<const W: usize> Payload for Inline<W> {
     fn ptr(&self) -> *mut c_void {
         self.0.get().cast()
     }
 }
+
+impl<const W: usize> Inline<W> {
+    fn uninit() -> Inline<W> {
+        Inline(UnsafeCell::new([MaybeUninit::uninit(); W]))
+    }
+}
+
+/// The copy of at most 16 bytes (a C++ lambda capturing a reference or
+/// two): with the function and the system's serial, the job's closure is
+/// 32 bytes, which leaves the slot room for the job's first dependency
+/// edge (no edge block for a chain or a tree: the library's
+/// `JobVTable::edge_room`).
+type SmallInline = Inline<2>;
+const SMALL_INLINE: usize = 16;
 
 /// A byte copy of any size, on the heap.
 pub(crate) struct Heap(Box<[UnsafeCell<MaybeUninit<u64>>]>);
@@ -718,7 +733,7 @@ unsafe fn schedule(
             n => {
                 non_null(data, "data (with desc->data_size > 0)")?;
                 if n <= INLINE_DATA {
-                    let copy = Inline(UnsafeCell::new([MaybeUninit::uninit(); INLINE_DATA / 8]));
+                    let copy = Inline::<{ INLINE_DATA / 8 }>::uninit();
                     // SAFETY: `data` holds `n` readable bytes (the caller's
                     // promise); the copy has room for INLINE_DATA >= n.
                     unsafe { copy_in(data, copy.ptr(), n) };
@@ -833,7 +848,7 @@ unsafe fn schedule_plain(
         // SAFETY: as the caller promises.
         return Some(unsafe { schedule_payload(sys, f, d.release, Ptr(data), out) });
     }
-    let copy = Inline(UnsafeCell::new([MaybeUninit::uninit(); INLINE_DATA / 8]));
+    let copy = Inline::<{ INLINE_DATA / 8 }>::uninit();
     // SAFETY: `data` holds `n` readable bytes (the caller's promise; non-NULL,
     // checked); the copy has room for INLINE_DATA >= n.
     unsafe { copy_in(data, copy.ptr(), n) };
@@ -871,7 +886,15 @@ unsafe fn schedule_plain_after(
         // SAFETY: as the caller promises.
         return Some(unsafe { schedule_bare_after(sys, f, Ptr(data), dep, out) });
     }
-    let copy = Inline(UnsafeCell::new([MaybeUninit::uninit(); INLINE_DATA / 8]));
+    if n <= SMALL_INLINE {
+        let copy = SmallInline::uninit();
+        // SAFETY: `data` holds `n` readable bytes (the caller's promise;
+        // checked non-NULL by `schedule_plain`); the copy has room for 16.
+        unsafe { copy_in(data, copy.ptr(), n) };
+        // SAFETY: as the caller promises, for the copy.
+        return Some(unsafe { schedule_bare_after(sys, f, copy, dep, out) });
+    }
+    let copy = Inline::<{ INLINE_DATA / 8 }>::uninit();
     // SAFETY: `data` holds `n` readable bytes (the caller's promise; checked
     // non-NULL by `schedule_plain`); the copy has room for INLINE_DATA >= n.
     unsafe { copy_in(data, copy.ptr(), n) };

@@ -27,6 +27,9 @@ impl<F: FnOnce()> SingleVTable for SingleInline<F> {
         run: run_inline::<F>,
         drop: drop_inline::<F>,
         run_range: no_range,
+        // The closure is at the payload's start; reading or dropping it
+        // touches its own bytes only.
+        edge_room: size_of::<F>() <= crate::slot::OWN_EDGE_AT,
     };
 }
 impl<F: FnOnce()> SingleVTable for SingleBoxed<F> {
@@ -35,6 +38,7 @@ impl<F: FnOnce()> SingleVTable for SingleBoxed<F> {
         run: run_boxed::<F>,
         drop: drop_boxed::<F>,
         run_range: no_range,
+        edge_room: size_of::<Box<F>>() <= crate::slot::OWN_EDGE_AT,
     };
 }
 

@@ -284,6 +284,12 @@ impl ThisThread<'_> {
     fn attach_deps(self, slot: &Slot, deps: &[JobHandle]) {
         let mut prev: Option<&Slot> = None;
         let mut block: Option<&Slot> = None;
+        // The first edge in the job's own payload when its closure leaves
+        // room (`slot/edges.rs`), the others in blocks; only where that
+        // saves a block (an odd number of dependencies: two fill one
+        // block either way, and the own edge costs its bookkeeping).
+        let has_own = deps.len() % EDGES_PER_BLOCK == 1 && slot.vtable().edge_room;
+        let mut own_room = has_own;
         let mut edges = 0;
         for d in deps {
             let dep = d.slot();
@@ -295,6 +301,11 @@ impl ThisThread<'_> {
             // being freed.
             let edge = if dep.state().is_complete_for(d.gen) {
                 None
+            } else if own_room {
+                own_room = false;
+                // SAFETY: we are `slot`'s publisher inside `submit`, no
+                // edge written yet, and its vtable has `edge_room`.
+                Some(unsafe { slot.write_own_edge(d.slot, d.gen) })
             } else {
                 if edges % EDGES_PER_BLOCK == 0 {
                     let (b, bgen) = crate::room::alloc_edge_block(self.reg, self.ctx);
@@ -303,9 +314,11 @@ impl ThisThread<'_> {
                     block = Some(b);
                 }
                 let b = block.expect("an edge block for every EDGES_PER_BLOCK edges");
-                // SAFETY: we are `slot`'s publisher inside `submit`, and `b`
-                // is the edge block allocated for this edge.
-                let e = unsafe { slot.write_edge(edges, prev, b, d.slot, d.gen) };
+                let own = has_own && !own_room;
+                // SAFETY: we are `slot`'s publisher inside `submit`, `b` is
+                // the edge block allocated for this edge, and `own` says
+                // whether the own edge was written before it.
+                let e = unsafe { slot.write_edge(edges, own, prev, b, d.slot, d.gen) };
                 edges += 1;
                 Some(e)
             };

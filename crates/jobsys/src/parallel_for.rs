@@ -214,6 +214,8 @@ impl<F: Fn(usize), const BOXED: bool> RangeVTable for PerIndex<F, BOXED> {
         run: unreachable_run,
         drop: drop_closure::<F, BOXED>,
         run_range: run_per_index::<F, BOXED>,
+        // The loop's header and closure fill the payload.
+        edge_room: false,
     };
 }
 impl<F: Fn(Range<usize>), const BOXED: bool> RangeVTable for Chunked<F, BOXED> {
@@ -222,6 +224,7 @@ impl<F: Fn(Range<usize>), const BOXED: bool> RangeVTable for Chunked<F, BOXED> {
         run: unreachable_run,
         drop: drop_closure::<F, BOXED>,
         run_range: run_chunked::<F, BOXED>,
+        edge_room: false,
     };
 }
 

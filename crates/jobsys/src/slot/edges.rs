@@ -1,5 +1,6 @@
-//! A job's dependency edges: the blocks of edges a job with dependencies
-//! chains from its slot (`write_edge`, read back by `for_each_dep`), and
+//! A job's dependency edges: its first one in its own payload when the
+//! closure leaves room (`write_own_edge`), the others in blocks of edges
+//! chained from its slot (`write_edge`; all read back by `for_each_dep`), and
 //! each dependency's list of the edges of jobs that wait for it
 //! (`push_dependent`, closed and taken once by its finisher:
 //! `close_dependents`, `Edge::take`). Touches no state word: the state
@@ -24,9 +25,22 @@ pub(crate) struct Edge {
 }
 pub(crate) const EDGES_PER_BLOCK: usize = PAYLOAD_BYTES / std::mem::size_of::<Edge>();
 
+/// Where a job's own edge lives in its payload: the last
+/// `size_of::<Edge>()` bytes (32), free when the vtable says `edge_room`
+/// (a closure of at most 32 bytes, a boxed one, or none). A job with one
+/// unfinished dependency (a chain, a tree) then needs no edge block: one
+/// slot per job instead of two.
+pub(crate) const OWN_EDGE_AT: usize = PAYLOAD_BYTES - std::mem::size_of::<Edge>();
+
+/// Flag in `Slot::ndeps`: edge 0 is the job's own (at `OWN_EDGE_AT`),
+/// edges 1.. are in its blocks. The count below it is all edges.
+const OWN: u32 = 1 << 31;
+
 impl Slot {
     /// Record edge number `i` of this (unpublished or still-being-attached)
-    /// job, `dependent` on the job `(dep, dep_gen)`, in `block`, which the
+    /// job's blocks (its own edge, if `own` says it has one, not counted),
+    /// `dependent` on the
+    /// job `(dep, dep_gen)`, in `block`, which the
     /// caller allocated for edges `i - i % EDGES_PER_BLOCK ..` (and linked
     /// after `prev`, the block before it, when `i % EDGES_PER_BLOCK == 0`).
     /// Returns the edge, private until `push_dependent` publishes it.
@@ -42,6 +56,7 @@ impl Slot {
     pub(crate) unsafe fn write_edge(
         &self,
         i: usize,
+        own: bool,
         prev: Option<&Slot>,
         block: &Slot,
         dep: NonNull<Slot>,
@@ -67,7 +82,43 @@ impl Slot {
                     dep_gen,
                 },
             );
-            *self.ndeps.get() = i as u32 + 1;
+            *self.ndeps.get() = if own {
+                OWN | (i as u32 + 2)
+            } else {
+                i as u32 + 1
+            };
+            e
+        }
+    }
+
+    /// Record this job's first edge, on `(dep, dep_gen)`, in its own
+    /// payload (`OWN_EDGE_AT`); later ones go to blocks (`write_edge`,
+    /// which numbers its edges from 0 all the same). Returns the edge,
+    /// private until `push_dependent` publishes it.
+    ///
+    /// # Safety
+    /// As `write_edge`, before any `write_edge` of this job; and the job's
+    /// vtable has `edge_room`: its payload's last 32 bytes are unused, and
+    /// nothing touches them until the slot is freed (running or dropping
+    /// the closure reads its own bytes only), so the edge outlives every
+    /// reader (a dependency's finisher reads it before its `dep_done`).
+    pub(crate) unsafe fn write_own_edge(&self, dep: NonNull<Slot>, dep_gen: u32) -> *mut Edge {
+        debug_assert!(self.vtable().edge_room);
+        // SAFETY: private to the publisher; in the payload, 8-aligned
+        // (the payload is 16-aligned, `OWN_EDGE_AT` is 32).
+        unsafe {
+            debug_assert_eq!(*self.ndeps.get(), 0);
+            let e = self.payload_ptr().add(OWN_EDGE_AT).cast::<Edge>();
+            ptr::write(
+                e,
+                Edge {
+                    next: UnsafeCell::new(ptr::null_mut()),
+                    dependent: self,
+                    dep: dep.as_ptr(),
+                    dep_gen,
+                },
+            );
+            *self.ndeps.get() = OWN | 1;
             e
         }
     }
@@ -121,7 +172,19 @@ impl Slot {
     /// it is `WAITING` (published with its edges).
     pub(crate) unsafe fn for_each_dep(&self, mut f: impl FnMut(NonNull<Slot>, u32)) {
         // SAFETY: pinned and published: `edges` and `ndeps` are final.
-        let (mut block, n) = unsafe { (*self.edges.get(), *self.ndeps.get() as usize) };
+        let (mut block, raw) = unsafe { (*self.edges.get(), *self.ndeps.get()) };
+        let mut n = (raw & !OWN) as usize;
+        if raw & OWN != 0 && n > 0 {
+            // SAFETY: `write_own_edge` wrote it; the slot holds this job
+            // while it is pinned.
+            let e = unsafe { &*self.payload_ptr().add(OWN_EDGE_AT).cast::<Edge>() };
+            // SAFETY: `dep` came from a handle's non-null slot pointer.
+            f(
+                unsafe { NonNull::new_unchecked(e.dep as *mut Slot) },
+                e.dep_gen,
+            );
+            n -= 1;
+        }
         let mut i = 0;
         while i < n && !block.is_null() {
             // SAFETY: blocks hold EDGES_PER_BLOCK initialised edges each, `n`

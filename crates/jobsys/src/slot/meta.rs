@@ -18,6 +18,10 @@ pub(crate) struct JobVTable {
     /// start no further piece once the loop stops handing out pieces (the
     /// `AtomicUsize` is its dispenser: parallel_for.rs `stopped`).
     pub run_range: unsafe fn(*const u8, usize, usize, usize, &AtomicUsize),
+    /// The payload's last 32 bytes (from `OWN_EDGE_AT`) stay unused while
+    /// the job is published: its first dependency edge may live there
+    /// (`edges.rs`) instead of in an edge block of its own.
+    pub edge_room: bool,
 }
 
 /// A job's name id (`desc::intern`), priority and pinned thread, in the
@@ -89,6 +93,7 @@ pub(crate) static NOOP_VTABLE: JobVTable = JobVTable {
     run: noop,
     drop: noop,
     run_range: noop_range,
+    edge_room: true,
 };
 fn empty_loop_name() -> &'static str {
     "parallel_for (empty range)"
@@ -100,6 +105,7 @@ pub(crate) static EMPTY_LOOP_VTABLE: JobVTable = JobVTable {
     run: noop,
     drop: noop,
     run_range: noop_range,
+    edge_room: false,
 };
 fn read_guard_name() -> &'static str {
     "read_now guard"
@@ -115,12 +121,14 @@ pub(crate) static READ_EVENT: JobVTable = JobVTable {
     run: noop,
     drop: noop,
     run_range: noop_range,
+    edge_room: false,
 };
 pub(crate) static WRITE_EVENT: JobVTable = JobVTable {
     type_name: write_guard_name,
     run: noop,
     drop: noop,
     run_range: noop_range,
+    edge_room: false,
 };
 
 fn end_event_name() -> &'static str {
@@ -133,6 +141,7 @@ pub(crate) static END_EVENT: JobVTable = JobVTable {
     run: noop,
     drop: noop,
     run_range: noop_range,
+    edge_room: true,
 };
 
 /// Is this job an event (a guard's, `access/now.rs`, or an end event,

@@ -8,9 +8,10 @@
 //! name, priority and pin (`meta.rs`).
 //!
 //! A `Slot` is one fixed-size (128-byte) cell. It holds either a job
-//! (closure inline when it fits in `PAYLOAD_BYTES`, boxed when not) or, for a
-//! job with dependencies, a block of two dependency edges chained from the
-//! job. Slots live in pages (`store.rs`); each page belongs to one context
+//! (closure inline when it fits in `PAYLOAD_BYTES`, boxed when not; a job's
+//! first dependency edge in its payload's last 32 bytes when the closure
+//! leaves them free) or, for a job with more dependencies, a block of two
+//! dependency edges chained from the job. Slots live in pages (`store.rs`); each page belongs to one context
 //! (thread), and only that context allocates from it.
 //!
 //! Invariants:
@@ -45,7 +46,7 @@ mod edges;
 mod meta;
 mod state;
 
-pub(crate) use edges::{Edge, EDGES_PER_BLOCK};
+pub(crate) use edges::{Edge, EDGES_PER_BLOCK, OWN_EDGE_AT};
 pub(crate) use meta::{
     is_event, JobMeta, JobVTable, EMPTY_LOOP_VTABLE, END_EVENT, MAX_PIN_CONTEXTS, NOOP_VTABLE,
     READ_EVENT, WRITE_EVENT,
@@ -524,8 +525,14 @@ impl Slot {
     /// Publish a job with `ndeps` dependencies: `FREE(gen)` →
     /// `WAITING(gen) | flags`, with `pending` = `ndeps + 1` (the `+ 1` is
     /// the publisher's own, dropped by its last `dep_done` after attaching).
+    /// No edge yet: the count `write_edge` keeps starts again from 0 (a
+    /// freed slot keeps its last job's, which `for_each_dep` of a waiting
+    /// job must not read).
     #[inline]
     pub(crate) fn publish_waiting(&self, gen: u32, flags: u64, ndeps: usize) {
+        // SAFETY: the publisher owns the unpublished slot; nobody reads
+        // `ndeps` before the Release store below publishes it.
+        unsafe { *self.ndeps.get() = 0 };
         self.pending.store(ndeps as u32 + 1, Ordering::Relaxed);
         self.state
             .store(u64::from(gen) | WAITING | flags, Ordering::Release);

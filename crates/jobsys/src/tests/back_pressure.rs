@@ -107,7 +107,9 @@ fn a_stall_panic_while_scheduling_with_dependencies_leaves_no_job_half_published
         let ran = Arc::new(AtomicUsize::new(0));
         let dropped = Arc::new(AtomicUsize::new(0));
         // The blocker took the first slot of this thread's first page. Jobs
-        // of one dependency (a slot and an edge block each) fill it up to
+        // of one dependency whose closure leaves no room for its edge in
+        // its own slot (over 32 bytes: a slot and an edge block each,
+        // `slot/edges.rs`) fill it up to
         // its last slot, which the next one's own slot takes: its edge
         // block is the first allocation that needs a page (where the stall
         // struck, the job half attached). Now that block takes a page past
@@ -118,9 +120,13 @@ fn a_stall_panic_while_scheduling_with_dependencies_leaves_no_job_half_published
         for ndeps in plan {
             let deps = vec![blocker; ndeps];
             let c = RunsAndDrops::new(&ran, &dropped);
+            let pad = [0u64; 4];
             made += 1;
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                js.schedule_after(&deps, move || c.run())
+                js.schedule_after(&deps, move || {
+                    std::hint::black_box(&pad);
+                    c.run()
+                })
             }));
             match r {
                 Ok(_) => scheduled += 1,

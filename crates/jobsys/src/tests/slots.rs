@@ -266,3 +266,83 @@ fn handle_bits_are_checked_before_any_slot_is_read() {
     // Stale now: still complete.
     assert!(matches!(js.try_complete_bits(h.to_bits()), Ok(Ok(()))));
 }
+
+/// Jobs of one dependency (held back by a closed gate) whose closures are
+/// small keep their edge in their own slot: one slot per job. A closure
+/// over 32 bytes leaves no room, so each of those takes an edge block
+/// too. Then the gate opens: every job runs once, after it.
+#[test]
+fn a_job_of_one_dependency_keeps_its_edge_in_its_own_slot() {
+    use crate::slot::PAGE_SLOTS;
+    let jobs = n(2 * PAGE_SLOTS, 40);
+    for big in [false, true] {
+        let js = system(0);
+        let (gate, hold) = crate::held::gate(&js, &crate::JobDesc::default());
+        let ran = Arc::new(AtomicUsize::new(0));
+        let pad = [1u64; 5]; // 40 bytes: no room for the edge beside it
+        let hs: Vec<_> = (0..jobs)
+            .map(|_| {
+                let r = ran.clone();
+                if big {
+                    js.schedule_after(&[gate], move || {
+                        std::hint::black_box(&pad);
+                        r.fetch_add(1, Ordering::SeqCst);
+                    })
+                } else {
+                    js.schedule_after(&[gate], move || {
+                        r.fetch_add(1, Ordering::SeqCst);
+                    })
+                }
+            })
+            .collect();
+        let slots = js.stats().job_slots as usize;
+        // The gate and the jobs (and their blocks), in whole pages.
+        let pages = |n: usize| n.div_ceil(PAGE_SLOTS) * PAGE_SLOTS;
+        if big {
+            assert!(
+                slots >= pages(2 * jobs + 1),
+                "{slots} slots for {jobs} jobs with blocks"
+            );
+        } else {
+            assert_eq!(
+                slots,
+                pages(jobs + 1),
+                "one slot per job: {slots} for {jobs}"
+            );
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        hold.release();
+        for h in hs {
+            js.complete(h);
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), jobs);
+    }
+}
+
+/// A job cancelled while it waits drops its closure at once, but its own
+/// edge stays linked in its dependency's list (in the same payload, past
+/// the closure) until that dependency finishes and walks it: the walk
+/// reads an intact edge (Miri checks the memory), the job ends cancelled,
+/// its closure dropped exactly once; a job after it is skipped.
+#[test]
+fn a_cancelled_job_keeps_its_own_edge_until_its_dependency_walks_it() {
+    let js = system(0);
+    let (gate, hold) = crate::held::gate(&js, &crate::JobDesc::default());
+    let marker = Arc::new(());
+    let m = marker.clone();
+    let b = js.schedule_after(&[gate], move || {
+        let _keep = &m;
+        unreachable!("cancelled before its dependency finished");
+    });
+    let c = js.schedule_after(&[b], || unreachable!("after a cancelled job"));
+    assert!(js.cancel(b));
+    assert_eq!(
+        Arc::strong_count(&marker),
+        1,
+        "the closure dropped at the cancel"
+    );
+    hold.release();
+    assert!(matches!(js.try_complete(b), Err(JobError::Cancelled(_))));
+    assert!(js.try_complete(c).is_err());
+    assert!(js.try_complete(gate).is_ok());
+}

@@ -156,6 +156,8 @@ static COUNTED_VTABLE: crate::slot::JobVTable = crate::slot::JobVTable {
     drop: no_drop,
     type_name: counted_name,
     run_range: no_range,
+    // Its payload is one pointer: B's edge to A lives in B's own slot.
+    edge_room: true,
 };
 use std::sync::atomic::Ordering::SeqCst;
 
