@@ -32,7 +32,7 @@ check=${1:-}
 over=0
 echo "program tasks instructions_per_task budget"
 # program, size argument, tasks, budget (instructions per task)
-for spec in "linear_chain 8192 8192 1045" "binary_tree 13 8191 1270" "wavefront 90 8100 1845"; do
+for spec in "linear_chain 8192 8192 1050" "binary_tree 13 8191 1275" "wavefront 90 8100 1510"; do
   set -- $spec
   one=$(refs "$1" "$2" 1)
   three=$(refs "$1" "$2" 3)

@@ -799,7 +799,8 @@ unsafe fn schedule_desc(
 }
 
 /// `jobsys_schedule` of a plain desc (a NULL one is plainer still, and
-/// `jobsys_schedule` takes it itself): this version's size with no flags, no dependencies, no name,
+/// `jobsys_schedule` takes it itself): this version's size with no flags,
+/// at most two dependencies (then no release callback), no name,
 /// normal priority, and data inline (at most `INLINE_DATA` bytes, non-NULL)
 /// or the caller's pointer: what C++'s `js.job().schedule(lambda)` sends
 /// for a small lambda. The library's shortcut, without the builder and
@@ -826,12 +827,13 @@ unsafe fn schedule_plain(
     }
     // SAFETY: non-NULL with `DESC_SIZE` readable bytes (its size, checked).
     let d = unsafe { desc.read() };
-    // One dependency (C++'s `js.job().after(h).schedule(f)`) without a
-    // release callback is plain too; anything wrong with it (a forged
-    // handle, another system's) goes the general way, which reports it.
-    let one_dep = d.ndeps == 1 && !d.deps.is_null() && d.release.is_none();
+    // One or two dependencies (C++'s `js.job().after(h).schedule(f)`, a
+    // grid's `after(up, left)`) without a release callback are plain too;
+    // anything wrong with them (a forged handle, another system's) goes
+    // the general way, which reports it.
+    let few_deps = (d.ndeps == 1 || d.ndeps == 2) && !d.deps.is_null() && d.release.is_none();
     let plain = d.flags == 0
-        && (d.ndeps == 0 || one_dep)
+        && (d.ndeps == 0 || few_deps)
         && d.name.is_null()
         && d.priority == PRIORITY_NORMAL
         && d.limiter.is_null()
@@ -840,9 +842,9 @@ unsafe fn schedule_plain(
     if !plain || n > INLINE_DATA || (n != 0 && data.is_null()) {
         return None;
     }
-    if one_dep {
+    if few_deps {
         // SAFETY: as the caller promises.
-        return unsafe { schedule_plain_after(sys, d.deps, d.data_size, f, data, out) };
+        return unsafe { schedule_plain_after(sys, d.deps, d.ndeps, d.data_size, f, data, out) };
     }
     if n == 0 {
         // SAFETY: as the caller promises.
@@ -860,28 +862,45 @@ unsafe fn schedule_plain(
     Some(unsafe { schedule_payload(sys, f, d.release, copy, out) })
 }
 
-/// `schedule_plain` of a desc with one dependency and no release callback
-/// (out of line: the plain path without dependencies stays as short).
-/// `None` if the dependency is not a handle of this system: the general
-/// path reports it.
+/// `schedule_plain` of a desc with one or two dependencies and no release
+/// callback (out of line: the plain path without dependencies stays as
+/// short). `None` if a dependency is not a handle of this system: the
+/// general path reports it.
 ///
 /// # Safety
-/// As `schedule_plain`, for its desc checked plain with `ndeps` = 1:
-/// `dep` non-NULL and readable, `n` its `data_size` (at most
-/// `INLINE_DATA`, `data` non-NULL when not 0).
+/// As `schedule_plain`, for its desc checked plain with `ndeps` 1 or 2:
+/// `deps` non-NULL with `ndeps` readable handles, `n` its `data_size` (at
+/// most `INLINE_DATA`, `data` non-NULL when not 0).
 #[inline(never)]
 unsafe fn schedule_plain_after(
     sys: *const System,
-    dep: *const Handle,
+    deps: *const Handle,
+    ndeps: usize,
     n: usize,
     f: JobFn,
     data: *mut c_void,
     out: *mut Handle,
 ) -> Option<Code> {
-    // SAFETY: `sys` is live and `dep` readable (the caller's promises).
-    let (s, h) = unsafe { (&*sys, dep.read()) };
-    let dep = job_of(&s.js, h).ok()?;
-    let dep = one_or_none(&dep);
+    debug_assert!(ndeps == 1 || ndeps == 2);
+    // SAFETY: `sys` is live and `deps` holds `ndeps` readable handles (the
+    // caller's promises).
+    let (s, hs) = unsafe { (&*sys, std::slice::from_raw_parts(deps, ndeps)) };
+    let first = job_of(&s.js, hs[0]).ok()?;
+    let second = match hs.get(1) {
+        Some(&h) => job_of(&s.js, h).ok()?,
+        None => None,
+    };
+    let (both, one);
+    let dep = match (first, second) {
+        (Some(x), Some(y)) => {
+            both = [x, y];
+            &both[..]
+        }
+        (x, y) => {
+            one = x.or(y);
+            one_or_none(&one)
+        }
+    };
     if n == 0 {
         // SAFETY: as the caller promises.
         return Some(unsafe { schedule_bare_after(sys, f, Ptr(data), dep, out) });

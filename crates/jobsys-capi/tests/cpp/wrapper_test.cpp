@@ -265,6 +265,19 @@ void test_builder_reused() {
         auto small_loop = b.parallel_for(0, 4, 1, [&hits](size_t) { hits += 1000; });
         js.complete(js.combine({boxed, small, boxed_loop, small_loop}));
         CHECK(hits == 1 + 10 + 400 + 4000);
+        // Two dependencies take the library's short path when both are
+        // good; a bad one among two is reported as it is alone.
+        auto two = js.job().after(boxed, small).schedule([&hits] { hits += 1; });
+        js.complete(two);
+        CHECK(hits == 4412);
+        jobsys::Handle bad = forged(js);
+        expect_error([&] { js.job().after(two, bad).schedule([&hits] { hits += 1; }); },
+                     JOBSYS_ERR_INVALID_HANDLE, "");
+        jobsys::System other(0);
+        jobsys::Handle foreign = other.schedule([] {});
+        expect_error([&] { js.job().after(foreign, two).schedule([&hits] { hits += 1; }); },
+                     JOBSYS_ERR_FOREIGN_HANDLE, "");
+        CHECK(hits == 4412);
     }
     CHECK(live == 0);
 }
