@@ -73,15 +73,7 @@ impl Slot {
                 *link = block as *const Slot as *mut Slot;
             }
             let e = block.payload_ptr().cast::<Edge>().add(k);
-            ptr::write(
-                e,
-                Edge {
-                    next: UnsafeCell::new(ptr::null_mut()),
-                    dependent: self,
-                    dep: dep.as_ptr(),
-                    dep_gen,
-                },
-            );
+            self.put_edge(e, dep, dep_gen);
             *self.ndeps.get() = if own {
                 OWN | (i as u32 + 2)
             } else {
@@ -109,6 +101,21 @@ impl Slot {
         unsafe {
             debug_assert_eq!(*self.ndeps.get(), 0);
             let e = self.payload_ptr().add(OWN_EDGE_AT).cast::<Edge>();
+            self.put_edge(e, dep, dep_gen);
+            *self.ndeps.get() = OWN | 1;
+            e
+        }
+    }
+
+    /// Write at `e` an unlinked edge of this job on `(dep, dep_gen)`.
+    ///
+    /// # Safety
+    /// `e` is an edge's place this job's publisher owns: in one of its edge
+    /// blocks, or its own (`OWN_EDGE_AT`) when its vtable has `edge_room`.
+    #[inline(always)]
+    unsafe fn put_edge(&self, e: *mut Edge, dep: NonNull<Slot>, dep_gen: u32) {
+        // SAFETY: as the caller promises.
+        unsafe {
             ptr::write(
                 e,
                 Edge {
@@ -117,10 +124,8 @@ impl Slot {
                     dep: dep.as_ptr(),
                     dep_gen,
                 },
-            );
-            *self.ndeps.get() = OWN | 1;
-            e
-        }
+            )
+        };
     }
 
     /// Link edge `e` into this job's dependents list, unless the list is
