@@ -284,10 +284,8 @@ impl ThisThread<'_> {
     fn attach_deps(self, slot: &Slot, deps: &[JobHandle]) {
         let mut prev: Option<&Slot> = None;
         let mut block: Option<&Slot> = None;
-        // The first edge in the job's own payload when its closure leaves
-        // room (`slot/edges.rs`), the others in blocks; only where that
-        // saves a block (an odd number of dependencies: two fill one
-        // block either way, and the own edge costs its bookkeeping).
+        // The first edge in the job's own payload if its closure leaves room
+        // and that saves a block (an odd count; `slot/edges.rs`).
         let has_own = deps.len() % EDGES_PER_BLOCK == 1 && slot.vtable().edge_room;
         let mut own_room = has_own;
         let mut edges = 0;
@@ -303,8 +301,7 @@ impl ThisThread<'_> {
                 None
             } else if own_room {
                 own_room = false;
-                // SAFETY: we are `slot`'s publisher inside `submit`, no
-                // edge written yet, and its vtable has `edge_room`.
+                // SAFETY: `slot`'s publisher, no edge yet, `edge_room`.
                 Some(unsafe { slot.write_own_edge(d.slot, d.gen) })
             } else {
                 if edges % EDGES_PER_BLOCK == 0 {
@@ -316,8 +313,7 @@ impl ThisThread<'_> {
                 let b = block.expect("an edge block for every EDGES_PER_BLOCK edges");
                 let own = has_own && !own_room;
                 // SAFETY: we are `slot`'s publisher inside `submit`, `b` is
-                // the edge block allocated for this edge, and `own` says
-                // whether the own edge was written before it.
+                // this edge's block, `own` tells if the own edge was written.
                 let e = unsafe { slot.write_edge(edges, own, prev, b, d.slot, d.gen) };
                 edges += 1;
                 Some(e)

@@ -525,13 +525,11 @@ impl Slot {
     /// Publish a job with `ndeps` dependencies: `FREE(gen)` →
     /// `WAITING(gen) | flags`, with `pending` = `ndeps + 1` (the `+ 1` is
     /// the publisher's own, dropped by its last `dep_done` after attaching).
-    /// No edge yet: the count `write_edge` keeps starts again from 0 (a
-    /// freed slot keeps its last job's, which `for_each_dep` of a waiting
-    /// job must not read).
+    /// No edge yet: `ndeps` restarts from 0 (a freed slot keeps its last
+    /// job's, which `for_each_dep` of a waiting job must not read).
     #[inline]
     pub(crate) fn publish_waiting(&self, gen: u32, flags: u64, ndeps: usize) {
-        // SAFETY: the publisher owns the unpublished slot; nobody reads
-        // `ndeps` before the Release store below publishes it.
+        // SAFETY: the publisher's unpublished slot (Release store below).
         unsafe { *self.ndeps.get() = 0 };
         self.pending.store(ndeps as u32 + 1, Ordering::Relaxed);
         self.state
