@@ -628,17 +628,39 @@ fn submit_resolving<P: Payload>(
             return Ok(submit_after(s, d, one_or_none(&ja), body, payload));
         }
         [a, b] => {
-            let (ja, jb) = (job_of(&s.js, a)?, job_of(&s.js, b)?);
-            return Ok(match (ja, jb) {
-                (Some(x), Some(y)) => submit_after(s, d, &[x, y], body, payload),
-                (x, y) => submit_after(s, d, one_or_none(&x.or(y)), body, payload),
-            });
+            let deps = Few::new(job_of(&s.js, a)?, job_of(&s.js, b)?);
+            return Ok(submit_after(s, d, deps.as_slice(), body, payload));
         }
         _ => {}
     }
     let mut deps = Resolved::new();
     deps.fill(&s.js, d.deps)?;
     Ok(submit_after(s, d, deps.as_slice(), body, payload))
+}
+
+/// One or two resolved dependencies, zeroed handles left out: the slice the
+/// library takes, without `Resolved`'s 16-handle buffer to set up.
+enum Few {
+    Some(Option<JobHandle>),
+    Two([JobHandle; 2]),
+}
+
+impl Few {
+    #[inline(always)]
+    fn new(a: Option<JobHandle>, b: Option<JobHandle>) -> Few {
+        match (a, b) {
+            (Some(x), Some(y)) => Few::Two([x, y]),
+            (x, y) => Few::Some(x.or(y)),
+        }
+    }
+
+    #[inline(always)]
+    fn as_slice(&self) -> &[JobHandle] {
+        match self {
+            Few::Some(o) => one_or_none(o),
+            Few::Two(both) => both,
+        }
+    }
 }
 
 /// `o` as a slice (`Option::as_slice` is newer than the MSRV).
@@ -890,17 +912,8 @@ unsafe fn schedule_plain_after(
         Some(&h) => job_of(&s.js, h).ok()?,
         None => None,
     };
-    let (both, one);
-    let dep = match (first, second) {
-        (Some(x), Some(y)) => {
-            both = [x, y];
-            &both[..]
-        }
-        (x, y) => {
-            one = x.or(y);
-            one_or_none(&one)
-        }
-    };
+    let deps = Few::new(first, second);
+    let dep = deps.as_slice();
     if n == 0 {
         // SAFETY: as the caller promises.
         return Some(unsafe { schedule_bare_after(sys, f, Ptr(data), dep, out) });
