@@ -336,11 +336,14 @@ typedef enum jobsys_job_flags {
                                          jobsys_complete on this thread */
     JOBSYS_JOB_PINNED = 2,            /* run only on the thread desc.pin names (see jobsys_pin);
                                          a pinned parallel_for runs its range there, in order */
-    JOBSYS_JOB_BLOCKING = 4           /* fn may block (file or network I/O): it runs on a blocking
+    JOBSYS_JOB_BLOCKING = 4,          /* fn may block (file or network I/O): it runs on a blocking
                                          thread, shared by the process's systems, started on
                                          demand, so no worker waits meanwhile; the handle
                                          finishes when fn returns. jobsys_schedule only, not with
                                          JOBSYS_JOB_PINNED (INVALID_ARGUMENT) */
+    JOBSYS_JOB_KEEP_PRIORITY = 8      /* graph nodes only (a job gets INVALID_ARGUMENT): the
+                                         measured critical path does not raise the node to
+                                         JOBSYS_PRIORITY_HIGH; it keeps desc.priority every run */
 } jobsys_job_flags;
 
 /* A limiter: at most `max` of its jobs (desc.limiter) run at once. Each running one holds a seat,
@@ -556,7 +559,8 @@ jobsys_error jobsys_fail(const char *message);
  * building: each node is released when its dependencies in that run have finished. Runs may
  * overlap (node n of run k+1 waits for node n of run k; at most max_in_flight runs at once). Each
  * run measures its nodes, and the next runs submit ready nodes by their longest remaining path and
- * give the critical path's nodes HIGH priority (unless a node's desc sets HIGH or LOW itself).
+ * give the critical path's nodes HIGH priority, whatever their desc's (unless its flags have
+ * JOBSYS_JOB_KEEP_PRIORITY): desc.priority is the node's priority off the critical path.
  *
  *   jobsys_graph_builder *b;
  *   jobsys_graph_builder_create(sys, &b);
@@ -597,8 +601,8 @@ jobsys_error jobsys_graph_builder_create(jobsys_system *sys, jobsys_graph_builde
 void jobsys_graph_builder_destroy(jobsys_graph_builder *b);
 
 /* Add a node that calls fn(data) once per run, after the nodes after[0..nafter), with the options
- * of *desc (NULL: none): name, priority, pin, limiter, data_size, release. *out (if not NULL) =
- * the node. desc->deps must be empty (a node's dependencies are nodes), and JOBSYS_JOB_BATCHED
+ * of *desc (NULL: none): name, priority, pin, limiter, data_size, release,
+ * JOBSYS_JOB_KEEP_PRIORITY. *out (if not NULL) = the node. desc->deps must be empty (a node's dependencies are nodes), and JOBSYS_JOB_BATCHED
  * and JOBSYS_JOB_BLOCKING do not apply. Errors: NULL_ARGUMENT (sys, b, fn, after with nafter > 0,
  * data with data_size > 0), INVALID_ARGUMENT (desc as jobsys_schedule; a node of another graph;
  * sys is not the builder's). */

@@ -1219,10 +1219,15 @@ public:
         desc_.name = name;
         return *this;
     }
-    // The node's own priority. Without one (Normal), a node on the
-    // measured critical path runs as High, the others as Normal.
+    // The node's own priority (default Normal). A node on the measured
+    // critical path runs as High whatever its own, unless keep_priority().
     NodeBuilder &priority(Priority p) noexcept {
         desc_.priority = static_cast<jobsys_priority>(p);
+        return *this;
+    }
+    // The critical path does not raise this node: its own priority every run.
+    NodeBuilder &keep_priority() noexcept {
+        desc_.flags |= JOBSYS_JOB_KEEP_PRIORITY;
         return *this;
     }
     NodeBuilder &pin(Pin p) noexcept {

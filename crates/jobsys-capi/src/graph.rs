@@ -195,10 +195,13 @@ unsafe fn add(
         if let Some(n) = d.desc.name {
             nb = nb.name(n);
         }
-        // The desc's default (Normal) leaves the node to the critical-path
-        // ordering; High or Low is the node's own.
+        // The desc's default (Normal) is the node's priority off the
+        // critical path; on it the node runs High unless it keeps its own.
         if d.desc.priority != Priority::Normal {
             nb = nb.priority(d.desc.priority);
+        }
+        if d.keep_priority {
+            nb = nb.keep_priority();
         }
         if let Some(p) = d.pin {
             nb = nb.pin(p);

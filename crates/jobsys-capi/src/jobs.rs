@@ -65,7 +65,8 @@ pub const CORE_EFFICIENCY: i32 = 2;
 pub const JOB_BATCHED: u32 = 1;
 pub const JOB_PINNED: u32 = 2;
 pub const JOB_BLOCKING: u32 = 4;
-const KNOWN_FLAGS: u32 = JOB_BATCHED | JOB_PINNED | JOB_BLOCKING;
+pub const JOB_KEEP_PRIORITY: u32 = 8;
+const KNOWN_FLAGS: u32 = JOB_BATCHED | JOB_PINNED | JOB_BLOCKING | JOB_KEEP_PRIORITY;
 
 /// `JOBSYS_INLINE_DATA`: bytes of data a job copies into itself.
 pub const INLINE_DATA: usize = 40;
@@ -130,6 +131,8 @@ pub(crate) struct Desc<'a> {
     pub(crate) release: Option<ReleaseFn>,
     pub(crate) limit: Option<&'a jobsys::Limiter>,
     pub(crate) blocking: bool,
+    /// `JOBSYS_JOB_KEEP_PRIORITY` (graph nodes only).
+    pub(crate) keep_priority: bool,
     pub(crate) class: jobsys::topology::CoreClass,
 }
 
@@ -295,6 +298,7 @@ pub(crate) unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<D
             release: None,
             limit: None,
             blocking: false,
+            keep_priority: false,
             class: jobsys::topology::CoreClass::Any,
         });
     }
@@ -397,6 +401,7 @@ pub(crate) unsafe fn read_desc<'a>(s: &System, desc: *const JobDesc) -> Result<D
         release: d.release,
         limit,
         blocking,
+        keep_priority: d.flags & JOB_KEEP_PRIORITY != 0,
         class,
     })
 }
@@ -744,6 +749,12 @@ unsafe fn schedule(
         }
         // SAFETY: `desc` is NULL or a valid desc, as the caller promises.
         let d = unsafe { read_desc(s, desc) }?;
+        if d.keep_priority {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                "desc->flags: JOBSYS_JOB_KEEP_PRIORITY applies to graph nodes only (a job's priority is always its own)",
+            ));
+        }
         if d.blocking && matches!(body, Body::Range { .. }) {
             return Err(Error::new(
                 Code::InvalidArgument,

@@ -137,13 +137,6 @@ impl ThisThread<'_> {
         found
     }
 
-    /// Run a job from a `needed` deque (ours first).
-    /// `on_claim` as in `run_entry`. Shared by workers (priority
-    /// inheritance) and threads in `complete` (helping).
-    pub(crate) fn run_needed(self, on_claim: &mut dyn FnMut()) -> bool {
-        self.run_own_needed(on_claim) || self.run_others_needed(on_claim, self.first_victim())
-    }
-
     /// Run a job from our own `needed` deque (a local pop: cheap when empty).
     #[inline]
     pub(crate) fn run_own_needed(self, on_claim: &mut dyn FnMut()) -> bool {

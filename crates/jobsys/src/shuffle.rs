@@ -107,7 +107,7 @@ impl ThisThread<'_> {
         false
     }
 
-    /// `run_needed` in shuffled order: a random one of our own needed
+    /// A wait's help in shuffled order: a random one of our own needed
     /// entries, else other threads' from a random victim.
     pub(crate) fn run_needed_shuffled(self, on_claim: &mut dyn FnMut()) -> bool {
         while let Some(e) = self.pop_shuffled(self.ctx.needed_local()) {

@@ -544,8 +544,8 @@ fn critical_path_slack_and_what_if_on_a_hand_made_dag() {
 }
 
 /// Measured: a node that spins for 20 ms beside trivial ones is on the
-/// critical path, and the next run gives it `High`, unless a node set its
-/// own priority. (Timing only as a lower bound: the spin lasts at least
+/// critical path, and the next run gives it `High`, and so the nodes after
+/// it, a `Low` one included, but for the one that keeps its priority. (Timing only as a lower bound: the spin lasts at least
 /// 20 ms; a trivial node would have to be preempted for longer than that
 /// between its two clock reads to take its place.)
 #[test]
@@ -572,20 +572,92 @@ fn measured_critical_path_gets_high_priority() {
             .priority(Priority::Low)
             .after(&[slow])
             .call(|| {});
+        let kept = g
+            .node()
+            .name("kept")
+            .priority(Priority::Low)
+            .keep_priority()
+            .after(&[own])
+            .call(|| {});
         let graph = g.build().unwrap();
         assert!(graph.report(&js).is_none());
         assert_eq!(graph.planned_priority(slow), Priority::Normal);
         js.complete(graph.run(&js));
         let r = graph.report(&js).expect("a finished run");
-        assert_eq!(r.critical_path(), &[a, slow, own]);
+        assert_eq!(r.critical_path(), &[a, slow, own, kept]);
         assert!(r.duration(slow) >= Duration::from_millis(20));
         assert!(r.slack(quick) > Duration::ZERO);
         graph.run(&js); // harvests the first run: priorities planned from it
         assert_eq!(graph.planned_priority(slow), Priority::High);
         assert_eq!(graph.planned_priority(a), Priority::High);
         assert_eq!(graph.planned_priority(quick), Priority::Normal);
-        assert_eq!(graph.planned_priority(own), Priority::Low);
-        js.complete(graph.handle(own).unwrap());
+        assert_eq!(graph.planned_priority(own), Priority::High);
+        assert_eq!(graph.planned_priority(kept), Priority::Low);
+        js.complete(graph.handle(kept).unwrap());
+    });
+}
+
+/// The order one thread runs a frame in: a chain of `Low` nodes on the
+/// measured critical path, added after `Normal` nodes beside it (so that
+/// neither the build's order nor the nodes' own priorities put the chain
+/// first). With no worker the frame's thread runs everything, one node at
+/// a time, the higher priority first. (Beside `High` nodes, a raised
+/// chain ties with them: which runs first is the queues' order, not the
+/// feedback's; `jobsys-bench critical-chain` times that case.) Each chain
+/// node spins at least 1 ms; a trivial node would have to be preempted
+/// for 10 ms between its two clock reads to take the chain's place as the
+/// critical path.
+fn chain_position_per_run(keep: bool) -> Vec<Vec<&'static str>> {
+    let js = system(0);
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut g = Graph::builder();
+    for _ in 0..10 {
+        let o = order.clone();
+        g.node()
+            .priority(Priority::Normal)
+            .call(move || o.lock().unwrap().push("beside"));
+    }
+    let mut prev: Option<NodeId> = None;
+    for _ in 0..10 {
+        let o = order.clone();
+        let mut n = g.node().name("chain").priority(Priority::Low);
+        if keep {
+            n = n.keep_priority();
+        }
+        if let Some(p) = prev {
+            n = n.after(&[p]);
+        }
+        prev = Some(n.call(move || {
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_millis(1) {}
+            o.lock().unwrap().push("chain");
+        }));
+    }
+    let graph = g.build().unwrap();
+    (0..3)
+        .map(|_| {
+            js.complete(graph.run(&js));
+            std::mem::take(&mut *order.lock().unwrap())
+        })
+        .collect()
+}
+
+/// The feedback raises a `Low` chain that holds the frame back: from the
+/// second run on (planned from the first's measurements) the whole chain
+/// runs before the work beside it; the first run, with nothing measured,
+/// and a chain that keeps its priority, run it last.
+#[test]
+fn a_low_critical_chain_runs_first_once_measured() {
+    common::watchdog(60, || {
+        let chain_first: Vec<&str> = [["chain"; 10], ["beside"; 10]].concat();
+        let chain_last: Vec<&str> = [["beside"; 10], ["chain"; 10]].concat();
+        let runs = chain_position_per_run(false);
+        assert_eq!(runs[0], chain_last, "the first run has no measurement");
+        assert_eq!(runs[1], chain_first);
+        assert_eq!(runs[2], chain_first);
+        for run in chain_position_per_run(true) {
+            assert_eq!(run, chain_last, "a chain that keeps its priority");
+        }
     });
 }
 

@@ -3,8 +3,10 @@
 //! frame: what the graph's critical-path feedback (each run ordered by the
 //! previous runs' measured durations) does to the frame time.
 //!
-//! The chain has `LEN` nodes of D µs, one after the other, either `Low`
-//! or with no priority of their own (left to the feedback); beside it,
+//! The chain has `LEN` nodes of D µs, one after the other: `Low` (which
+//! the feedback raises to `High` once it measures them on the critical
+//! path), `Low` kept (`keep_priority`: never raised) or with no priority
+//! of their own; beside it,
 //! `LEN` x workers independent `High` nodes of D µs, so that the other
 //! threads have exactly the chain's length of work each: the frame's floor
 //! is the chain's length (`workers + 1` threads, no more threads than
@@ -32,9 +34,9 @@ const LEN: usize = 20;
 const D_NS: u64 = 50_000;
 
 /// The graph for `workers` workers, its chain's nodes at `chain` (`None`:
-/// no priority of their own, left to the feedback); `ran` counts the
+/// no priority of their own), kept there if `keep`; `ran` counts the
 /// nodes run.
-fn graph(workers: usize, chain: Option<Priority>, ran: &Arc<AtomicUsize>) -> Graph {
+fn graph(workers: usize, chain: Option<Priority>, keep: bool, ran: &Arc<AtomicUsize>) -> Graph {
     let mut b = Graph::builder();
     let mut prev = None;
     for _ in 0..LEN {
@@ -42,6 +44,9 @@ fn graph(workers: usize, chain: Option<Priority>, ran: &Arc<AtomicUsize>) -> Gra
         let mut n = b.node().name("chain");
         if let Some(p) = chain {
             n = n.priority(p);
+        }
+        if keep {
+            n = n.keep_priority();
         }
         if let Some(p) = prev {
             n = n.after(&[p]);
@@ -76,13 +81,17 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     let load_start = crate::load_average();
     let mut body = Vec::new();
     for &w in &workers {
-        for (label, chain) in [("Low", Some(Priority::Low)), ("unset", None)] {
+        for (label, chain, keep) in [
+            ("Low", Some(Priority::Low), false),
+            ("Low kept", Some(Priority::Low), true),
+            ("unset", None, false),
+        ] {
             ctx.progress.print(&format!(
                 "{NAME}: chain {label}, {w} worker(s), {frames} frames"
             ));
             let js = JobSystem::builder().workers(w).build()?;
             let ran = Arc::new(AtomicUsize::new(0));
-            let g = graph(w, chain, &ran);
+            let g = graph(w, chain, keep, &ran);
             let nodes = LEN * (w + 1);
             let mut times = Vec::with_capacity(frames);
             for f in 0..frames {
@@ -124,7 +133,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     .map(String::from)
     .to_vec();
     let mut text = format!(
-        "\n{NAME}: a chain of {LEN} nodes of {} us (Low, or unset: no priority of their own) beside\n\
+        "\n{NAME}: a chain of {LEN} nodes of {} us (Low; Low kept: never raised; unset: no priority of their own) beside\n\
          {LEN} x workers independent High nodes of {} us, as one jobsys::Graph replayed {frames} times; chain = {chain_us:.0} us (the frame's floor with\n\
          no more threads than cores). first = the first run (no measurement yet), after = the runs after it\n\
          (ordered by the measured durations), as multiples of the chain.\n\

@@ -2030,6 +2030,67 @@ static void test_graph(void) {
     OK(jobsys_destroy(sys));
 }
 
+/* JOBSYS_JOB_KEEP_PRIORITY: a job refuses it; a graph node takes it. With no
+ * worker the frame's thread runs one node at a time, the higher priority
+ * first: a chain of LOW nodes (2 ms each, added after 4 NORMAL ones beside
+ * it) runs last in the first run (nothing measured) and first once the
+ * measured critical path raises it, unless its nodes keep their priority. */
+static char chain_order[16];
+static atomic_int chain_ran;
+static void chain_mark(void *p) {
+    const char *what = p;
+    if (*what == 'c') {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 2000000L);
+    }
+    int i = atomic_fetch_add(&chain_ran, 1);
+    if (i < 15) chain_order[i] = *what;
+}
+
+static void chain_runs(int keep, const char *second) {
+    jobsys_system *sys = create(0);
+    jobsys_graph_builder *b = NULL;
+    OK(jobsys_graph_builder_create(sys, &b));
+    static char beside = 'b', chain = 'c';
+    for (int i = 0; i < 4; i++) OK(jobsys_graph_add(sys, b, NULL, NULL, 0, chain_mark, &beside, NULL));
+    jobsys_job_desc low = desc_of("chain", JOBSYS_PRIORITY_LOW, NULL);
+    if (keep) low.flags |= JOBSYS_JOB_KEEP_PRIORITY;
+    jobsys_node prev = {0, 0};
+    for (int i = 0; i < 4; i++) {
+        OK(jobsys_graph_add(sys, b, &low, &prev, i == 0 ? 0 : 1, chain_mark, &chain, &prev));
+    }
+    jobsys_graph *g = NULL;
+    OK(jobsys_graph_build(b, 1, &g));
+    for (int run = 1; run <= 2; run++) {
+        memset(chain_order, 0, sizeof chain_order);
+        atomic_store(&chain_ran, 0);
+        jobsys_handle h;
+        OK(jobsys_graph_run(sys, g, &h));
+        OK(jobsys_complete(sys, h));
+        const char *want = run == 1 ? "bbbbcccc" : second;
+        if (strcmp(chain_order, want) != 0) {
+            fprintf(stderr, "keep %d, run %d: order %s, expected %s\n", keep, run, chain_order, want);
+            CHECK(0);
+        }
+    }
+    jobsys_graph_destroy(g);
+    OK(jobsys_destroy(sys));
+}
+
+static void test_graph_keep_priority(void) {
+    jobsys_system *sys = create(0);
+    jobsys_job_desc keep = with(NULL, JOBSYS_JOB_KEEP_PRIORITY, no_pin, NULL, 0);
+    jobsys_handle h;
+    EXPECT(jobsys_schedule(sys, &keep, chain_mark, "b", &h), JOBSYS_ERR_INVALID_ARGUMENT);
+    MESSAGE_HAS("graph nodes only");
+    OK(jobsys_destroy(sys));
+    chain_runs(0, "ccccbbbb");
+    chain_runs(1, "bbbbcccc");
+}
+
 int main(void) {
     printf("sizes: config=%zu handle=%zu job_desc=%zu stats=%zu pin=%zu profiler=%zu "
            "node_report=%zu\n",
@@ -2067,6 +2128,7 @@ int main(void) {
     test_join();
     test_unobserved_failure();
     test_graph();
+    test_graph_keep_priority();
     test_core_class();
 
     printf("api_test: ok\n");

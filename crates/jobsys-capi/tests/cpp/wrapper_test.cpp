@@ -828,10 +828,14 @@ void test_graph(jobsys::System &js) {
         });
         auto n_loop = b.node().name("particles").after({n_input}).parallel_for(
             0, 1000, 100, [&sum](std::size_t i) { sum += long(i); });
-        auto n_render = b.node().priority(jobsys::Priority::High).after(n_physics, n_loop).call([&] {
-            int run = ++render;
-            if (physics < run) ++late;
-        });
+        auto n_render = b.node()
+                            .priority(jobsys::Priority::High)
+                            .keep_priority()
+                            .after(n_physics, n_loop)
+                            .call([&] {
+                                int run = ++render;
+                                if (physics < run) ++late;
+                            });
         CHECK(live == 1); // the boxed node callable
         jobsys::Graph g = b.build(2);
         CHECK(!g.report()); // no run finished yet

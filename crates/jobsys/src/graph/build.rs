@@ -116,6 +116,7 @@ impl GraphBuilder {
             name: None,
             opts: NodeOpts {
                 priority: None,
+                keep_priority: false,
                 pin: None,
                 limit: None,
                 class: None,
@@ -284,10 +285,20 @@ impl<'g> NodeBuilder<'g> {
         self
     }
 
-    /// The node's own priority. Without one, a node on the critical path
-    /// (measured on earlier runs) is `High` and the others `Normal`.
+    /// The node's own priority (default `Normal`). A node on the critical
+    /// path measured on earlier runs runs `High` whatever its own, unless
+    /// it [keeps it](Self::keep_priority): a `Low` node that turns out to
+    /// hold the frame back is raised.
     pub fn priority(mut self, priority: Priority) -> Self {
         self.opts.priority = Some(priority);
+        self
+    }
+
+    /// The critical path does not raise this node: it runs at its own
+    /// priority (or `Normal`) in every run (background work that may make
+    /// the frame longer rather than take a thread from the frame's own).
+    pub fn keep_priority(mut self) -> Self {
+        self.opts.keep_priority = true;
         self
     }
 

@@ -124,9 +124,23 @@ impl Topo {
 /// A node's options that stay on the graph (its body is in `Shared`).
 pub(crate) struct NodeOpts {
     pub(crate) priority: Option<Priority>,
+    /// `NodeBuilder::keep_priority`: the critical path does not raise it.
+    pub(crate) keep_priority: bool,
     pub(crate) pin: Option<Pin>,
     pub(crate) limit: Option<crate::limiter::Limiter>,
     pub(crate) class: Option<crate::topology::CoreClass>,
+}
+
+impl NodeOpts {
+    /// The priority a run gives the node: `High` on the critical path
+    /// (unless it keeps its own), else its own (`Normal` without one).
+    pub(crate) fn planned(&self, critical: bool) -> Priority {
+        if critical && !self.keep_priority {
+            Priority::High
+        } else {
+            self.priority.unwrap_or(Priority::Normal)
+        }
+    }
 }
 
 /// What the nodes' jobs share with the graph (behind an `Arc`, so runs in
@@ -146,7 +160,8 @@ pub(crate) struct Shared {
 /// [`max_in_flight`](GraphBuilder::max_in_flight) runs are in flight. Each
 /// run measures its nodes; the next runs submit ready nodes by longest
 /// remaining path and give the critical path's nodes `Priority::High`
-/// (unless a node set its own). [`report`](Graph::report) tells the last
+/// (whatever their own priority, unless a node
+/// [keeps it](NodeBuilder::keep_priority)). [`report`](Graph::report) tells the last
 /// finished run's critical path, slack and what-ifs.
 ///
 /// Do not call the graph's own methods from inside its nodes.

@@ -178,11 +178,7 @@ impl Graph {
                 }
             }
             let opts = &self.opts[n];
-            let prio = opts.priority.unwrap_or(if st.critical[n] {
-                Priority::High
-            } else {
-                Priority::Normal
-            });
+            let prio = opts.planned(st.critical[n]);
             let desc = match topo.names[n] {
                 Some(name) => JobDesc::named(name),
                 None => JobDesc::default(),
@@ -253,17 +249,15 @@ impl Graph {
         ))
     }
 
-    /// The priority the next run gives `node`: its own, else `High` on the
-    /// critical path estimated from the finished runs, else `Normal`.
+    /// The priority the next run gives `node`: `High` on the critical path
+    /// estimated from the finished runs (unless the node
+    /// [keeps its own](super::NodeBuilder::keep_priority)), else its own,
+    /// else `Normal`.
     #[track_caller]
     pub fn planned_priority(&self, node: NodeId) -> Priority {
         let n = self.shared.topo.index(node);
         let st = self.lock();
-        self.opts[n].priority.unwrap_or(if st.critical[n] {
-            Priority::High
-        } else {
-            Priority::Normal
-        })
+        self.opts[n].planned(st.critical[n])
     }
 
     /// Runs started so far.

@@ -422,20 +422,35 @@ impl ThisThread<'_> {
         if self.reg.shuffle().is_some() {
             return Ok(self.run_needed_shuffled(noop));
         }
-        // 3. Our own deques' tops, if needed.
-        for prio in HIGH..PRIORITIES {
-            let local = self.ctx.local(prio);
-            // Looked at in place (see `run_if_on_top`): taken if needed, or
-            // if dead (its job was taken through a handle: `run_entry`
-            // drops it, so that the next look sees the entry below).
-            if let Some(e) = local.pop_if(|e| is_needed(e) || !still_queued(e)) {
-                if self.run_entry(e, noop) {
-                    return Ok(true);
-                }
+        // 3. Our own High deque's top, if needed; then our own `needed`
+        //    deque, where a needed job released by a finish goes
+        //    (`queue_runnable`), whatever its priority: before our Normal
+        //    and Low tops, as every thread searches it right after its own
+        //    High work (a raised critical chain is not held back behind
+        //    our needed Normal work); then those tops; then the `needed`
+        //    deques of the others.
+        if self.run_top_if_needed(HIGH) || self.run_own_needed(noop) {
+            return Ok(true);
+        }
+        for prio in HIGH + 1..PRIORITIES {
+            if self.run_top_if_needed(prio) {
+                return Ok(true);
             }
         }
-        // 4. Needed entries offered by any thread (our own first).
-        Ok(self.run_needed(noop))
+        Ok(self.run_others_needed(noop, self.first_victim()))
+    }
+
+    /// Run our own `prio` deque's top if a waiter needs it. Looked at in
+    /// place (see `run_if_on_top`): taken if needed, or if dead (its job
+    /// was taken through a handle: `run_entry` drops it, so that the next
+    /// look sees the entry below).
+    #[inline]
+    fn run_top_if_needed(self, prio: usize) -> bool {
+        let noop = &mut || {};
+        let local = self.ctx.local(prio);
+        local
+            .pop_if(|e| is_needed(e) || !still_queued(e))
+            .is_some_and(|e| self.run_entry(e, noop))
     }
 
     /// Walk `h`'s unfinished dependencies (depth-first), mark them WAITED,
