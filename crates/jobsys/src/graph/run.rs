@@ -161,7 +161,12 @@ impl Graph {
         for s in &self.shared.ring[i] {
             s.reset(epoch);
         }
-        let prev = (m > 1 && st.runs > 0 && !switched).then(|| ((st.runs - 1) % m as u64) as usize);
+        // The previous run, if still in flight: once its whole handle is
+        // complete every node of it is (a `combine` finishes after all of
+        // them), and no node needs the per-node look below.
+        let prev = (m > 1 && st.runs > 0 && !switched)
+            .then(|| ((st.runs - 1) % m as u64) as usize)
+            .filter(|&p| st.whole[p].is_some_and(|h| !js.is_complete(h)));
         let topo = &*self.shared.topo;
         let mut deps = std::mem::take(&mut st.deps);
         for k in 0..st.order.len() {
