@@ -319,6 +319,58 @@ fn a_job_of_one_dependency_keeps_its_edge_in_its_own_slot() {
     }
 }
 
+/// Jobs of 1 to 5 dependencies, small and large closures, the gates they
+/// wait for in both orders: own edges and edges in blocks side by side in
+/// each gate's dependents list. No job runs before its last gate opens (a
+/// wait that would take a released job finds none), then each runs once:
+/// every finish found each edge's job through the edge's place.
+#[test]
+fn own_and_block_edges_each_lead_their_dependency_to_the_right_job() {
+    let js = system(0);
+    let gates: Vec<_> = (0..5)
+        .map(|_| crate::held::gate(&js, &crate::JobDesc::default()))
+        .collect();
+    let ran: Arc<Vec<AtomicUsize>> = Arc::new((0..20).map(|_| AtomicUsize::new(0)).collect());
+    let mut hs = Vec::new();
+    for n in 1..=5 {
+        let fwd: Vec<_> = gates[..n].iter().map(|g| g.0).collect();
+        let rev: Vec<_> = fwd.iter().rev().copied().collect();
+        for deps in [fwd, rev] {
+            for big in [false, true] {
+                let (r, i) = (ran.clone(), hs.len());
+                let pad = [7u64; 6];
+                let h = if big {
+                    js.schedule_after(&deps, move || {
+                        std::hint::black_box(&pad);
+                        r[i].fetch_add(1, Ordering::SeqCst);
+                    })
+                } else {
+                    js.schedule_after(&deps, move || {
+                        r[i].fetch_add(1, Ordering::SeqCst);
+                    })
+                };
+                hs.push(h);
+            }
+        }
+    }
+    // Every job waits for gate 0: open it last.
+    let mut gates = gates;
+    let (_, first) = gates.remove(0);
+    for (_, hold) in gates.into_iter().rev() {
+        hold.release();
+    }
+    for &h in &hs {
+        let waited = js.try_complete_timeout(h, std::time::Duration::from_millis(1));
+        assert!(matches!(waited, Err(JobError::Timeout)), "{waited:?}");
+    }
+    assert!(ran.iter().all(|r| r.load(Ordering::SeqCst) == 0));
+    first.release();
+    for &h in &hs {
+        js.complete(h);
+    }
+    assert!(ran.iter().all(|r| r.load(Ordering::SeqCst) == 1));
+}
+
 /// A job cancelled while it waits drops its closure at once, but its own
 /// edge stays linked in its dependency's list (in the same payload, past
 /// the closure) until that dependency finishes and walks it: the walk
