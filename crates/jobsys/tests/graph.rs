@@ -543,9 +543,11 @@ fn critical_path_slack_and_what_if_on_a_hand_made_dag() {
     assert!(text.contains("b") && text.contains("slack"), "{text}");
 }
 
-/// Measured: a node that spins for 20 ms beside trivial ones is on the
-/// critical path, and the next run gives it `High`, and so the nodes after
-/// it, a `Low` one included, but for the one that keeps its priority. (Timing only as a lower bound: the spin lasts at least
+/// Before any run each node counts as one, so the longest path in nodes
+/// (four trivial ones) is planned `High`. Measured: a node that spins for
+/// 20 ms is on the critical path, and the next run gives it `High`, and so
+/// the nodes after it, a `Low` one included, but for the one that keeps
+/// its priority; the trivial ones go back to `Normal`. (Timing only as a lower bound: the spin lasts at least
 /// 20 ms; a trivial node would have to be preempted for longer than that
 /// between its two clock reads to take its place.)
 #[test]
@@ -566,6 +568,9 @@ fn measured_critical_path_gets_high_priority() {
             .after(&[a])
             .call(spin(Duration::from_millis(20)));
         let quick = g.node().name("quick").after(&[a]).call(|| {});
+        let q2 = g.node().after(&[quick]).call(|| {});
+        let q3 = g.node().after(&[q2]).call(|| {});
+        g.node().after(&[q3]).call(|| {});
         let own = g
             .node()
             .name("own")
@@ -581,6 +586,7 @@ fn measured_critical_path_gets_high_priority() {
             .call(|| {});
         let graph = g.build().unwrap();
         assert!(graph.report(&js).is_none());
+        assert_eq!(graph.planned_priority(quick), Priority::High);
         assert_eq!(graph.planned_priority(slow), Priority::Normal);
         js.complete(graph.run(&js));
         let r = graph.report(&js).expect("a finished run");
@@ -597,10 +603,11 @@ fn measured_critical_path_gets_high_priority() {
     });
 }
 
-/// The order one thread runs a frame in: a chain of `Low` nodes on the
-/// measured critical path, added after `Normal` nodes beside it (so that
-/// neither the build's order nor the nodes' own priorities put the chain
-/// first). With no worker the frame's thread runs everything, one node at
+/// The order one thread runs a frame in: a chain of 10 `Low` nodes on the
+/// measured critical path, added after a chain of 11 trivial `Normal`
+/// nodes beside it (so that neither the build's order, nor the nodes' own
+/// priorities, nor the count of nodes on a path put the chain first).
+/// With no worker the frame's thread runs everything, one node at
 /// a time, the higher priority first. (Beside `High` nodes, a raised
 /// chain ties with them: which runs first is the queues' order, not the
 /// feedback's; `jobsys-bench critical-chain` times that case.) Each chain
@@ -611,11 +618,14 @@ fn chain_position_per_run(keep: bool) -> Vec<Vec<&'static str>> {
     let js = system(0);
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut g = Graph::builder();
-    for _ in 0..10 {
+    let mut prev: Option<NodeId> = None;
+    for _ in 0..11 {
         let o = order.clone();
-        g.node()
-            .priority(Priority::Normal)
-            .call(move || o.lock().unwrap().push("beside"));
+        let mut n = g.node().priority(Priority::Normal);
+        if let Some(p) = prev {
+            n = n.after(&[p]);
+        }
+        prev = Some(n.call(move || o.lock().unwrap().push("beside")));
     }
     let mut prev: Option<NodeId> = None;
     for _ in 0..10 {
@@ -649,8 +659,8 @@ fn chain_position_per_run(keep: bool) -> Vec<Vec<&'static str>> {
 #[test]
 fn a_low_critical_chain_runs_first_once_measured() {
     common::watchdog(60, || {
-        let chain_first: Vec<&str> = [["chain"; 10], ["beside"; 10]].concat();
-        let chain_last: Vec<&str> = [["beside"; 10], ["chain"; 10]].concat();
+        let chain_first: Vec<&str> = [&["chain"; 10][..], &["beside"; 11]].concat();
+        let chain_last: Vec<&str> = [&["beside"; 11][..], &["chain"; 10]].concat();
         let runs = chain_position_per_run(false);
         assert_eq!(runs[0], chain_last, "the first run has no measurement");
         assert_eq!(runs[1], chain_first);

@@ -2032,9 +2032,10 @@ static void test_graph(void) {
 
 /* JOBSYS_JOB_KEEP_PRIORITY: a job refuses it; a graph node takes it. With no
  * worker the frame's thread runs one node at a time, the higher priority
- * first: a chain of LOW nodes (2 ms each, added after 4 NORMAL ones beside
- * it) runs last in the first run (nothing measured) and first once the
- * measured critical path raises it, unless its nodes keep their priority. */
+ * first: a chain of 4 LOW nodes (2 ms each, added after a chain of 5
+ * trivial NORMAL ones beside it, the longer path in nodes) runs last in
+ * the first run (nothing measured) and first once the measured critical
+ * path raises it, unless its nodes keep their priority. */
 static char chain_order[16];
 static atomic_int chain_ran;
 static void chain_mark(void *p) {
@@ -2055,10 +2056,12 @@ static void chain_runs(int keep, const char *second) {
     jobsys_graph_builder *b = NULL;
     OK(jobsys_graph_builder_create(sys, &b));
     static char beside = 'b', chain = 'c';
-    for (int i = 0; i < 4; i++) OK(jobsys_graph_add(sys, b, NULL, NULL, 0, chain_mark, &beside, NULL));
+    jobsys_node prev = {0, 0};
+    for (int i = 0; i < 5; i++) {
+        OK(jobsys_graph_add(sys, b, NULL, &prev, i == 0 ? 0 : 1, chain_mark, &beside, &prev));
+    }
     jobsys_job_desc low = desc_of("chain", JOBSYS_PRIORITY_LOW, NULL);
     if (keep) low.flags |= JOBSYS_JOB_KEEP_PRIORITY;
-    jobsys_node prev = {0, 0};
     for (int i = 0; i < 4; i++) {
         OK(jobsys_graph_add(sys, b, &low, &prev, i == 0 ? 0 : 1, chain_mark, &chain, &prev));
     }
@@ -2070,7 +2073,7 @@ static void chain_runs(int keep, const char *second) {
         jobsys_handle h;
         OK(jobsys_graph_run(sys, g, &h));
         OK(jobsys_complete(sys, h));
-        const char *want = run == 1 ? "bbbbcccc" : second;
+        const char *want = run == 1 ? "bbbbbcccc" : second;
         if (strcmp(chain_order, want) != 0) {
             fprintf(stderr, "keep %d, run %d: order %s, expected %s\n", keep, run, chain_order, want);
             CHECK(0);
@@ -2087,8 +2090,8 @@ static void test_graph_keep_priority(void) {
     EXPECT(jobsys_schedule(sys, &keep, chain_mark, "b", &h), JOBSYS_ERR_INVALID_ARGUMENT);
     MESSAGE_HAS("graph nodes only");
     OK(jobsys_destroy(sys));
-    chain_runs(0, "ccccbbbb");
-    chain_runs(1, "bbbbcccc");
+    chain_runs(0, "ccccbbbbb");
+    chain_runs(1, "bbbbbcccc");
 }
 
 int main(void) {

@@ -82,7 +82,7 @@ impl State {
     pub(super) fn new(topo: &Topo, ring: usize) -> State {
         let n = topo.len();
         let max_preds = topo.explicit.iter().map(Vec::len).max().unwrap_or(0);
-        State {
+        let mut st = State {
             runs: 0,
             handles: vec![vec![JobHandle::DANGLING; n]; ring],
             whole: vec![None; ring],
@@ -101,7 +101,14 @@ impl State {
             critical: vec![false; n],
             deps: Vec::with_capacity(max_preds + 1),
             system: None,
-        }
+        };
+        // Before any measurement every node counts as one: the first runs
+        // submit the longest path in nodes first and raise it (a chain of
+        // many short nodes beside long single ones is then wrong for a
+        // run, until one has finished).
+        st.est.fill(1);
+        plan(&mut st, topo);
+        st
     }
 }
 
@@ -325,6 +332,12 @@ fn harvest_if(
         h[..len].sort_unstable();
         st.est[n] = if len == 0 { 0 } else { h[len / 2] };
     }
+    plan(st, topo);
+}
+
+/// From the estimates `st.est`: each node's longest remaining path, the
+/// submission order and the critical path. Allocates nothing.
+fn plan(st: &mut State, topo: &Topo) {
     let frame = longest_rest(topo, &st.est, &mut st.rest);
     // Longest remaining path first (by bucket), ties in the build's
     // topological order: a counting sort over the topological order. A
