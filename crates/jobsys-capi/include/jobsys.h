@@ -602,10 +602,10 @@ void jobsys_graph_builder_destroy(jobsys_graph_builder *b);
 
 /* Add a node that calls fn(data) once per run, after the nodes after[0..nafter), with the options
  * of *desc (NULL: none): name, priority, pin, limiter, data_size, release,
- * JOBSYS_JOB_KEEP_PRIORITY. *out (if not NULL) = the node. desc->deps must be empty (a node's dependencies are nodes), and JOBSYS_JOB_BATCHED
- * and JOBSYS_JOB_BLOCKING do not apply. Errors: NULL_ARGUMENT (sys, b, fn, after with nafter > 0,
- * data with data_size > 0), INVALID_ARGUMENT (desc as jobsys_schedule; a node of another graph;
- * sys is not the builder's). */
+ * JOBSYS_JOB_KEEP_PRIORITY. *out (if not NULL) = the node. desc->deps must be empty (a node's
+ * dependencies are nodes), and JOBSYS_JOB_BATCHED and JOBSYS_JOB_BLOCKING do not apply. Errors:
+ * NULL_ARGUMENT (sys, b, fn, after with nafter > 0, data with data_size > 0), INVALID_ARGUMENT
+ * (desc as jobsys_schedule; a node of another graph; sys is not the builder's). */
 jobsys_error jobsys_graph_add(jobsys_system *sys, jobsys_graph_builder *b,
                               const jobsys_job_desc *desc, const jobsys_node *after,
                               size_t nafter, jobsys_job_fn fn, void *data, jobsys_node *out);

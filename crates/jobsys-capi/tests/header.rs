@@ -123,7 +123,7 @@ fn the_header_constants_match_the_rust_side() {
     let constants = constants();
     assert_eq!(
         constants.len(),
-        15 + 5 + 3 + 3 + 4 + 3,
+        15 + 5 + 3 + 3 + 4 + 4,
         "constants found in jobsys.h: {constants:?}"
     );
     for (name, value) in constants {
@@ -150,6 +150,7 @@ fn the_header_constants_match_the_rust_side() {
             "JOBSYS_JOB_BATCHED" => jobs::JOB_BATCHED as i32,
             "JOBSYS_JOB_PINNED" => jobs::JOB_PINNED as i32,
             "JOBSYS_JOB_BLOCKING" => jobs::JOB_BLOCKING as i32,
+            "JOBSYS_JOB_KEEP_PRIORITY" => jobs::JOB_KEEP_PRIORITY as i32,
             other => panic!("{other}: a constant this test does not know; add it"),
         };
         assert_eq!(rust, value, "{name}");

@@ -323,7 +323,7 @@ fn a_job_of_one_dependency_keeps_its_edge_in_its_own_slot() {
 /// wait for in both orders: own edges and edges in blocks side by side in
 /// each gate's dependents list. No job runs before its last gate opens (a
 /// wait that would take a released job finds none), then each runs once:
-/// every finish found each edge's job through the edge's place.
+/// every gate's finish led each of its edges to that edge's own job.
 #[test]
 fn own_and_block_edges_each_lead_their_dependency_to_the_right_job() {
     let js = system(0);
