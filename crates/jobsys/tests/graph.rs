@@ -65,6 +65,12 @@ fn allocations<R>(f: impl FnOnce() -> R) -> (R, u64) {
     (r, COUNT.with(|c| c.get()))
 }
 
+/// Busy for at least `d` (a node's measured duration is then at least `d`).
+fn spin(d: Duration) {
+    let t = Instant::now();
+    while t.elapsed() < d {}
+}
+
 fn system(workers: usize) -> JobSystem {
     JobSystem::builder()
         .workers(workers)
@@ -554,19 +560,13 @@ fn critical_path_slack_and_what_if_on_a_hand_made_dag() {
 fn measured_critical_path_gets_high_priority() {
     common::watchdog(60, || {
         let js = system(1);
-        let spin = |d: Duration| {
-            move || {
-                let t = Instant::now();
-                while t.elapsed() < d {}
-            }
-        };
         let mut g = Graph::builder();
         let a = g.node().name("a").call(|| {});
         let slow = g
             .node()
             .name("slow")
             .after(&[a])
-            .call(spin(Duration::from_millis(20)));
+            .call(|| spin(Duration::from_millis(20)));
         let quick = g.node().name("quick").after(&[a]).call(|| {});
         let q2 = g.node().after(&[quick]).call(|| {});
         let q3 = g.node().after(&[q2]).call(|| {});
@@ -638,8 +638,7 @@ fn chain_position_per_run(keep: bool) -> Vec<Vec<&'static str>> {
             n = n.after(&[p]);
         }
         prev = Some(n.call(move || {
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_millis(1) {}
+            spin(Duration::from_millis(1));
             o.lock().unwrap().push("chain");
         }));
     }
