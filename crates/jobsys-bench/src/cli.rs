@@ -114,6 +114,14 @@ pub enum Command {
     /// alternation with it. Compiles cpp/w2.cpp with `c++`. Default
     /// workers: 1,2,4. Not part of `all`. See crates/jobsys-bench/cpp/README.md.
     CppW2,
+    /// W3 (the frame graph, D = 0.5 and 5 us) called from C++ through
+    /// jobsys.hpp, job by job every frame and as a replayed jobsys::Graph,
+    /// beside enkiTS, oneTBB (when installed) and Taskflow running the same
+    /// frame as their dependency graphs, and W3 from Rust, at equal thread
+    /// counts: median, p99, min-max, the ratio to jobsys-cpp and to the
+    /// serial frame. Compiles cpp/w3.cpp with `c++`. Default workers: 0,1.
+    /// Not part of `all`. See crates/jobsys-bench/cpp/README.md.
+    CppW3,
     /// W3 (D = 0.5 and 1 us) with `follow_cpus` off and on while a core is
     /// taken away for the middle half of the frames (every thread of the
     /// process restricted to the other CPUs, a busy process pinned to the

@@ -1,4 +1,4 @@
-//! What the C++ comparisons (`cpp-w1`, `cpp-w2`) share: the compiler, the
+//! What the C++ comparisons (`cpp-w1`, `cpp-w2`, `cpp-w3`) share: the compiler, the
 //! C library they link, the oneTBB probe, the rounds they sample in.
 
 use crate::error::{Error, Result};
@@ -82,7 +82,7 @@ pub fn compile(
     let tp = crate_dir().join("third_party");
     let bin = dir.join(p.file);
     let mut args: Vec<String> = vec!["-O2".into(), "-pthread".into()];
-    let mut inputs: Vec<PathBuf> = vec![src.clone()];
+    let mut inputs: Vec<PathBuf> = vec![src.clone(), crate_dir().join("cpp/count.hpp")];
     let mut tail: Vec<String> = Vec::new();
     match p.lib {
         Lib::Jobsys => {

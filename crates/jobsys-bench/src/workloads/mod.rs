@@ -6,6 +6,7 @@ pub mod contended;
 pub mod cpp_tools;
 pub mod cpp_w1;
 pub mod cpp_w2;
+pub mod cpp_w3;
 pub mod critical_chain;
 pub mod follow_cpus;
 pub mod frame;
@@ -46,6 +47,7 @@ pub fn run(ctx: &Ctx, w: Command) -> Result<()> {
         Command::Contended => contended::run(ctx),
         Command::CppW1 => cpp_w1::run(ctx),
         Command::CppW2 => cpp_w2::run(ctx),
+        Command::CppW3 => cpp_w3::run(ctx),
         Command::FollowCpus => follow_cpus::run(ctx),
         Command::Policies => policies::run(ctx),
         Command::AccessGraph => access_graph::run(ctx),
