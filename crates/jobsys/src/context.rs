@@ -456,6 +456,23 @@ impl Context {
         self.urgent.set();
     }
 
+    /// Whether `e` is the newest entry of the deque `queue_runnable` puts
+    /// it on first (`needed` when `waited`, else the deque of `prio`):
+    /// nothing was pushed over it and nobody took it. A look, never a pop.
+    pub(crate) fn is_newest(&self, e: Entry, prio: usize, waited: bool) -> bool {
+        let d = if waited {
+            &self.needed_local
+        } else {
+            &self.locals[prio]
+        };
+        let mut newest = false;
+        d.pop_if(|top| {
+            newest = top == e;
+            false
+        });
+        newest
+    }
+
     /// The owner's end of its needed deque (a shuffled pop, `shuffle.rs`).
     pub(crate) fn needed_local(&self) -> &Local {
         &self.needed_local

@@ -6,9 +6,9 @@
 //! grabs pieces one at a time (a loop of up to 64 pieces per thread, as
 //! `Batch::Auto` makes: a descheduled thread then holds back one piece at
 //! most) or in guided chunks (half of what remains divided by the
-//! participants, so contention shrinks as the loop nears its end) and puts
-//! another entry on its own deque while pieces remain, so idle workers can
-//! join. Whoever completes the last piece finishes the job. Running and
+//! participants, so contention shrinks as the loop nears its end) and,
+//! while pieces remain, keeps one entry of the loop on its own deque (a new
+//! one only once the last was taken), so idle workers can join. Whoever completes the last piece finishes the job. Running and
 //! cancelling the pieces are methods of `ThisThread` (`registry.rs`).
 
 use crate::error::Failure;
@@ -291,6 +291,14 @@ impl ThisThread<'_> {
     /// started by a worker used to run on that worker alone while the main
     /// thread slept (W3, D = 5 us, 1 worker: docs/design-notes.md,
     /// "`complete` helps only with work the handle needs").
+    ///
+    /// After the first chunk (`wake` false) the rest is offered again only
+    /// when the last offer is gone (taken, or covered by a push): while it
+    /// is still the newest entry of its deque, another would be a twin
+    /// that a thief finds stale and `push_needed` pops again (a loop run
+    /// on one thread pushed an entry per piece, trimmed as many and
+    /// checked for a sleeper to wake each time). A thread that takes the offer offers the rest from its own
+    /// deque in turn, and this thread runs whatever nobody takes.
     fn offer_rest(self, slot: &Slot, gen: u32, wake: bool) {
         let e = Entry {
             slot: NonNull::from(slot),
@@ -300,6 +308,9 @@ impl ThisThread<'_> {
         // pin. A mark that lands after this load is seen by that walk
         // itself, which offers the loop while it is RUNNABLE.
         let waited = slot.state().is_waited();
+        if !wake && self.ctx.is_newest(e, slot.prio(), waited) {
+            return;
+        }
         self.queue_runnable(e, slot.prio(), waited);
         if waited && wake {
             self.wake_parked_waiters();

@@ -180,3 +180,31 @@ fn entries_left_by_waits_through_handles_do_not_pile_up() {
         "{queued} entries left in the deques after {rounds} rounds"
     );
 }
+
+#[test]
+fn a_loop_run_on_one_thread_keeps_one_entry_of_its_rest_queued() {
+    // The thread running a loop's pieces offers the rest so that idle
+    // threads can join; it offers again only once its last offer is
+    // taken. Here nobody can take it: every piece must see at most two
+    // entries queued, the one the loop was scheduled with (left behind
+    // when the wait offered the loop as needed) and one offer (there was
+    // one more offer per piece run).
+    let js = system(0);
+    let pieces = n(200, 20);
+    let most = Arc::new(AtomicUsize::new(0));
+    let (js2, m) = (js.clone(), most.clone());
+    let h = js.parallel_for(0..pieces, Batch::Fixed(1), move |_| {
+        let ctx = js2.reg().current();
+        let queued: usize = (0..crate::context::PRIORITIES)
+            .map(|p| ctx.local(p).len())
+            .sum::<usize>()
+            + ctx.needed_local().len();
+        m.fetch_max(queued, Ordering::Relaxed);
+    });
+    js.complete(h);
+    let most = most.load(Ordering::Relaxed);
+    assert!(
+        most <= 2,
+        "{most} entries queued while a loop of {pieces} pieces ran on one thread"
+    );
+}
