@@ -27,8 +27,7 @@
 //                     point, then complete() on every job, newest first.
 //   jobsys-cpp-graph: a jobsys::Graph built once, one run() per frame.
 //   enkiTS, oneTBB (flow graph), Taskflow: their dependency graphs, built
-//   once and run every frame (none of them adds a task with dependencies
-//   to work already running).
+//   once and run every frame (the form each documents for a task graph).
 // The graphs turn a sync point into a chain of empty barrier nodes: barrier
 // k runs after the synced job and barrier k - 1, and every job scheduled
 // after sync point k runs after barrier k, so each job waits for what it
