@@ -14,15 +14,7 @@ fn cpp_w2_quick_prints_every_row_with_its_speedup() {
     }
     for size in ["large", "small"] {
         let head = format!("cpp-w2 {size} (");
-        let start = text
-            .find(&head)
-            .unwrap_or_else(|| panic!("no {head}:\n{text}"));
-        let table: Vec<Vec<&str>> = text[start..]
-            .lines()
-            .skip(3)
-            .take_while(|l| !l.trim().is_empty())
-            .map(|l| l.split_whitespace().collect())
-            .collect();
+        let table = common::table_rows(&text, &head);
         for lib in &libs {
             let row = table
                 .iter()

@@ -22,15 +22,7 @@ fn cpp_w3_quick_prints_every_row_with_its_ratios() {
     }
     for d in ["D=0.5us", "D=5us"] {
         let head = format!("cpp-w3 {d} (ms per frame)");
-        let start = text
-            .find(&head)
-            .unwrap_or_else(|| panic!("no {head}:\n{text}"));
-        let table: Vec<Vec<&str>> = text[start..]
-            .lines()
-            .skip(3)
-            .take_while(|l| !l.trim().is_empty())
-            .map(|l| l.split_whitespace().collect())
-            .collect();
+        let table = common::table_rows(&text, &head);
         for (lib, threads) in &libs {
             let row = table
                 .iter()

@@ -41,6 +41,54 @@ impl Rounds {
     }
 }
 
+/// Samples of one row of a comparison's table: a library at one case
+/// (`K`: a case name, an input size, a duration) and worker count, and the
+/// threads it ran on.
+pub struct Series<K> {
+    pub library: String,
+    pub case: K,
+    pub workers: usize,
+    pub threads: usize,
+    pub samples: Vec<f64>,
+}
+
+/// Add `xs` to the row of (`library`, `case`, `workers`); a new row runs on
+/// `threads`. Rows keep the order they were first added in.
+pub fn add<K: PartialEq>(
+    all: &mut Vec<Series<K>>,
+    library: &str,
+    case: K,
+    workers: usize,
+    threads: usize,
+    xs: &[f64],
+) {
+    match all
+        .iter_mut()
+        .find(|s| s.library == library && s.case == case && s.workers == workers)
+    {
+        Some(s) => s.samples.extend_from_slice(xs),
+        None => all.push(Series {
+            library: library.into(),
+            case,
+            workers,
+            threads,
+            samples: xs.to_vec(),
+        }),
+    }
+}
+
+/// The median of the row of (`library`, `case`, `workers`), if there is one.
+pub fn median_of<K: PartialEq>(
+    all: &[Series<K>],
+    library: &str,
+    case: &K,
+    workers: usize,
+) -> Option<f64> {
+    all.iter()
+        .find(|s| s.library == library && s.case == *case && s.workers == workers)
+        .map(|s| crate::stats::summarize(&s.samples).median)
+}
+
 /// The line a table gives when oneTBB was not found.
 pub const TBB_SKIPPED: &str =
     "oneTBB: skipped: oneTBB not found (no program with -ltbb compiles and runs here)\n";

@@ -11,7 +11,9 @@
 //! Equal thread counts: jobsys with N workers runs on N + 1 threads (the
 //! calling thread helps); every peer gets N + 1 threads in all.
 
-use super::cpp_tools::{build_programs, run_lines, Lib, Prog, Rounds, TBB_SKIPPED};
+use super::cpp_tools::{
+    add, build_programs, median_of, run_lines, Lib, Prog, Rounds, Series, TBB_SKIPPED,
+};
 use super::w1_kernels::{self, Case, Sizes};
 use crate::count;
 use crate::error::{Error, Result};
@@ -86,30 +88,6 @@ fn rust_iter(js: &JobSystem, c: Case, s: &Sizes, hs: &mut Vec<JobHandle>) -> Res
     Ok(ns / jobs as f64)
 }
 
-/// Samples of one (library, case, threads).
-struct Series {
-    library: String,
-    case: String,
-    threads: usize,
-    samples: Vec<f64>,
-}
-
-fn add(all: &mut Vec<Series>, library: &str, case: &str, threads: usize, xs: &[f64]) {
-    if let Some(s) = all
-        .iter_mut()
-        .find(|s| s.library == library && s.case == case && s.threads == threads)
-    {
-        s.samples.extend_from_slice(xs);
-    } else {
-        all.push(Series {
-            library: library.into(),
-            case: case.into(),
-            threads,
-            samples: xs.to_vec(),
-        });
-    }
-}
-
 /// Run `cpp-w1` and print its tables.
 pub fn run(ctx: &Ctx) -> Result<()> {
     let load_start = load_average();
@@ -119,7 +97,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
 
     let (bins, tbb) = build_programs(ctx, NAME, "w1.cpp", vec![JOBSYS_CPP, ENKITS, TASKFLOW], TBB)?;
 
-    let mut all: Vec<Series> = Vec::new();
+    let mut all: Vec<Series<String>> = Vec::new();
     for &w in workers {
         ctx.progress
             .print(&format!("{NAME}: {w} worker(s), {} threads", w + 1));
@@ -135,7 +113,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                 for _ in 0..per_round {
                     xs.push(rust_iter(&js, c, &sizes, &mut hs)?);
                 }
-                add(&mut all, RUST, c.name(), w + 1, &xs);
+                add(&mut all, RUST, c.name().to_string(), w, w + 1, &xs);
             }
             drop(js);
             // The C++ programs, as children.
@@ -150,7 +128,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
                             w + 1
                         )));
                     }
-                    add(&mut all, &l.library, &l.case, l.threads, &l.samples);
+                    add(&mut all, &l.library, l.case, w, l.threads, &l.samples);
                 }
             }
         }
@@ -178,14 +156,8 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     for c in CASES {
         let mut body = Vec::new();
         for &w in workers {
-            let base = all
-                .iter()
-                .find(|s| s.library == RUST && s.case == c.name() && s.threads == w + 1)
-                .map(|s| stats::summarize(&s.samples).median);
-            for s in all
-                .iter()
-                .filter(|s| s.case == c.name() && s.threads == w + 1)
-            {
+            let base = median_of(&all, RUST, &c.name().to_string(), w);
+            for s in all.iter().filter(|s| s.case == c.name() && s.workers == w) {
                 let m = stats::summarize(&s.samples);
                 body.push(vec![
                     s.library.clone(),

@@ -14,7 +14,9 @@
 //! calling thread helps); oneTBB gets a `task_arena` of N + 1 threads with
 //! one reserved for the caller.
 
-use super::cpp_tools::{build_programs, run_lines, Lib, Prog, Rounds, TBB_SKIPPED};
+use super::cpp_tools::{
+    add, build_programs, median_of, run_lines, Lib, Prog, Rounds, Series, TBB_SKIPPED,
+};
 use super::parallel_for::{jobsys_loop, kernel_slice};
 use crate::error::{Error, Result};
 use crate::load_average;
@@ -58,39 +60,6 @@ struct Line {
     size: usize,
     threads: usize,
     samples: Vec<f64>,
-}
-
-/// Samples of one (library, size, threads); the serial rows have threads 1
-/// and are kept per worker count (`workers`), beside the rows they divide.
-struct Series {
-    library: String,
-    size: usize,
-    workers: usize,
-    threads: usize,
-    samples: Vec<f64>,
-}
-
-fn add(
-    all: &mut Vec<Series>,
-    library: &str,
-    size: usize,
-    workers: usize,
-    threads: usize,
-    xs: &[f64],
-) {
-    if let Some(s) = all.iter_mut().find(|s| {
-        s.library == library && s.size == size && s.workers == workers && s.threads == threads
-    }) {
-        s.samples.extend_from_slice(xs);
-    } else {
-        all.push(Series {
-            library: library.into(),
-            size,
-            workers,
-            threads,
-            samples: xs.to_vec(),
-        });
-    }
 }
 
 /// `n` samples of jobsys's loop and of the serial one, alternated, in µs
@@ -147,7 +116,9 @@ pub fn run(ctx: &Ctx) -> Result<()> {
 
     let (bins, tbb) = build_programs(ctx, NAME, "w2.cpp", vec![JOBSYS_CPP], TBB)?;
 
-    let mut all: Vec<Series> = Vec::new();
+    // The serial rows have threads 1, kept per worker count beside the rows
+    // they divide.
+    let mut all: Vec<Series<usize>> = Vec::new();
     for &w in workers {
         ctx.progress
             .print(&format!("{NAME}: {w} worker(s), {} threads", w + 1));
@@ -209,12 +180,8 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     for &(size_name, n) in &sizes {
         let mut body = Vec::new();
         for &w in workers {
-            let serial_of = |name: &str| {
-                all.iter()
-                    .find(|s| s.library == name && s.size == n && s.workers == w)
-                    .map(|s| stats::summarize(&s.samples).median)
-            };
-            for s in all.iter().filter(|s| s.size == n && s.workers == w) {
+            let serial_of = |name: &str| median_of(&all, name, &n, w);
+            for s in all.iter().filter(|s| s.case == n && s.workers == w) {
                 let m = stats::summarize(&s.samples);
                 let serial = match s.library.as_str() {
                     RUST => serial_of(SERIAL_RUST),

@@ -14,7 +14,9 @@
 //! Equal thread counts: jobsys with N workers runs on N + 1 threads (the
 //! calling thread helps); every peer gets N + 1 threads in all.
 
-use super::cpp_tools::{build_programs, run_lines, Lib, Prog, Rounds, TBB_SKIPPED};
+use super::cpp_tools::{
+    add, build_programs, median_of, run_lines, Lib, Prog, Rounds, Series, TBB_SKIPPED,
+};
 use super::frame::Frame;
 use super::frame_graph::{self, jobsys_frame};
 use crate::count;
@@ -97,39 +99,6 @@ pub fn frame_text(g: &FrameGraph) -> String {
     s
 }
 
-/// Samples of one (library, D, threads).
-struct Series {
-    library: String,
-    d_ns: u64,
-    workers: usize,
-    threads: usize,
-    samples: Vec<f64>,
-}
-
-fn add(
-    all: &mut Vec<Series>,
-    library: &str,
-    d_ns: u64,
-    workers: usize,
-    threads: usize,
-    xs: &[f64],
-) {
-    if let Some(s) = all
-        .iter_mut()
-        .find(|s| s.library == library && s.d_ns == d_ns && s.workers == workers)
-    {
-        s.samples.extend_from_slice(xs);
-    } else {
-        all.push(Series {
-            library: library.into(),
-            d_ns,
-            workers,
-            threads,
-            samples: xs.to_vec(),
-        });
-    }
-}
-
 /// `n` Rust frames after `warmup`, ms each, the piece count checked, after
 /// one checked frame (dependency order).
 fn rust_frames(js: &JobSystem, f: &'static Frame, n: usize, warmup: usize) -> Result<Vec<f64>> {
@@ -193,7 +162,7 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     let frame_file = ctx.out.join(NAME).join("frame.txt");
     std::fs::write(&frame_file, frame_text(graph))?;
 
-    let mut all: Vec<Series> = Vec::new();
+    let mut all: Vec<Series<u64>> = Vec::new();
     for &w in workers {
         ctx.progress
             .print(&format!("{NAME}: {w} worker(s), {} threads", w + 1));
@@ -253,13 +222,8 @@ pub fn run(ctx: &Ctx) -> Result<()> {
     for &d in &DURATIONS_NS {
         let mut body = Vec::new();
         for &w in workers {
-            let median = |name: &str| {
-                all.iter()
-                    .find(|s| s.library == name && s.d_ns == d && s.workers == w)
-                    .map(|s| stats::summarize(&s.samples).median)
-            };
-            let (base, serial) = (median(BASE), median(SERIAL));
-            for s in all.iter().filter(|s| s.d_ns == d && s.workers == w) {
+            let (base, serial) = (median_of(&all, BASE, &d, w), median_of(&all, SERIAL, &d, w));
+            for s in all.iter().filter(|s| s.case == d && s.workers == w) {
                 let m = stats::summarize(&s.samples);
                 let ratio =
                     |b: Option<f64>| b.map_or("-".into(), |b| format!("{:.2}", m.median / b));

@@ -40,3 +40,19 @@ pub fn run_bench(args: &[&str]) -> String {
     let _ = std::fs::remove_dir_all(&out_dir);
     text
 }
+
+/// The rows of the table printed under the line `head` in `text` (its
+/// header and rule skipped), each split on whitespace; fails if `head` is
+/// not there.
+#[allow(dead_code)] // not every test file calls it
+pub fn table_rows<'a>(text: &'a str, head: &str) -> Vec<Vec<&'a str>> {
+    let start = text
+        .find(head)
+        .unwrap_or_else(|| panic!("no {head}:\n{text}"));
+    text[start..]
+        .lines()
+        .skip(3)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().collect())
+        .collect()
+}
